@@ -1,0 +1,41 @@
+//! Generates the C header (cbindgen) and the C# P/Invoke declarations (csbindgen) from the sources.
+//! Both outputs are committed; CI rebuilds and fails if they changed.
+
+use std::path::Path;
+
+const FFI_FILES: &[&str] = &["src/ffi/runtime.rs", "src/ffi/session.rs", "src/ffi/types.rs", "src/error.rs", "src/image.rs", "src/options.rs"];
+
+fn main() {
+    for f in FFI_FILES.iter().chain(&["src/lib.rs", "cbindgen.toml", "build.rs"]) {
+        println!("cargo:rerun-if-changed={f}");
+    }
+    let crate_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let version = std::env::var("CARGO_PKG_VERSION").unwrap();
+    let mut parts = version.split('.').map(|p| p.split('-').next().unwrap_or("0").to_string());
+    let (major, minor, patch) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+
+    let mut config = cbindgen::Config::from_file(Path::new(&crate_dir).join("cbindgen.toml")).expect("cbindgen.toml");
+    config.after_includes = Some(format!(
+        "\n#define SEGRT_VERSION \"{version}\"\n#define SEGRT_VERSION_MAJOR {major}\n#define SEGRT_VERSION_MINOR {minor}\n#define SEGRT_VERSION_PATCH {patch}\n"
+    ));
+    match cbindgen::Builder::new().with_crate(&crate_dir).with_config(config).generate() {
+        Ok(bindings) => {
+            bindings.write_to_file(Path::new(&crate_dir).join("include/segrt.h"));
+        }
+        Err(e) => panic!("cbindgen failed: {e}"),
+    }
+
+    let mut cs = csbindgen::Builder::default();
+    for f in FFI_FILES {
+        cs = cs.input_extern_file(f);
+    }
+    cs.csharp_dll_name("segrt")
+        .csharp_namespace("Segrt.Native")
+        .csharp_class_name("NativeMethods")
+        .csharp_class_accessibility("internal")
+        .csharp_use_function_pointer(false)
+        .csharp_use_nint_types(false)
+        .csharp_generate_const_filter(|_| false)
+        .generate_csharp_file(Path::new(&crate_dir).join("bindings/csharp/NativeMethods.g.cs"))
+        .expect("csbindgen failed");
+}

@@ -1,0 +1,853 @@
+#!/usr/bin/env python3
+"""Generate the segrt demo/test UNet models and sample data.
+
+Run from the repository root:
+
+    /work/pyenv-torch/bin/python models/make_models.py
+
+Everything (data, training, exports, samples, reference_outputs.json) is
+regenerated deterministically from fixed seeds.  Scratch files (checkpoints)
+go to /tmp/models-scratch, never into models/.
+
+PRE-/POST-PROCESSING CONTRACT (what the Rust side of segrt must do)
+-------------------------------------------------------------------
+Input (3-channel models):
+  1. Decode the image as RGB uint8 (HxWx3, channel order R,G,B).
+  2. Resize to the model size (256x256 for the lesion models, 128x128 for the
+     multiclass model) with PIL `Image.resize((W, H), Image.BILINEAR)`.
+     NOTE: PIL's BILINEAR is a separable triangle filter whose support is
+     scaled by the reduction factor when DOWNscaling (i.e. it antialiases),
+     with pixel-centre (half-pixel) alignment.  The `image` crate's
+     `FilterType::Triangle` and fast_image_resize's `Convolution(Bilinear)`
+     follow the same definition.
+  3. float32 = uint8 / 255.0  (no mean/std normalisation).
+  4. Layout NCHW [1,3,H,W] (test/unet_nhwc.onnx takes NHWC [1,H,W,3]).
+Input (1-channel model test/unet_gray.onnx):
+  steps 1-2 as above, then PIL `convert("L")` on the resized RGB image
+  (L = R*299/1000 + G*587/1000 + B*114/1000, rounded), then /255 -> [1,1,H,W].
+Output:
+  raw LOGITS [1,1,H,W] (no sigmoid inside, except test/unet_sigmoid.onnx which
+  outputs probabilities named `probs`).  prob = sigmoid(logit);
+  mask = prob > 0.5 (equivalently logit > 0).
+  To get a mask at the ORIGINAL image size: resize the probability map
+  (float, PIL mode "F") back to the original WxH with BILINEAR, then
+  threshold at 0.5.
+Multiclass (test/unet_multiclass.onnx): output [1,3,128,128] class logits,
+  channel 0 = background; label = argmax over channels (resize each channel's
+  logits back with mode "F" bilinear before the argmax for original size).
+"""
+
+import json
+import math
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+from PIL import Image
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRATCH = "/tmp/models-scratch"
+
+MODEL_SIZE = 256
+MC_SIZE = 128
+
+SEED_TRAIN = 1000        # training images use seeds SEED_TRAIN + i
+SEED_VAL = 5_000_000     # held-out validation images (different seed space)
+SEED_SAMPLES = 9_000_000 # the sample PNGs in models/samples
+SEED_CALIB = 7_000_000   # int8 calibration images
+SEED_MC_TRAIN = 2_000_000
+SEED_MC_VAL = 6_000_000
+SEED_MC_SAMPLES = 9_500_000
+SEED_TORCH = 42
+
+# SEGRT_QUICK=1 -> tiny smoke-test run (bad models; only for checking the script)
+QUICK = os.environ.get("SEGRT_QUICK") == "1"
+Q = (lambda full, quick: quick if QUICK else full)
+
+# ---------------------------------------------------------------------------
+# Synthetic data
+# ---------------------------------------------------------------------------
+
+
+def _lowfreq(rng, h, w, gh, gw, resample=Image.BICUBIC):
+    """Smooth random field ~N(0,1)-ish of size h x w from a gh x gw grid."""
+    g = rng.standard_normal((gh, gw)).astype(np.float32)
+    f = np.asarray(Image.fromarray(g, mode="F").resize((w, h), resample), dtype=np.float32)
+    return f
+
+
+def _texture(rng, h, w):
+    """Low-frequency texture, zero mean, unit-ish std."""
+    a = _lowfreq(rng, h, w, rng.integers(3, 7), rng.integers(3, 7))
+    b = _lowfreq(rng, h, w, rng.integers(10, 20), rng.integers(10, 20))
+    c = _lowfreq(rng, h, w, rng.integers(30, 60), rng.integers(30, 60))
+    t = a + 0.5 * b + 0.25 * c
+    return t / (t.std() + 1e-6)
+
+
+def _blob_field(rng, h, w, n_blobs, size_range=(0.08, 0.17), avoid=None):
+    """Irregular blob field. Returns (field, centres). mask = field > 0.5.
+
+    Each blob is the sum of 2-5 rotated anisotropic gaussian bumps around a
+    centre; a smooth noise field perturbs the level set for irregular edges.
+    """
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    field = np.zeros((h, w), np.float32)
+    s = min(h, w)
+    centres = []
+    for _ in range(n_blobs):
+        r = rng.uniform(*size_range) * s
+        # pick a centre not too close to previous centres
+        for _try in range(30):
+            cy = rng.uniform(0.12, 0.88) * h
+            cx = rng.uniform(0.12, 0.88) * w
+            ok = all(math.hypot(cy - py, cx - px) > 1.3 * (r + pr) for py, px, pr in centres)
+            if avoid is not None:
+                ok = ok and all(math.hypot(cy - py, cx - px) > 1.3 * (r + pr) for py, px, pr in avoid)
+            if ok:
+                break
+        centres.append((cy, cx, r))
+        for _ in range(rng.integers(2, 6)):
+            oy = cy + rng.normal(0, 0.45) * r
+            ox = cx + rng.normal(0, 0.45) * r
+            sa = r * rng.uniform(0.45, 0.95)
+            sb = r * rng.uniform(0.35, 0.8)
+            th = rng.uniform(0, math.pi)
+            ct, st = math.cos(th), math.sin(th)
+            dy, dx = yy - oy, xx - ox
+            u = (dx * ct + dy * st) / sa
+            v = (-dx * st + dy * ct) / sb
+            field += rng.uniform(0.7, 1.1) * np.exp(-0.5 * (u * u + v * v))
+    # irregular edges: perturb with a smooth noise field of medium frequency
+    gh = max(4, int(h / s * rng.uniform(8, 18)))
+    gw = max(4, int(w / s * rng.uniform(8, 18)))
+    pert = _lowfreq(rng, h, w, gh, gw)
+    field = field * (1.0 + rng.uniform(0.12, 0.28) * pert)
+    return field, centres
+
+
+def _soft(field, edge):
+    """Soft alpha matte from the field; alpha > 0.5 exactly where field > 0.5."""
+    return 1.0 / (1.0 + np.exp(-(field - 0.5) / edge))
+
+
+def _finish(rng, gray_bg, layers, h, w):
+    """Combine background and lesion layers into a tinted uint8 RGB image.
+
+    layers: list of (alpha, contrast, colour(3,)) added on top of background.
+    """
+    tint = 1.0 + rng.uniform(-0.04, 0.04, size=3).astype(np.float32)
+    img = gray_bg[..., None] * tint[None, None, :]
+    for alpha, contrast, colour in layers:
+        inner = 1.0 + 0.15 * _lowfreq(rng, h, w, 12, 12)  # texture inside lesion
+        img = img + (alpha * contrast * inner)[..., None] * colour[None, None, :]
+    sigma = rng.uniform(0.01, 0.045)
+    img = img + rng.normal(0, sigma, size=(h, w, 1)).astype(np.float32)
+    img = img + rng.normal(0, sigma * 0.3, size=(h, w, 3)).astype(np.float32)
+    return np.clip(np.round(img * 255.0), 0, 255).astype(np.uint8)
+
+
+def _background(rng, h, w, lo=0.2, hi=0.6):
+    base = rng.uniform(lo, hi)
+    amp = rng.uniform(0.025, 0.08)
+    return (base + amp * _texture(rng, h, w)).astype(np.float32)
+
+
+def make_lesion_image(rng, w, h, n_blobs=None):
+    """Bright irregular 'lesions' on a textured gray background.
+
+    Returns (rgb uint8 [h,w,3], mask uint8 {0,1} [h,w]).
+    """
+    if n_blobs is None:
+        n_blobs = int(rng.choice([1, 1, 2, 2, 3]))
+    bg = _background(rng, h, w)
+    field, _ = _blob_field(rng, h, w, n_blobs)
+    edge = rng.uniform(0.02, 0.08)
+    alpha = _soft(field, edge)
+    contrast = rng.uniform(0.16, 0.38)
+    colour = np.array([1.0, rng.uniform(0.8, 0.95), rng.uniform(0.65, 0.85)], np.float32)
+    img = _finish(rng, bg, [(alpha, contrast, colour)], h, w)
+    mask = (field > 0.5).astype(np.uint8)
+    return img, mask
+
+
+def make_multiclass_image(rng, w, h):
+    """Bright blobs (class 1) and dark blobs (class 2) on textured background.
+
+    Returns (rgb uint8 [h,w,3], labels uint8 {0,1,2} [h,w]).
+    """
+    bg = _background(rng, h, w, 0.35, 0.6)
+    n1 = int(rng.integers(1, 3))
+    n2 = int(rng.integers(1, 3))
+    f1, c1 = _blob_field(rng, h, w, n1, size_range=(0.09, 0.16))
+    f2, _ = _blob_field(rng, h, w, n2, size_range=(0.09, 0.16), avoid=c1)
+    e1, e2 = rng.uniform(0.02, 0.07), rng.uniform(0.02, 0.07)
+    a1, a2 = _soft(f1, e1), _soft(f2, e2)
+    m2 = f2 > 0.5
+    a1 = a1 * (1.0 - a2)  # dark blobs are drawn on top
+    m1 = (f1 > 0.5) & ~m2
+    colour1 = np.array([1.0, 0.9, 0.75], np.float32)
+    colour2 = np.array([1.0, 1.0, 1.0], np.float32)
+    img = _finish(rng, bg, [(a1, rng.uniform(0.2, 0.35), colour1),
+                            (a2, -rng.uniform(0.2, 0.3), colour2)], h, w)
+    lab = np.zeros((h, w), np.uint8)
+    lab[m1] = 1
+    lab[m2] = 2
+    return img, lab
+
+
+def random_size(rng, lo=192, hi=720):
+    w = int(rng.integers(lo, hi))
+    ar = rng.uniform(0.6, 1.6)
+    h = int(np.clip(w * ar, lo, hi))
+    return w, h
+
+
+# --- preprocessing exactly as the contract says ------------------------------
+
+
+def preprocess_rgb(img_u8, size):
+    """RGB uint8 [h,w,3] -> float32 [3,size,size] in [0,1] via PIL bilinear."""
+    im = Image.fromarray(img_u8, mode="RGB").resize((size, size), Image.BILINEAR)
+    return np.asarray(im, dtype=np.float32).transpose(2, 0, 1) / 255.0
+
+
+def preprocess_gray(img_u8, size):
+    im = Image.fromarray(img_u8, mode="RGB").resize((size, size), Image.BILINEAR).convert("L")
+    return np.asarray(im, dtype=np.float32)[None] / 255.0
+
+
+def resize_float(a, w, h):
+    """2-D float map -> (h,w) with PIL mode 'F' bilinear."""
+    return np.asarray(Image.fromarray(a.astype(np.float32), mode="F").resize((w, h), Image.BILINEAR),
+                      dtype=np.float32)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+# ---------------------------------------------------------------------------
+# Model
+# ---------------------------------------------------------------------------
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+
+class DoubleConv(nn.Module):
+    def __init__(self, cin, cout, cmid=None):
+        super().__init__()
+        cmid = cmid or cout
+        self.net = nn.Sequential(
+            nn.Conv2d(cin, cmid, 3, padding=1, bias=False), nn.BatchNorm2d(cmid), nn.ReLU(inplace=True),
+            nn.Conv2d(cmid, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Up(nn.Module):
+    """Bilinear x2 upsampling (to the exact skip size) + concat + DoubleConv."""
+
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = DoubleConv(cin, cout, cin // 2)
+
+    def forward(self, x, skip):
+        x = F.interpolate(x, size=skip.shape[-2:], mode="bilinear", align_corners=False)
+        return self.conv(torch.cat([skip, x], dim=1))
+
+
+class UNet(nn.Module):
+    """Small UNet: base 16 channels, 3 down levels, BatchNorm+ReLU, bilinear up.
+
+    Channels: 16 -> 32 -> 64 -> 64 (bottleneck, halved as in the bilinear
+    UNet variant) -> 32 -> 16 -> 16 -> out.  ~267k parameters.
+    Works for any H, W (>= 8); no size constraint thanks to size-matched up.
+    """
+
+    def __init__(self, in_ch=3, out_ch=1, base=16):
+        super().__init__()
+        b = base
+        self.inc = DoubleConv(in_ch, b)
+        self.d1 = DoubleConv(b, 2 * b)
+        self.d2 = DoubleConv(2 * b, 4 * b)
+        self.d3 = DoubleConv(4 * b, 4 * b)
+        self.u1 = Up(8 * b, 2 * b)
+        self.u2 = Up(4 * b, b)
+        self.u3 = Up(2 * b, b)
+        self.outc = nn.Conv2d(b, out_ch, 1)
+
+    def forward(self, x):
+        x1 = self.inc(x)
+        x2 = self.d1(F.max_pool2d(x1, 2))
+        x3 = self.d2(F.max_pool2d(x2, 2))
+        x4 = self.d3(F.max_pool2d(x3, 2))
+        x = self.u1(x4, x3)
+        x = self.u2(x, x2)
+        x = self.u3(x, x1)
+        return self.outc(x)
+
+
+# ---------------------------------------------------------------------------
+# Datasets
+# ---------------------------------------------------------------------------
+
+
+def log(*a):
+    print(f"[{time.time() - T0:7.1f}s]", *a, flush=True)
+
+
+T0 = time.time()
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", message="the float32 number")
+
+
+def lesion_dataset(seed0, n, size=MODEL_SIZE):
+    """n images at model resolution: (x uint8 [n,size,size,3], soft mask float32 [n,size,size])."""
+    xs = np.zeros((n, size, size, 3), np.uint8)
+    ys = np.zeros((n, size, size), np.float32)
+    for i in range(n):
+        rng = np.random.default_rng(seed0 + i)
+        w, h = random_size(rng)
+        img, m = make_lesion_image(rng, w, h)
+        xs[i] = np.asarray(Image.fromarray(img).resize((size, size), Image.BILINEAR))
+        ys[i] = resize_float(m.astype(np.float32), size, size)
+    return xs, ys
+
+
+def multiclass_dataset(seed0, n, size=MC_SIZE):
+    xs = np.zeros((n, size, size, 3), np.uint8)
+    ys = np.zeros((n, 3, size, size), np.float32)
+    for i in range(n):
+        rng = np.random.default_rng(seed0 + i)
+        w, h = random_size(rng)
+        img, lab = make_multiclass_image(rng, w, h)
+        xs[i] = np.asarray(Image.fromarray(img).resize((size, size), Image.BILINEAR))
+        for c in range(3):
+            ys[i, c] = resize_float((lab == c).astype(np.float32), size, size)
+    return xs, ys
+
+
+def to_gray(xs):
+    return np.stack([np.asarray(Image.fromarray(x).convert("L")) for x in xs])
+
+
+# ---------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------
+
+
+def _augment(x, y, rng):
+    """x [B,C,H,W], y [B,K,H,W] numpy; random flips / rot90 per batch."""
+    if rng.random() < 0.5:
+        x, y = x[..., ::-1], y[..., ::-1]
+    if rng.random() < 0.5:
+        x, y = x[..., ::-1, :], y[..., ::-1, :]
+    k = int(rng.integers(0, 4))
+    if k:
+        x, y = np.rot90(x, k, (2, 3)), np.rot90(y, k, (2, 3))
+    return np.ascontiguousarray(x), np.ascontiguousarray(y)
+
+
+def dice_loss(prob, target, eps=1.0):
+    dims = (0, 2, 3)
+    inter = (prob * target).sum(dims)
+    return (1 - (2 * inter + eps) / (prob.sum(dims) + target.sum(dims) + eps)).mean()
+
+
+def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn=None, eval_every=0):
+    """xs float-able uint8 [N,H,W,C]; ys float [N,K,H,W] soft targets."""
+    rng = np.random.default_rng(seed)
+    model.train()
+    model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.15)
+    n, H, W = xs.shape[0], xs.shape[1], xs.shape[2]
+    run = 0.0
+    for step in range(1, steps + 1):
+        idx = rng.integers(0, n, size=batch)
+        if crop < H:
+            oy = rng.integers(0, H - crop + 1, size=batch)
+            ox = rng.integers(0, W - crop + 1, size=batch)
+            xb = np.stack([xs[i, a:a + crop, b:b + crop] for i, a, b in zip(idx, oy, ox)])
+            yb = np.stack([ys[i, :, a:a + crop, b:b + crop] for i, a, b in zip(idx, oy, ox)])
+        else:
+            xb, yb = xs[idx], ys[idx]
+        xb = xb.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
+        xb, yb = _augment(xb, yb, rng)
+        xt = torch.from_numpy(xb).contiguous(memory_format=torch.channels_last)
+        yt = torch.from_numpy(yb)
+        out = model(xt)
+        if multiclass:
+            loss = F.cross_entropy(out, yt) + dice_loss(out.softmax(1)[:, 1:], yt[:, 1:])
+        else:
+            loss = F.binary_cross_entropy_with_logits(out, yt) + dice_loss(torch.sigmoid(out), yt)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        sched.step()
+        run = 0.95 * run + 0.05 * loss.item() if step > 1 else loss.item()
+        if step % 50 == 0:
+            log(f"  step {step}/{steps} loss {run:.4f} lr {sched.get_last_lr()[0]:.2e}")
+        if eval_fn is not None and eval_every and step % eval_every == 0 and step < steps:
+            model.eval()
+            eval_fn(model)
+            model.train()
+    model.eval()
+    return model.to(memory_format=torch.contiguous_format)
+
+
+@torch.no_grad()
+def torch_logits(model, x_nchw, bs=32):
+    model.eval()
+    outs = []
+    for i in range(0, len(x_nchw), bs):
+        outs.append(model(torch.from_numpy(np.ascontiguousarray(x_nchw[i:i + bs]))).numpy())
+    return np.concatenate(outs)
+
+
+def iou(a, b):
+    a, b = a.astype(bool), b.astype(bool)
+    u = np.logical_or(a, b).sum()
+    return float(np.logical_and(a, b).sum() / u) if u else 1.0
+
+
+def eval_binary_modelres(model, xs, ys, gray=False):
+    """Mean per-image IoU at model resolution + pooled IoU."""
+    if gray:
+        x = to_gray(xs)[:, None].astype(np.float32) / 255.0
+    else:
+        x = xs.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
+    lg = torch_logits(model, x)[:, 0]
+    pred, gt = lg > 0, ys > 0.5
+    ious = [iou(p, g) for p, g in zip(pred, gt)]
+    pooled = iou(pred, gt)
+    return float(np.mean(ious)), pooled
+
+
+# ---------------------------------------------------------------------------
+# ONNX helpers
+# ---------------------------------------------------------------------------
+
+import onnx  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+
+
+def ort_session(path):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    so.log_severity_level = 3
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def io_desc(path):
+    m = onnx.load(path)
+    def d(v):
+        t = v.type.tensor_type
+        shape = [x.dim_param if x.dim_param else x.dim_value for x in t.shape.dim]
+        return {"name": v.name, "dtype": onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name, "shape": shape}
+    return {"inputs": [d(v) for v in m.graph.input], "outputs": [d(v) for v in m.graph.output],
+            "opset": max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx")),
+            "bytes": os.path.getsize(path)}
+
+
+def ort_run(sess, x):
+    """Run a session on an NCHW float32 batch-of-1 array (converts dtype/layout)."""
+    inp = sess.get_inputs()[0]
+    if inp.type == "tensor(float16)":
+        x = x.astype(np.float16)
+    if len(inp.shape) == 4 and inp.shape[3] in (1, 3) and inp.shape[1] not in (1, 3):
+        x = x.transpose(0, 2, 3, 1)  # NHWC model
+        y = sess.run(None, {inp.name: np.ascontiguousarray(x)})[0]
+        y = y.transpose(0, 3, 1, 2)
+    else:
+        y = sess.run(None, {inp.name: x})[0]
+    return y.astype(np.float32)
+
+
+def export(model, path, in_shape, out_name="logits", dynamic=False):
+    model.eval()
+    dummy = torch.rand(*in_shape, generator=torch.Generator().manual_seed(0))
+    kw = {}
+    if dynamic:
+        kw["dynamic_axes"] = {"image": {2: "height", 3: "width"}, out_name: {2: "height", 3: "width"}}
+    torch.onnx.export(model, dummy, path, input_names=["image"], output_names=[out_name],
+                      opset_version=17, do_constant_folding=True, dynamo=False, **kw)
+    onnx.checker.check_model(onnx.load(path))
+    # verify against torch
+    with torch.no_grad():
+        ref = model(dummy).numpy()
+    got = ort_session(path).run(None, {"image": dummy.numpy()})[0]
+    diff = float(np.abs(ref - got).max())
+    log(f"exported {os.path.relpath(path, HERE)} ({os.path.getsize(path)/1e6:.2f} MB), max|torch-ort| = {diff:.2e}")
+    assert diff < 1e-3, diff
+    return diff
+
+
+class NHWCWrapper(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):  # x [N,H,W,C]
+        return self.net(x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)
+
+
+class SigmoidWrapper(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return torch.sigmoid(self.net(x))
+
+
+def gray_from_rgb(net):
+    """UNet with 1 input channel: first conv weights summed over RGB."""
+    g = UNet(in_ch=1)
+    sd = {k: v.clone() for k, v in net.state_dict().items()}
+    sd["inc.net.0.weight"] = sd["inc.net.0.weight"].sum(1, keepdim=True)
+    g.load_state_dict(sd)
+    return g
+
+
+# ---------------------------------------------------------------------------
+# Evaluation at original resolution (the full contract)
+# ---------------------------------------------------------------------------
+
+
+class OnnxSeg:
+    """Binary segmentation via an ONNX file, following the contract."""
+
+    def __init__(self, path, native=False):
+        self.path = path
+        self.sess = ort_session(path)
+        self.native = native  # dynamic model fed at native size (no resize)
+        inp = self.sess.get_inputs()[0]
+        self.gray = 1 in inp.shape[1:2] or (len(inp.shape) == 4 and inp.shape[3] == 1)
+        self.probs_out = self.sess.get_outputs()[0].name == "probs"
+
+    def prob_model_res(self, img):
+        h, w = img.shape[:2]
+        if self.native:
+            x = np.asarray(img, np.float32).transpose(2, 0, 1)[None] / 255.0
+        elif self.gray:
+            x = preprocess_gray(img, MODEL_SIZE)[None]
+        else:
+            x = preprocess_rgb(img, MODEL_SIZE)[None]
+        y = ort_run(self.sess, x)[0, 0]
+        return y if self.probs_out else sigmoid(y)
+
+    def predict(self, img):
+        """-> (prob at model res, mask at original size)."""
+        h, w = img.shape[:2]
+        p = self.prob_model_res(img)
+        if p.shape != (h, w):
+            p_full = resize_float(p, w, h)
+        else:
+            p_full = p
+        return p, p_full > 0.5
+
+
+def native_set(seed0, n):
+    out = []
+    for i in range(n):
+        rng = np.random.default_rng(seed0 + i)
+        w, h = random_size(rng, 200, 1024)
+        out.append(make_lesion_image(rng, w, h))
+    return out
+
+
+SAMPLE_SIZES = [(640, 480), (512, 512), (800, 600), (333, 777), (1024, 768), (300, 200)]
+
+
+def make_samples():
+    out = []
+    for k, (w, h) in enumerate(SAMPLE_SIZES, 1):
+        rng = np.random.default_rng(SEED_SAMPLES + k)
+        img, m = make_lesion_image(rng, w, h)
+        out.append((f"lesion_{k:02d}", img, m))
+    return out
+
+
+def make_mc_samples():
+    out = []
+    for k, (w, h) in enumerate([(480, 360), (400, 560)], 1):
+        rng = np.random.default_rng(SEED_MC_SAMPLES + k)
+        img, lab = make_multiclass_image(rng, w, h)
+        out.append((f"multiclass_{k:02d}", img, lab))
+    return out
+
+
+def mc_predict(sess, img):
+    h, w = img.shape[:2]
+    y = ort_run(sess, preprocess_rgb(img, MC_SIZE)[None])[0]
+    small = y.argmax(0)
+    full = np.stack([resize_float(c, w, h) for c in y]).argmax(0)
+    return small, full
+
+
+def per_class_iou(pred, gt, k=3):
+    return [iou(pred == c, gt == c) for c in range(k)]
+
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
+
+
+def main():
+    t_start = time.time()
+    os.makedirs(SCRATCH, exist_ok=True)
+    os.makedirs(os.path.join(HERE, "samples"), exist_ok=True)
+    os.makedirs(os.path.join(HERE, "test"), exist_ok=True)
+    torch.manual_seed(SEED_TORCH)
+    torch.set_num_threads(2)
+    P = lambda *a: os.path.join(HERE, *a)  # noqa: E731
+    report = {}
+
+    # ---------------- binary lesion model ----------------
+    log("generating lesion training data ...")
+    xs, ys = lesion_dataset(SEED_TRAIN, Q(1200, 40))
+    xv, yv = lesion_dataset(SEED_VAL, Q(96, 8))
+    ys4 = ys[:, None]
+    log(f"train {xs.shape}, val {xv.shape}, fg fraction {ys.mean():.3f}")
+
+    def ev(m):
+        mi, pi = eval_binary_modelres(m, xv, yv)
+        log(f"  val IoU (256x256) mean/image {mi:.4f} pooled {pi:.4f}")
+        return mi
+
+    t_train = time.time()
+    torch.manual_seed(SEED_TORCH)
+    net = UNet()
+    log(f"UNet params: {sum(p.numel() for p in net.parameters())}")
+    net = train(net, xs, ys4, steps=Q(1200, 20), lr=3e-3, batch=16, crop=128, seed=SEED_TORCH,
+                eval_fn=ev, eval_every=Q(400, 10))
+    val_iou = ev(net)
+    samples = make_samples()
+    held = native_set(SEED_VAL + 100_000, Q(40, 4))
+
+    def native_ious(m):
+        m.eval()
+        res = []
+        with torch.no_grad():
+            for img, gt in [(s[1], s[2]) for s in samples] + held:
+                h, w = img.shape[:2]
+                lg = m(torch.from_numpy(preprocess_rgb(img, MODEL_SIZE)[None])).numpy()[0, 0]
+                res.append(iou(resize_float(sigmoid(lg), w, h) > 0.5, gt))
+        return res[:len(samples)], res[len(samples):]
+
+    s_ious, h_ious = native_ious(net)
+    log(f"samples IoU {np.round(s_ious, 4).tolist()} held-out native mean {np.mean(h_ious):.4f}")
+    rounds = 0
+    while (val_iou < 0.93 or min(s_ious) < 0.9 or np.mean(h_ious) < 0.92) and rounds < Q(3, 0):
+        rounds += 1
+        log(f"extra training round {rounds}")
+        net = train(net, xs, ys4, steps=300, lr=1e-3, batch=16, crop=128, seed=SEED_TORCH + rounds)
+        val_iou = ev(net)
+        s_ious, h_ious = native_ious(net)
+        log(f"samples IoU {np.round(s_ious, 4).tolist()} held-out native mean {np.mean(h_ious):.4f}")
+    report["train_seconds_binary"] = round(time.time() - t_train, 1)
+    torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
+
+    # ---------------- exports of the binary model ----------------
+    export(net, P("demo_unet.onnx"), (1, 3, MODEL_SIZE, MODEL_SIZE))
+    export(net, P("test", "unet_dynamic.onnx"), (1, 3, MODEL_SIZE, MODEL_SIZE), dynamic=True)
+    # the dynamic model must also work for odd sizes
+    x_odd = torch.rand(1, 3, 250, 333, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        ref = net(x_odd).numpy()
+    got = ort_session(P("test", "unet_dynamic.onnx")).run(None, {"image": x_odd.numpy()})[0]
+    log(f"dynamic model at 250x333: out {got.shape}, max|torch-ort| = {np.abs(ref - got).max():.2e}")
+    assert got.shape == (1, 1, 250, 333)
+    export(NHWCWrapper(net), P("test", "unet_nhwc.onnx"), (1, MODEL_SIZE, MODEL_SIZE, 3))
+    export(SigmoidWrapper(net), P("test", "unet_sigmoid.onnx"), (1, 3, MODEL_SIZE, MODEL_SIZE), out_name="probs")
+
+    # fp16 with fp16 I/O
+    from onnxconverter_common import float16
+    m16 = float16.convert_float_to_float16(onnx.load(P("demo_unet.onnx")), keep_io_types=False)
+    onnx.save(m16, P("demo_unet_fp16.onnx"))
+    s32, s16 = ort_session(P("demo_unet.onnx")), ort_session(P("demo_unet_fp16.onnx"))
+    xt = preprocess_rgb(samples[0][1], MODEL_SIZE)[None]
+    d16 = np.abs(ort_run(s32, xt) - ort_run(s16, xt)).max()
+    log(f"fp16 model {os.path.getsize(P('demo_unet_fp16.onnx'))/1e6:.2f} MB, max|fp32-fp16| logits = {d16:.3e}")
+
+    # int8 static QDQ
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Calib(CalibrationDataReader):
+        def __init__(self):
+            data = []
+            for i in range(32):
+                rng = np.random.default_rng(SEED_CALIB + i)
+                w, h = random_size(rng, 200, 1024)
+                img, _ = make_lesion_image(rng, w, h)
+                data.append({"image": preprocess_rgb(img, MODEL_SIZE)[None]})
+            self.it = iter(data)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    pre = os.path.join(SCRATCH, "demo_unet_pre.onnx")
+    quant_pre_process(P("demo_unet.onnx"), pre, skip_symbolic_shape=True)
+    quantize_static(pre, P("demo_unet_int8.onnx"), Calib(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
+    log(f"int8 model {os.path.getsize(P('demo_unet_int8.onnx'))/1e6:.2f} MB")
+
+    # ---------------- gray (1-channel) model ----------------
+    t_gray = time.time()
+    gnet = gray_from_rgb(net)
+    xg = to_gray(xs)[..., None]
+    gv = lambda m: log("  gray val IoU (256) mean/pooled", eval_binary_modelres(m, xv, yv, gray=True))  # noqa: E731
+    gv(gnet)
+    torch.manual_seed(SEED_TORCH + 10)
+    gnet = train(gnet, xg, ys4, steps=Q(250, 10), lr=1e-3, batch=16, crop=128, seed=SEED_TORCH + 10)
+    gv(gnet)
+    report["train_seconds_gray"] = round(time.time() - t_gray, 1)
+    export(gnet, P("test", "unet_gray.onnx"), (1, 1, MODEL_SIZE, MODEL_SIZE))
+
+    # ---------------- multiclass model ----------------
+    log("generating multiclass data ...")
+    t_mc = time.time()
+    xm, ym = multiclass_dataset(SEED_MC_TRAIN, Q(1000, 40))
+    xmv, ymv = multiclass_dataset(SEED_MC_VAL, Q(96, 8))
+
+    def mev(m):
+        lg = torch_logits(m, xmv.transpose(0, 3, 1, 2).astype(np.float32) / 255.0)
+        pc = per_class_iou(lg.argmax(1), ymv.argmax(1))
+        log("  multiclass val per-class IoU (128x128 pooled)", np.round(pc, 4).tolist())
+        return pc
+
+    torch.manual_seed(SEED_TORCH + 20)
+    mnet = UNet(out_ch=3)
+    mnet = train(mnet, xm, ym, steps=Q(700, 20), lr=3e-3, batch=16, crop=MC_SIZE, seed=SEED_TORCH + 20,
+                 multiclass=True, eval_fn=mev, eval_every=Q(350, 10))
+    mc_val = mev(mnet)
+    rounds = 0
+    while min(mc_val[1:]) < 0.85 and rounds < Q(2, 0):
+        rounds += 1
+        mnet = train(mnet, xm, ym, steps=300, lr=1e-3, batch=16, crop=MC_SIZE,
+                     seed=SEED_TORCH + 20 + rounds, multiclass=True)
+        mc_val = mev(mnet)
+    report["train_seconds_multiclass"] = round(time.time() - t_mc, 1)
+    export(mnet, P("test", "unet_multiclass.onnx"), (1, 3, MC_SIZE, MC_SIZE))
+
+    # ---------------- samples + reference outputs ----------------
+    for name, img, m in samples:
+        Image.fromarray(img, "RGB").save(P("samples", name + ".png"), optimize=True)
+        Image.fromarray((m * 255).astype(np.uint8), "L").save(P("samples", name + "_gt.png"), optimize=True)
+    mc_samples = make_mc_samples()
+    for name, img, lab in mc_samples:
+        Image.fromarray(img, "RGB").save(P("test", name + ".png"), optimize=True)
+        Image.fromarray(lab, "L").save(P("test", name + "_labels.png"), optimize=True)
+    # reload from disk so the reference numbers are computed on exactly the PNGs
+    samples = [(n, np.asarray(Image.open(P("samples", n + ".png")).convert("RGB")),
+                np.asarray(Image.open(P("samples", n + "_gt.png"))) > 127) for n, _, _ in samples]
+
+    variants = {
+        "demo_unet.onnx": OnnxSeg(P("demo_unet.onnx")),
+        "demo_unet_fp16.onnx": OnnxSeg(P("demo_unet_fp16.onnx")),
+        "demo_unet_int8.onnx": OnnxSeg(P("demo_unet_int8.onnx")),
+        "test/unet_dynamic.onnx": OnnxSeg(P("test", "unet_dynamic.onnx")),
+        "test/unet_dynamic.onnx@native": OnnxSeg(P("test", "unet_dynamic.onnx"), native=True),
+        "test/unet_nhwc.onnx": OnnxSeg(P("test", "unet_nhwc.onnx")),
+        "test/unet_sigmoid.onnx": OnnxSeg(P("test", "unet_sigmoid.onnx")),
+        "test/unet_gray.onnx": OnnxSeg(P("test", "unet_gray.onnx")),
+    }
+    ref = {"contract": {
+        "resize": "PIL Image.resize((W,H), Image.BILINEAR) of the RGB uint8 image to the model size",
+        "normalize": "float32 = uint8 / 255, no mean/std",
+        "layout": "NCHW (unet_nhwc: NHWC)",
+        "gray": "resize RGB first, then PIL convert('L'), then /255",
+        "output": "logits; prob = sigmoid(logit); mask = prob > 0.5",
+        "to_original_size": "resize prob map (PIL mode 'F') to original WxH with BILINEAR, then > 0.5",
+        "dynamic@native": "unet_dynamic.onnx fed the original image without resizing (informational)"},
+        "samples": {}, "held_out": {}, "agreement_vs_fp32": {}, "multiclass": {}}
+    masks = {}
+    for name, img, gt in samples:
+        h, w = img.shape[:2]
+        entry = {"width": w, "height": h, "gt_fg_pixels": int(gt.sum()), "models": {}}
+        for vname, seg in variants.items():
+            p, mfull = seg.predict(img)
+            masks[(name, vname)] = (p > 0.5, mfull)
+            entry["models"][vname] = {
+                "iou": round(iou(mfull, gt), 5),
+                "fg_pixels": int(mfull.sum()),
+                "fg_pixels_model_res": int((p > 0.5).sum()),
+                "mean_prob_model_res": round(float(p.mean()), 5),
+            }
+        ref["samples"][name + ".png"] = entry
+    # agreement with fp32 (identical mask pixels)
+    for vname in variants:
+        if vname == "demo_unet.onnx":
+            continue
+        same = tot = same_m = tot_m = 0
+        for name, _, _ in samples:
+            a_m, a = masks[(name, "demo_unet.onnx")]
+            b_m, b = masks[(name, vname)]
+            same += int((a == b).sum()); tot += a.size
+            if a_m.shape == b_m.shape:
+                same_m += int((a_m == b_m).sum()); tot_m += a_m.size
+        ref["agreement_vs_fp32"][vname] = {
+            "identical_mask_pixels_original_size_pct": round(100.0 * same / tot, 4),
+            "identical_mask_pixels_model_res_pct": round(100.0 * same_m / tot_m, 4) if tot_m else None}
+    # held-out set (40 native images, different seed)
+    for vname, seg in variants.items():
+        vals = [iou(seg.predict(img)[1], gt) for img, gt in held]
+        ref["held_out"][vname] = {"n": len(vals), "mean_iou": round(float(np.mean(vals)), 5),
+                                  "min_iou": round(float(np.min(vals)), 5)}
+    # multiclass
+    ms = ort_session(P("test", "unet_multiclass.onnx"))
+    for name, _, _ in mc_samples:
+        img = np.asarray(Image.open(P("test", name + ".png")).convert("RGB"))
+        lab = np.asarray(Image.open(P("test", name + "_labels.png")))
+        small, full = mc_predict(ms, img)
+        ref["multiclass"][name + ".png"] = {
+            "width": img.shape[1], "height": img.shape[0],
+            "per_class_iou": [round(v, 5) for v in per_class_iou(full, lab)],
+            "gt_pixels_per_class": [int((lab == c).sum()) for c in range(3)],
+            "pred_pixels_per_class": [int((full == c).sum()) for c in range(3)],
+            "pred_pixels_per_class_model_res": [int((small == c).sum()) for c in range(3)]}
+    mc_held = []
+    for i in range(Q(40, 4)):
+        rng = np.random.default_rng(SEED_MC_VAL + 100_000 + i)
+        w, h = random_size(rng, 200, 1024)
+        img, lab = make_multiclass_image(rng, w, h)
+        mc_held.append(per_class_iou(mc_predict(ms, img)[1], lab))
+    ref["multiclass"]["held_out_mean_per_class_iou"] = np.round(np.mean(mc_held, 0), 5).tolist()
+    ref["multiclass"]["val_128_pooled_per_class_iou"] = [round(v, 5) for v in mc_val]
+
+    ref["files"] = {}
+    for f in ["demo_unet.onnx", "demo_unet_fp16.onnx", "demo_unet_int8.onnx", "test/unet_dynamic.onnx",
+              "test/unet_nhwc.onnx", "test/unet_gray.onnx", "test/unet_multiclass.onnx",
+              "test/unet_sigmoid.onnx"]:
+        ref["files"][f] = io_desc(P(f))
+    report["total_seconds"] = round(time.time() - t_start, 1)
+    ref["build"] = {"torch": torch.__version__, "onnx": onnx.__version__, "onnxruntime": ort.__version__,
+                    "numpy": np.__version__, "pillow": Image.__version__, **report}
+    with open(P("reference_outputs.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+
+    # ---------------- summary ----------------
+    print("\n===== SUMMARY =====")
+    for name, e in ref["samples"].items():
+        print(name, f"{e['width']}x{e['height']}",
+              " ".join(f"{k.replace('test/', '').replace('.onnx', '')}={v['iou']:.4f}" for k, v in e["models"].items()))
+    print("held-out:", {k: v["mean_iou"] for k, v in ref["held_out"].items()})
+    print("agreement vs fp32:", json.dumps(ref["agreement_vs_fp32"], indent=1))
+    print("multiclass:", json.dumps(ref["multiclass"], indent=1))
+    for f, d in ref["files"].items():
+        print(f, d)
+    print(report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

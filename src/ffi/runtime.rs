@@ -1,0 +1,82 @@
+//! Library-wide exports: versions, ONNX Runtime loading, status names, the last error.
+
+use std::ffi::c_char;
+
+use crate::error::SegStatus;
+use crate::runtime;
+
+use super::boundary::{copy_out, guard, last_error, utf8_path};
+
+/// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
+/// Wrappers check it before their first call.
+///
+/// Thread safety: any thread, any time; needs no ONNX Runtime.
+#[no_mangle]
+pub extern "C" fn seg_abi_version() -> u32 {
+    crate::SEG_ABI_VERSION
+}
+
+/// Copies a one-line version text into `buf`, e.g.
+/// `segrt 0.1.0 (ABI 1); ONNX Runtime 1.31.1 loaded from /opt/app/libonnxruntime.so.1.31.1`.
+///
+/// `buf` (caller-owned, may be NULL when `cap` is 0) receives at most `cap` bytes including the NUL.
+/// Returns the size needed including the NUL; call again with a bigger buffer if it exceeds `cap`.
+/// Does not load ONNX Runtime. Thread safety: any thread.
+///
+/// # Safety
+/// `buf` must be NULL or point to `cap` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn seg_version(buf: *mut c_char, cap: usize) -> usize {
+    let text = std::panic::catch_unwind(|| {
+        let ort = match runtime::loaded() {
+            Some(rt) => format!("ONNX Runtime {} loaded from {}", rt.version, rt.path.display()),
+            None => format!("ONNX Runtime not loaded yet (expects {})", runtime::ORT_EXPECTED_VERSION),
+        };
+        format!("segrt {} (ABI {}); {ort}", env!("CARGO_PKG_VERSION"), crate::SEG_ABI_VERSION)
+    })
+    .unwrap_or_else(|_| "segrt".into());
+    copy_out(&text, buf, cap)
+}
+
+/// Loads ONNX Runtime now, from `ort_path` (an absolute UTF-8 path) or, when NULL, from the default
+/// places in order: `SEGRT_ORT_PATH`, beside the segrt library, the build tree.
+///
+/// Optional: `seg_create*` loads it on first use. Call it early to report a missing runtime at start-up.
+/// Returns `SEG_RUNTIME_NOT_FOUND` (message: every path tried and why it failed) or
+/// `SEG_RUNTIME_INIT_FAILED` (a file that is not ONNX Runtime 1.31). A failed call leaves nothing
+/// half-initialised: a later call with a correct path works. Once loaded, later calls return `SEG_OK`
+/// and keep the loaded library (a process can hold only one).
+/// Thread safety: any thread; concurrent calls are serialised.
+///
+/// # Safety
+/// `ort_path` must be NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn seg_runtime_init(ort_path: *const c_char) -> SegStatus {
+    guard(|| {
+        let path = if ort_path.is_null() { None } else { Some(utf8_path(ort_path, "ort_path")?) };
+        runtime::init(path.as_deref()).map(|_| ())
+    })
+}
+
+/// The constant's name for a status code, e.g. "SEG_MODEL_NOT_FOUND"; "SEG_UNKNOWN_STATUS" for
+/// values segrt never returns. The string is static: never free it. Thread safety: any thread.
+#[no_mangle]
+pub extern "C" fn seg_status_str(status: i32) -> *const c_char {
+    match SegStatus::from_code(status) {
+        Some(s) => s.name_nul().as_ptr().cast(),
+        None => c"SEG_UNKNOWN_STATUS".as_ptr(),
+    }
+}
+
+/// Copies the message of the last failed call on the calling thread into `buf` (caller-owned,
+/// at most `cap` bytes including the NUL; NULL with `cap` 0 just asks for the size).
+/// Returns the size needed including the NUL (1 when no call has failed on this thread).
+/// The message stays until the next failure on the same thread; successes do not clear it.
+///
+/// # Safety
+/// `buf` must be NULL or point to `cap` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn seg_last_error(buf: *mut c_char, cap: usize) -> usize {
+    let text = std::panic::catch_unwind(last_error).unwrap_or_default();
+    copy_out(&text, buf, cap)
+}

@@ -1,0 +1,206 @@
+//! Session exports: options, creation from a file or memory, UNet runs, info, free.
+
+use std::ffi::c_char;
+
+use crate::error::{Error, SegStatus};
+use crate::unet::UnetSegmenter;
+
+use super::boundary::{copy_out, guard, lookup, register, unregister, utf8_path, Handle};
+use super::types::{SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
+
+/// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
+/// Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
+///
+/// # Safety
+/// `options` must be NULL or point to a writable `SegOptions`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_options_default(options: *mut SegOptions) -> SegStatus {
+    guard(|| {
+        if options.is_null() {
+            return Err(Error::null("options"));
+        }
+        options.write(SegOptions::defaults());
+        Ok(())
+    })
+}
+
+/// Creates a UNet session from an ONNX model file (`model_path`: UTF-8, any language, e.g. Chinese
+/// folder names). `options` may be NULL for the defaults; it is only read during the call.
+/// Loads ONNX Runtime first if needed (see `seg_runtime_init`).
+///
+/// On success `*out_session` receives a new handle, owned by the caller: release it with `seg_free`.
+/// On failure `*out_session` is left untouched. Statuses: `SEG_MODEL_NOT_FOUND`, `SEG_MODEL_INVALID`,
+/// `SEG_MODEL_UNSUPPORTED` (the message lists the model's inputs/outputs), `SEG_PROVIDER_UNAVAILABLE`,
+/// `SEG_RUNTIME_NOT_FOUND`, `SEG_INVALID_ARGUMENT` (bad option values), `SEG_NULL_POINTER`.
+/// Thread safety: any thread; the handle may then be used from any number of threads at once.
+///
+/// # Safety
+/// `model_path` must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`;
+/// `out_session` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_create(model_path: *const c_char, options: *const SegOptions, out_session: *mut *mut SegSession) -> SegStatus {
+    guard(|| {
+        let path = utf8_path(model_path, "model_path")?;
+        if out_session.is_null() {
+            return Err(Error::null("out_session"));
+        }
+        let options = SegOptions::read(options)?;
+        let segmenter = UnetSegmenter::from_file(&path, options)?;
+        out_session.write(register(Handle::Unet(segmenter)));
+        Ok(())
+    })
+}
+
+/// Like `seg_create`, from model bytes in memory. The bytes are copied; the caller keeps ownership
+/// of `model_data` and may free it when the call returns.
+///
+/// # Safety
+/// `model_data` must point to `model_len` readable bytes; `options` NULL or a valid `SegOptions`;
+/// `out_session` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_create_from_memory(
+    model_data: *const u8,
+    model_len: usize,
+    options: *const SegOptions,
+    out_session: *mut *mut SegSession,
+) -> SegStatus {
+    guard(|| {
+        if model_data.is_null() {
+            return Err(Error::null("model_data"));
+        }
+        if out_session.is_null() {
+            return Err(Error::null("out_session"));
+        }
+        if model_len == 0 {
+            return Err(Error::new(SegStatus::SEG_MODEL_INVALID, "model_len is 0: the model is empty"));
+        }
+        let options = SegOptions::read(options)?;
+        let bytes = std::slice::from_raw_parts(model_data, model_len).to_vec();
+        let segmenter = UnetSegmenter::from_memory(bytes, options)?;
+        out_session.write(register(Handle::Unet(segmenter)));
+        Ok(())
+    })
+}
+
+/// Releases a session. `seg_free(NULL)` is a no-op returning `SEG_OK`; a handle that was already
+/// freed or never created returns `SEG_INVALID_HANDLE` (never undefined behaviour).
+/// A call running on another thread at the same time finishes normally; the memory is released when
+/// it returns. Per-thread ONNX Runtime sessions of the handle are released with it.
+///
+/// # Safety
+/// Any value may be passed.
+#[no_mangle]
+pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
+    if session.is_null() {
+        return SegStatus::SEG_OK;
+    }
+    guard(|| unregister(session).map(drop))
+}
+
+/// Runs a UNet session on one image and writes the mask at the image's size into `out_mask`.
+///
+/// - `image`: borrowed pixels (read only, only during the call); see `SegImage` for formats and strides.
+/// - `out_mask`: caller-owned buffer of the image's width x height (0/255 for binary models, the class
+///   index for multi-class models).
+/// - `out_probability`: optional (NULL = not wanted) caller-owned `float` buffer of `probability_len`
+///   elements, at least width x height; receives the foreground probability (multi-class: of the chosen
+///   class), row-major without padding.
+/// - `out_info`: optional; set its `struct_size` first. Receives timings, classes, the threshold used.
+///
+/// Outputs are written only on success. Thread safety: any number of threads may run the same session at
+/// once (each thread gets its own ONNX Runtime session on first use).
+///
+/// # Safety
+/// All pointers must be NULL or valid for the sizes the descriptors state.
+#[no_mangle]
+pub unsafe extern "C" fn seg_run_unet(
+    session: *mut SegSession,
+    image: *const SegImage,
+    out_mask: *const SegMask,
+    out_probability: *mut f32,
+    probability_len: usize,
+    out_info: *mut SegRunInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        let unet = handle.unet().map_err(|e| e.context("seg_run_unet"))?;
+        if image.is_null() {
+            return Err(Error::null("image"));
+        }
+        if out_mask.is_null() {
+            return Err(Error::null("out_mask"));
+        }
+        let view = (*image).view(unet.options().max_pixels)?;
+        let (w, h) = (view.width(), view.height());
+        let (mask_rows, mask_stride) = (*out_mask).target(w, h)?;
+        if !out_probability.is_null() && probability_len < w * h {
+            return Err(Error::new(
+                SegStatus::SEG_BUFFER_TOO_SMALL,
+                format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
+            ));
+        }
+        if !out_info.is_null() && ((*out_info).struct_size as usize) < RUN_INFO_V1_SIZE {
+            return Err(Error::invalid(format!(
+                "SegRunInfo.struct_size is {}, expected at least {RUN_INFO_V1_SIZE}: set it to sizeof(SegRunInfo)",
+                (*out_info).struct_size
+            )));
+        }
+
+        let (seg, stats) = unet.segment(&view, !out_probability.is_null())?;
+
+        for (y, row) in seg.mask.chunks_exact(w).enumerate() {
+            mask_rows[y * mask_stride..y * mask_stride + w].copy_from_slice(row);
+        }
+        if let Some(prob) = &seg.probability {
+            std::slice::from_raw_parts_mut(out_probability, w * h).copy_from_slice(prob);
+        }
+        if !out_info.is_null() {
+            let size = (*out_info).struct_size as usize;
+            let info = SegRunInfo {
+                struct_size: (*out_info).struct_size,
+                num_classes: seg.classes as i32,
+                model_width: stats.model_width as i32,
+                model_height: stats.model_height as i32,
+                preprocess_ms: stats.preprocess_ms,
+                inference_ms: stats.inference_ms,
+                postprocess_ms: stats.postprocess_ms,
+                threshold: seg.threshold,
+                reserved: 0,
+                foreground_pixels: seg.mask.iter().filter(|v| **v != 0).count() as u64,
+            };
+            // A newer caller's struct may be longer: write only the fields this version knows.
+            std::ptr::copy_nonoverlapping((&info as *const SegRunInfo).cast::<u8>(), out_info.cast::<u8>(), size.min(std::mem::size_of::<SegRunInfo>()));
+        }
+        Ok(())
+    })
+}
+
+/// Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
+/// how segrt interprets them (layout, channels, classes), the execution provider requested and in use
+/// with any fallback reason, threads, memory per thread session, and the ONNX Runtime version and path.
+///
+/// The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
+/// (optional) receives the size needed including the NUL. Returns `SEG_BUFFER_TOO_SMALL` when `cap`
+/// is too small (nothing is written then; call again with `*out_len` bytes).
+///
+/// # Safety
+/// `buf` must be NULL or point to `cap` writable bytes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_char, cap: usize, out_len: *mut usize) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        let json = match &*handle {
+            Handle::Unet(u) => serde_json::to_string_pretty(&u.info()),
+        }
+        .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, e.to_string()))?;
+        let needed = json.len() + 1;
+        if !out_len.is_null() {
+            out_len.write(needed);
+        }
+        if buf.is_null() || cap < needed {
+            return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("session info needs {needed} bytes, the buffer has {cap}")));
+        }
+        copy_out(&json, buf, cap);
+        Ok(())
+    })
+}

@@ -1,0 +1,244 @@
+//! `#[repr(C)]` types of the C ABI and their conversion into the library's own types.
+//! No `bool` inside structs (it breaks .NET Framework marshalling): flags are `u32`.
+
+use std::ffi::c_char;
+
+use crate::error::{Error, Result};
+use crate::image::{check_size, plane_span, ImageView, SegPixelFormat};
+use crate::options::{Options, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode};
+
+use super::boundary::utf8_path;
+
+/// An opaque session handle. Create with `seg_create*`, release with `seg_free`.
+pub struct SegSession {
+    _private: [u8; 0],
+}
+
+/// Session options. Always start from `seg_options_default()`, which sets `struct_size`; newer
+/// versions of segrt only ever append fields, and read only the first `struct_size` bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegOptions {
+    /// `sizeof(SegOptions)` as the caller was compiled with.
+    pub struct_size: u32,
+    /// A `SegProvider` value (default CPU).
+    pub provider: i32,
+    /// GPU index for GPU providers (default 0).
+    pub device_id: i32,
+    /// A `SegProviderPolicy` value (default REQUIRE: fail rather than silently run on the CPU).
+    pub provider_policy: i32,
+    /// ONNX Runtime intra-op threads; 0 = one per physical core.
+    pub intra_threads: i32,
+    /// Model input width/height for models with dynamic axes; 0 = the image size rounded to `size_multiple`.
+    pub input_width: i32,
+    pub input_height: i32,
+    /// Dynamic axes are rounded to a multiple of this (default 32).
+    pub size_multiple: i32,
+    /// A `SegResizeFilter` value (default BILINEAR).
+    pub resize_filter: i32,
+    /// A `SegChannelOrder` value for 3-channel models (default RGB).
+    pub channel_order: i32,
+    /// Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1).
+    pub scale: f32,
+    pub mean: [f32; 3],
+    pub std: [f32; 3],
+    /// A `SegSigmoid` value (default AUTO).
+    pub sigmoid: i32,
+    /// A `SegThresholdMode` value (default FIXED).
+    pub threshold_mode: i32,
+    /// Threshold for FIXED mode, in [0, 1] (default 0.5).
+    pub threshold: f32,
+    /// Remove foreground regions smaller than this many pixels (0 = off).
+    pub min_area: u32,
+    /// Morphological closing with a k x k square (0 = off).
+    pub close_kernel: u32,
+    /// Non-zero: fill holes inside foreground regions.
+    pub fill_holes: u32,
+    /// Refuse images with more pixels than this (default 100 000 000).
+    pub max_pixels: u64,
+    /// Absolute UTF-8 path of the ONNX Runtime library, or NULL for the default search.
+    /// Only read during `seg_create*`.
+    pub ort_path: *const c_char,
+}
+
+/// A borrowed image. The pixels are only read, and only during the call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegImage {
+    /// First byte of row 0 (the top row). For PLANAR_RGB8: the R plane.
+    pub data: *const u8,
+    pub width: i32,
+    pub height: i32,
+    /// Bytes from the start of one row to the next; 0 = tightly packed. Negative for bottom-up
+    /// buffers (then `data` still points at the top row). For PLANAR_RGB8: the stride of each plane.
+    pub stride: i32,
+    /// A `SegPixelFormat` value.
+    pub format: i32,
+    /// PLANAR_RGB8 only: the G and B planes (NULL otherwise).
+    pub plane1: *const u8,
+    pub plane2: *const u8,
+}
+
+/// A caller-owned 8-bit output mask; it must have the input image's width and height.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegMask {
+    pub data: *mut u8,
+    pub width: i32,
+    pub height: i32,
+    /// Bytes per row; 0 = `width`.
+    pub stride: i32,
+}
+
+/// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegRunInfo {
+    pub struct_size: u32,
+    /// 1 for binary models (mask 0/255), else the number of classes (mask = class index).
+    pub num_classes: i32,
+    /// Size the model ran at.
+    pub model_width: i32,
+    pub model_height: i32,
+    pub preprocess_ms: f64,
+    pub inference_ms: f64,
+    pub postprocess_ms: f64,
+    /// Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
+    pub threshold: f32,
+    pub reserved: u32,
+    /// Pixels of the mask that are not 0.
+    pub foreground_pixels: u64,
+}
+
+/// The smallest `struct_size` accepted for each versioned struct (their layout in ABI v1).
+pub(crate) const OPTIONS_V1_SIZE: usize = std::mem::size_of::<SegOptions>();
+pub(crate) const RUN_INFO_V1_SIZE: usize = std::mem::size_of::<SegRunInfo>();
+
+impl SegOptions {
+    pub fn defaults() -> Self {
+        let o = Options::default();
+        SegOptions {
+            struct_size: std::mem::size_of::<SegOptions>() as u32,
+            provider: o.provider as i32,
+            device_id: o.device_id,
+            provider_policy: o.provider_policy as i32,
+            intra_threads: o.intra_threads as i32,
+            input_width: 0,
+            input_height: 0,
+            size_multiple: o.size_multiple as i32,
+            resize_filter: o.resize_filter as i32,
+            channel_order: o.channel_order as i32,
+            scale: o.scale,
+            mean: o.mean,
+            std: o.std,
+            sigmoid: o.sigmoid as i32,
+            threshold_mode: o.threshold_mode as i32,
+            threshold: o.threshold,
+            min_area: o.min_area as u32,
+            close_kernel: o.close_kernel as u32,
+            fill_holes: o.fill_holes as u32,
+            max_pixels: o.max_pixels,
+            ort_path: std::ptr::null(),
+        }
+    }
+
+    /// Reads a caller's options (NULL = defaults), honouring `struct_size`.
+    ///
+    /// # Safety
+    /// `p` must be NULL or point to at least `struct_size` readable bytes.
+    pub(crate) unsafe fn read(p: *const SegOptions) -> Result<Options> {
+        if p.is_null() {
+            return Ok(Options::default());
+        }
+        let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
+        if size < OPTIONS_V1_SIZE {
+            return Err(Error::invalid(format!(
+                "SegOptions.struct_size is {size}, the smallest valid size is {OPTIONS_V1_SIZE}: initialise options with seg_options_default()"
+            )));
+        }
+        // Fields this build does not know (a newer caller) are ignored.
+        let raw = std::ptr::read_unaligned(p);
+        raw.to_options()
+    }
+
+    fn to_options(&self) -> Result<Options> {
+        let non_negative = |v: i32, what: &str| -> Result<usize> {
+            usize::try_from(v).map_err(|_| Error::invalid(format!("SegOptions.{what} is {v}, it must not be negative")))
+        };
+        let input_size = match (self.input_width, self.input_height) {
+            (0, 0) => None,
+            (w, h) => Some((non_negative(w, "input_width")?, non_negative(h, "input_height")?)),
+        };
+        let options = Options {
+            ort_path: if self.ort_path.is_null() { None } else { Some(unsafe { utf8_path(self.ort_path, "SegOptions.ort_path")? }) },
+            provider: SegProvider::try_from(self.provider)?,
+            device_id: self.device_id,
+            provider_policy: SegProviderPolicy::try_from(self.provider_policy)?,
+            intra_threads: non_negative(self.intra_threads, "intra_threads")?,
+            input_size,
+            size_multiple: non_negative(self.size_multiple, "size_multiple")?,
+            resize_filter: SegResizeFilter::try_from(self.resize_filter)?,
+            channel_order: SegChannelOrder::try_from(self.channel_order)?,
+            scale: self.scale,
+            mean: self.mean,
+            std: self.std,
+            sigmoid: SegSigmoid::try_from(self.sigmoid)?,
+            threshold_mode: SegThresholdMode::try_from(self.threshold_mode)?,
+            threshold: self.threshold,
+            min_area: self.min_area as usize,
+            close_kernel: self.close_kernel as usize,
+            fill_holes: self.fill_holes != 0,
+            max_pixels: self.max_pixels,
+        };
+        options.validate()?;
+        Ok(options)
+    }
+}
+
+impl SegImage {
+    /// Validates the descriptor (sizes, limit, stride, format, pointers) before any pixel is read.
+    ///
+    /// # Safety
+    /// The pointers must cover the rows the descriptor describes, for the lifetime `'a`.
+    pub(crate) unsafe fn view<'a>(&self, max_pixels: u64) -> Result<ImageView<'a>> {
+        let (w, h) = check_size(self.width as i64, self.height as i64, max_pixels)?;
+        let format = SegPixelFormat::try_from(self.format)?;
+        let stride = if self.stride == 0 { (w * format.bytes_per_pixel()) as isize } else { self.stride as isize };
+        let (lowest, span) = plane_span(w, h, format.bytes_per_pixel(), stride)?;
+        let plane = |p: *const u8, what: &str| -> Result<&'a [u8]> {
+            if p.is_null() {
+                return Err(Error::null(what));
+            }
+            Ok(std::slice::from_raw_parts(p.offset(lowest), span))
+        };
+        if format.is_planar() {
+            ImageView::planar(plane(self.data, "image data (R plane)")?, plane(self.plane1, "image plane1 (G plane)")?, plane(self.plane2, "image plane2 (B plane)")?, w, h, stride)
+        } else {
+            ImageView::new(plane(self.data, "image data")?, w, h, stride, format)
+        }
+    }
+}
+
+impl SegMask {
+    /// Checks the caller's mask buffer against the image size; returns (rows as a slice, stride).
+    ///
+    /// # Safety
+    /// `data` must point to `height` rows of `stride` writable bytes.
+    pub(crate) unsafe fn target<'a>(&self, width: usize, height: usize) -> Result<(&'a mut [u8], usize)> {
+        if self.data.is_null() {
+            return Err(Error::null("mask data"));
+        }
+        if (self.width as i64, self.height as i64) != (width as i64, height as i64) {
+            return Err(Error::invalid(format!(
+                "mask is {}x{} but the image is {width}x{height}: the mask must have the image's size",
+                self.width, self.height
+            )));
+        }
+        let stride = if self.stride == 0 { width } else { usize::try_from(self.stride).unwrap_or(0) };
+        if stride < width {
+            return Err(Error::invalid(format!("mask stride {} is smaller than its width {width}", self.stride)));
+        }
+        let len = stride * (height - 1) + width;
+        Ok((std::slice::from_raw_parts_mut(self.data, len), stride))
+    }
+}

@@ -1,0 +1,257 @@
+//! Borrowed host images: validation of sizes and strides, and conversion to the packed RGB or
+//! gray buffer the pre-processing resizes from.
+
+use crate::error::{Error, Result, SegStatus};
+
+/// Pixel layouts a host can hand in. Values are part of the C ABI.
+#[repr(i32)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegPixelFormat {
+    /// 8-bit gray, one byte per pixel.
+    SEG_FORMAT_GRAY8 = 0,
+    /// 8-bit B,G,R (GDI+ `Format24bppRgb`, OpenCV `CV_8UC3`).
+    SEG_FORMAT_BGR24 = 1,
+    /// 8-bit B,G,R,A (GDI+ `Format32bppArgb`/`Format32bppRgb`); alpha is ignored.
+    SEG_FORMAT_BGRA32 = 2,
+    /// 8-bit R,G,B.
+    SEG_FORMAT_RGB24 = 3,
+    /// 8-bit R,G,B,A; alpha is ignored.
+    SEG_FORMAT_RGBA32 = 4,
+    /// Three separate 8-bit planes R, G, B (HALCON `get_image_pointer3`), each `stride` bytes per row.
+    SEG_FORMAT_PLANAR_RGB8 = 5,
+}
+
+impl SegPixelFormat {
+    /// Bytes per pixel in one plane (interleaved formats: all channels).
+    pub fn bytes_per_pixel(self) -> usize {
+        match self {
+            SegPixelFormat::SEG_FORMAT_GRAY8 | SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => 1,
+            SegPixelFormat::SEG_FORMAT_BGR24 | SegPixelFormat::SEG_FORMAT_RGB24 => 3,
+            SegPixelFormat::SEG_FORMAT_BGRA32 | SegPixelFormat::SEG_FORMAT_RGBA32 => 4,
+        }
+    }
+    pub fn is_planar(self) -> bool {
+        self == SegPixelFormat::SEG_FORMAT_PLANAR_RGB8
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            SegPixelFormat::SEG_FORMAT_GRAY8 => "GRAY8",
+            SegPixelFormat::SEG_FORMAT_BGR24 => "BGR24",
+            SegPixelFormat::SEG_FORMAT_BGRA32 => "BGRA32",
+            SegPixelFormat::SEG_FORMAT_RGB24 => "RGB24",
+            SegPixelFormat::SEG_FORMAT_RGBA32 => "RGBA32",
+            SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => "PLANAR_RGB8",
+        }
+    }
+}
+
+impl TryFrom<i32> for SegPixelFormat {
+    type Error = Error;
+    fn try_from(v: i32) -> Result<Self> {
+        use SegPixelFormat::*;
+        [SEG_FORMAT_GRAY8, SEG_FORMAT_BGR24, SEG_FORMAT_BGRA32, SEG_FORMAT_RGB24, SEG_FORMAT_RGBA32, SEG_FORMAT_PLANAR_RGB8]
+            .into_iter()
+            .find(|f| *f as i32 == v)
+            .ok_or_else(|| {
+                Error::new(
+                    SegStatus::SEG_UNSUPPORTED_FORMAT,
+                    format!("unknown pixel format {v} (expected 0=GRAY8, 1=BGR24, 2=BGRA32, 3=RGB24, 4=RGBA32, 5=PLANAR_RGB8)"),
+                )
+            })
+    }
+}
+
+/// Default limit on the pixels of one image: refuses absurd sizes before anything is allocated.
+pub const SEG_DEFAULT_MAX_PIXELS: u64 = 100_000_000;
+
+/// The memory layout of one plane: where row 0 starts in the slice and the signed distance between rows.
+#[derive(Debug, Clone, Copy)]
+struct PlaneLayout {
+    first_row: usize,
+    stride: isize,
+}
+
+/// A validated, borrowed image. Rows may be padded (stride > row bytes) or run bottom-up (stride < 0).
+#[derive(Debug, Clone, Copy)]
+pub struct ImageView<'a> {
+    width: usize,
+    height: usize,
+    format: SegPixelFormat,
+    planes: [&'a [u8]; 3],
+    layout: PlaneLayout,
+}
+
+/// The byte span one plane covers: `(offset of the lowest byte relative to row 0, total length)`.
+pub fn plane_span(width: usize, height: usize, bytes_per_pixel: usize, stride: isize) -> Result<(isize, usize)> {
+    let row_bytes = width
+        .checked_mul(bytes_per_pixel)
+        .ok_or_else(|| Error::new(SegStatus::SEG_IMAGE_TOO_LARGE, "row size overflows"))?;
+    if stride.unsigned_abs() < row_bytes {
+        return Err(Error::invalid(format!(
+            "stride {stride} is smaller than one row ({width} px x {bytes_per_pixel} bytes = {row_bytes} bytes)"
+        )));
+    }
+    let rows_span = (height - 1)
+        .checked_mul(stride.unsigned_abs())
+        .and_then(|v| v.checked_add(row_bytes))
+        .filter(|v| *v <= isize::MAX as usize)
+        .ok_or_else(|| Error::new(SegStatus::SEG_IMAGE_TOO_LARGE, "stride x height overflows the address space"))?;
+    let lowest = if stride < 0 { stride * (height as isize - 1) } else { 0 };
+    Ok((lowest, rows_span))
+}
+
+/// Checks width/height against the pixel limit.
+pub fn check_size(width: i64, height: i64, max_pixels: u64) -> Result<(usize, usize)> {
+    if width <= 0 || height <= 0 {
+        return Err(Error::invalid(format!("image size {width}x{height}: width and height must be positive")));
+    }
+    let pixels = (width as u64).checked_mul(height as u64).unwrap_or(u64::MAX);
+    if pixels > max_pixels {
+        return Err(Error::new(
+            SegStatus::SEG_IMAGE_TOO_LARGE,
+            format!("image {width}x{height} has {pixels} pixels, more than the limit of {max_pixels} (SegOptions.max_pixels)"),
+        ));
+    }
+    Ok((width as usize, height as usize))
+}
+
+impl<'a> ImageView<'a> {
+    /// An interleaved (or single-plane gray) image in a slice. `stride` is in bytes; 0 means tightly packed.
+    /// The slice must start at the lowest-addressed byte of the image (for bottom-up images: the last row).
+    pub fn new(data: &'a [u8], width: usize, height: usize, stride: isize, format: SegPixelFormat) -> Result<Self> {
+        if format.is_planar() {
+            return Err(Error::new(SegStatus::SEG_UNSUPPORTED_FORMAT, "PLANAR_RGB8 needs three planes: use ImageView::planar"));
+        }
+        Self::from_planes([data, data, data], width, height, stride, format)
+    }
+
+    /// Three 8-bit planes R, G, B with the same size and stride.
+    pub fn planar(r: &'a [u8], g: &'a [u8], b: &'a [u8], width: usize, height: usize, stride: isize) -> Result<Self> {
+        Self::from_planes([r, g, b], width, height, stride, SegPixelFormat::SEG_FORMAT_PLANAR_RGB8)
+    }
+
+    fn from_planes(planes: [&'a [u8]; 3], width: usize, height: usize, stride: isize, format: SegPixelFormat) -> Result<Self> {
+        check_size(width as i64, height as i64, u64::MAX)?;
+        let bpp = format.bytes_per_pixel();
+        let stride = if stride == 0 { (width * bpp) as isize } else { stride };
+        let (lowest, span) = plane_span(width, height, bpp, stride)?;
+        for p in &planes {
+            if p.len() < span {
+                return Err(Error::new(
+                    SegStatus::SEG_BUFFER_TOO_SMALL,
+                    format!("image buffer holds {} bytes, a {width}x{height} {} image with stride {stride} needs {span}", p.len(), format.name()),
+                ));
+            }
+        }
+        Ok(ImageView { width, height, format, planes, layout: PlaneLayout { first_row: (-lowest) as usize, stride } })
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    pub fn format(&self) -> SegPixelFormat {
+        self.format
+    }
+
+    fn row(&self, plane: usize, y: usize) -> &'a [u8] {
+        let start = (self.layout.first_row as isize + y as isize * self.layout.stride) as usize;
+        let len = self.width * if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
+        &self.planes[plane][start..start + len]
+    }
+
+    /// Packed R,G,B bytes, `width * height * 3`. Gray is replicated to all three channels.
+    pub fn to_rgb8(&self) -> Vec<u8> {
+        let mut out = vec![0u8; self.width * self.height * 3];
+        for (y, dst) in out.chunks_exact_mut(self.width * 3).enumerate() {
+            let px = dst.chunks_exact_mut(3);
+            match self.format {
+                SegPixelFormat::SEG_FORMAT_GRAY8 => px.zip(self.row(0, y)).for_each(|(d, &v)| d.copy_from_slice(&[v, v, v])),
+                SegPixelFormat::SEG_FORMAT_RGB24 => dst.copy_from_slice(self.row(0, y)),
+                SegPixelFormat::SEG_FORMAT_BGR24 => px.zip(self.row(0, y).chunks_exact(3)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
+                SegPixelFormat::SEG_FORMAT_RGBA32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3])),
+                SegPixelFormat::SEG_FORMAT_BGRA32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
+                SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => {
+                    let (r, g, b) = (self.row(0, y), self.row(1, y), self.row(2, y));
+                    px.enumerate().for_each(|(x, d)| d.copy_from_slice(&[r[x], g[x], b[x]]))
+                }
+            }
+        }
+        out
+    }
+
+    /// Packed 8-bit luminance, `width * height`: ITU-R 601-2 (`L = (299 R + 587 G + 114 B) / 1000`),
+    /// the same rounding as Pillow's `convert("L")`. Gray input is copied as is.
+    pub fn to_gray8(&self) -> Vec<u8> {
+        if self.format == SegPixelFormat::SEG_FORMAT_GRAY8 {
+            let mut out = Vec::with_capacity(self.width * self.height);
+            (0..self.height).for_each(|y| out.extend_from_slice(self.row(0, y)));
+            return out;
+        }
+        self.to_rgb8().chunks_exact(3).map(|p| luminance(p[0], p[1], p[2])).collect()
+    }
+}
+
+/// Pillow's `L` conversion: fixed-point 601-2 weights scaled by 2^16, rounded.
+#[inline]
+pub fn luminance(r: u8, g: u8, b: u8) -> u8 {
+    ((r as u32 * 19595 + g as u32 * 38470 + b as u32 * 7471 + 0x8000) >> 16) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_convert_to_the_same_rgb() {
+        let (w, h) = (3usize, 2usize);
+        let rgb: Vec<u8> = (0..(w * h * 3) as u8).map(|v| v.wrapping_mul(37)).collect();
+        let bgr: Vec<u8> = rgb.chunks(3).flat_map(|p| [p[2], p[1], p[0]]).collect();
+        let bgra: Vec<u8> = rgb.chunks(3).flat_map(|p| [p[2], p[1], p[0], 255]).collect();
+        let planes: Vec<Vec<u8>> = (0..3).map(|c| rgb.chunks(3).map(|p| p[c]).collect()).collect();
+        let a = ImageView::new(&rgb, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24).unwrap().to_rgb8();
+        let b = ImageView::new(&bgr, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24).unwrap().to_rgb8();
+        let c = ImageView::new(&bgra, w, h, 0, SegPixelFormat::SEG_FORMAT_BGRA32).unwrap().to_rgb8();
+        let d = ImageView::planar(&planes[0], &planes[1], &planes[2], w, h, 0).unwrap().to_rgb8();
+        assert_eq!(a, rgb);
+        assert_eq!(b, rgb);
+        assert_eq!(c, rgb);
+        assert_eq!(d, rgb);
+    }
+
+    #[test]
+    fn padded_and_bottom_up_strides() {
+        let (w, h) = (2usize, 3usize);
+        // rows 0,1,2 stored bottom-up with 2 bytes of padding each
+        let rows: [[u8; 2]; 3] = [[1, 2], [3, 4], [5, 6]];
+        let mut buf = Vec::new();
+        for r in rows.iter().rev() {
+            buf.extend_from_slice(r);
+            buf.extend_from_slice(&[0xEE, 0xEE]);
+        }
+        let v = ImageView::new(&buf[..buf.len() - 2], w, h, -4, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap();
+        assert_eq!(v.to_gray8(), vec![1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn rejects_bad_layouts() {
+        let buf = [0u8; 10];
+        let e = ImageView::new(&buf, 4, 2, 3, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap_err();
+        assert_eq!(e.status, SegStatus::SEG_INVALID_ARGUMENT);
+        let e = ImageView::new(&buf, 4, 3, 0, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap_err();
+        assert_eq!(e.status, SegStatus::SEG_BUFFER_TOO_SMALL);
+        let e = check_size(100_000, 100_000, SEG_DEFAULT_MAX_PIXELS).unwrap_err();
+        assert_eq!(e.status, SegStatus::SEG_IMAGE_TOO_LARGE);
+        assert!(SegPixelFormat::try_from(42).is_err());
+    }
+
+    #[test]
+    fn luminance_matches_pillow() {
+        // Pillow: Image.new("RGB",(1,1),(200,100,50)).convert("L").getpixel((0,0)) == 124
+        assert_eq!(luminance(200, 100, 50), 124);
+        assert_eq!(luminance(255, 255, 255), 255);
+    }
+}

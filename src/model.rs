@@ -1,0 +1,171 @@
+//! What segrt sees in a model: its inputs and outputs, and how a UNet's tensors are laid out.
+//! Everything is read from the model's metadata; nothing is assumed from position alone.
+
+use ort::session::Session;
+use ort::value::{TensorElementType, ValueType};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// One model input or output as reported by ONNX Runtime. `-1` marks a dynamic dimension.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TensorInfo {
+    pub name: String,
+    pub dtype: String,
+    pub shape: Vec<i64>,
+}
+
+impl TensorInfo {
+    fn of(name: &str, ty: &ValueType) -> Self {
+        match ty {
+            ValueType::Tensor { ty, shape, .. } => {
+                TensorInfo { name: name.to_string(), dtype: ty.to_string(), shape: shape.iter().copied().collect() }
+            }
+            other => TensorInfo { name: name.to_string(), dtype: format!("{other:?}"), shape: vec![] },
+        }
+    }
+}
+
+pub fn inputs_of(session: &Session) -> Vec<TensorInfo> {
+    session.inputs().iter().map(|o| TensorInfo::of(o.name(), o.dtype())).collect()
+}
+pub fn outputs_of(session: &Session) -> Vec<TensorInfo> {
+    session.outputs().iter().map(|o| TensorInfo::of(o.name(), o.dtype())).collect()
+}
+
+/// "name f32[1,3,256,256]" lists for error messages and `segrt info`.
+pub fn describe(infos: &[TensorInfo]) -> String {
+    infos
+        .iter()
+        .map(|t| {
+            let dims: Vec<String> = t.shape.iter().map(|d| if *d < 0 { "?".into() } else { d.to_string() }).collect();
+            format!("{} {}[{}]", t.name, t.dtype, dims.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Where the channel axis of a 4-D image tensor is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Layout {
+    #[serde(rename = "NCHW")]
+    Nchw,
+    #[serde(rename = "NHWC")]
+    Nhwc,
+}
+
+/// Element types segrt reads and writes for image tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Element {
+    #[serde(rename = "f32")]
+    F32,
+    #[serde(rename = "f16")]
+    F16,
+}
+
+impl Element {
+    fn of(ty: TensorElementType) -> Option<Self> {
+        match ty {
+            TensorElementType::Float32 => Some(Element::F32),
+            TensorElementType::Float16 => Some(Element::F16),
+            _ => None,
+        }
+    }
+}
+
+/// How segrt interprets a UNet-style model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnetSpec {
+    pub input_name: String,
+    pub input_layout: Layout,
+    pub input_element: Element,
+    /// 1 (gray) or 3 (colour).
+    pub channels: usize,
+    /// Fixed input height/width, `None` when the axis is dynamic.
+    pub height: Option<usize>,
+    pub width: Option<usize>,
+    pub output_name: String,
+    pub output_element: Element,
+    /// Output classes when the model declares them; 1 = binary probability/logit map.
+    pub classes: Option<usize>,
+}
+
+fn dim(d: i64) -> Option<usize> {
+    (d > 0).then_some(d as usize)
+}
+
+impl UnetSpec {
+    /// Reads the model's metadata, or explains why it is not a UNet segrt can run.
+    pub fn from_session(session: &Session) -> Result<Self> {
+        let inputs = inputs_of(session);
+        let outputs = outputs_of(session);
+        let unsupported = |why: &str| {
+            Error::unsupported_model(format!(
+                "{why}; expected one image input [1,C,H,W] or [1,H,W,C] (C = 1 or 3, float32/float16) and a float \
+                 output [1,K,H,W], [1,H,W,K] or [1,H,W]; the model has inputs: {}; outputs: {}",
+                describe(&inputs),
+                describe(&outputs)
+            ))
+        };
+
+        if inputs.len() != 1 {
+            return Err(unsupported(&format!("the model has {} inputs, a UNet has one", inputs.len())));
+        }
+        let input = &session.inputs()[0];
+        let (in_ty, in_shape) = match input.dtype() {
+            ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
+            _ => return Err(unsupported("the input is not a tensor")),
+        };
+        let input_element = Element::of(in_ty).ok_or_else(|| unsupported(&format!("input element type {in_ty} is not float32/float16")))?;
+        if in_shape.len() != 4 {
+            return Err(unsupported(&format!("the input has rank {}, not 4", in_shape.len())));
+        }
+        if in_shape[0] > 1 {
+            return Err(unsupported(&format!("the input batch size is fixed at {}", in_shape[0])));
+        }
+        let is_channels = |d: i64| d == 1 || d == 3;
+        // The channel axis is axis 1 when that is 1 or 3 (NCHW), else axis 3 (NHWC).
+        let (input_layout, channels, h, w) = if is_channels(in_shape[1]) {
+            (Layout::Nchw, in_shape[1] as usize, in_shape[2], in_shape[3])
+        } else if is_channels(in_shape[3]) {
+            (Layout::Nhwc, in_shape[3] as usize, in_shape[1], in_shape[2])
+        } else {
+            return Err(unsupported("cannot find a channel axis of size 1 or 3 in the input"));
+        };
+
+        // The first float output of rank 3 or 4 is the segmentation map.
+        let output = session
+            .outputs()
+            .iter()
+            .find(|o| matches!(o.dtype(), ValueType::Tensor { ty, shape, .. } if Element::of(*ty).is_some() && (shape.len() == 3 || shape.len() == 4)))
+            .ok_or_else(|| unsupported("no float output of rank 3 or 4"))?;
+        let (out_ty, out_shape) = match output.dtype() {
+            ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
+            _ => unreachable!("filtered above"),
+        };
+        let classes = match (out_shape.len(), input_layout) {
+            (3, _) => Some(1),
+            (_, Layout::Nchw) => dim(out_shape[1]),
+            (_, Layout::Nhwc) => dim(out_shape[3]),
+        };
+        Ok(UnetSpec {
+            input_name: input.name().to_string(),
+            input_layout,
+            input_element,
+            channels,
+            height: dim(h),
+            width: dim(w),
+            output_name: output.name().to_string(),
+            output_element: Element::of(out_ty).expect("filtered above"),
+            classes,
+        })
+    }
+
+    /// The input tensor shape for a model-space size `(w, h)`.
+    pub fn input_shape(&self, w: usize, h: usize) -> [i64; 4] {
+        match self.input_layout {
+            Layout::Nchw => [1, self.channels as i64, h as i64, w as i64],
+            Layout::Nhwc => [1, h as i64, w as i64, self.channels as i64],
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Finding and loading ONNX Runtime, once per process, always by absolute path.
+//!
+//! Search order:
+//! 1. the path the host gives (`seg_runtime_init(path)`, `SegOptions::ort_path`, `--ort`), else
+//! 2. the `SEGRT_ORT_PATH` environment variable; a file named by 1 or 2 is the only one tried, so a
+//!    wrong name is reported instead of silently replaced by another copy; with neither set:
+//! 3. the ONNX Runtime file beside the segrt library itself, then
+//! 4. the build tree's `.onnxruntime/` folder (filled by `scripts/fetch-ort.sh`), for development.
+//!
+//! Nothing is ever looked up through the loader's own search path or the current directory,
+//! so an old `System32\onnxruntime.dll` can never be picked up by accident.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use crate::error::{Error, Result, SegStatus};
+
+/// The environment variable that names the ONNX Runtime library file.
+pub const ORT_PATH_ENV: &str = "SEGRT_ORT_PATH";
+
+/// The ONNX Runtime release segrt is built and tested against.
+pub const ORT_EXPECTED_VERSION: &str = "1.31.1";
+
+/// File names tried in a folder (beside segrt, build tree), most specific first.
+#[cfg(windows)]
+const LIBRARY_NAMES: &[&str] = &["onnxruntime.dll"];
+#[cfg(target_os = "macos")]
+const LIBRARY_NAMES: &[&str] = &["libonnxruntime.dylib", "libonnxruntime.1.31.1.dylib"];
+#[cfg(all(unix, not(target_os = "macos")))]
+const LIBRARY_NAMES: &[&str] = &["libonnxruntime.so.1.31.1", "libonnxruntime.so.1", "libonnxruntime.so"];
+
+/// What was loaded, for `seg_version` and `seg_session_info`.
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    pub path: PathBuf,
+    pub version: String,
+    pub environment: ort::environment::Environment,
+}
+
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+/// Serialises loading so two threads never race `dlopen` + environment creation.
+static LOADING: Mutex<()> = Mutex::new(());
+
+/// The loaded runtime, if any (never loads).
+pub fn loaded() -> Option<&'static Runtime> {
+    RUNTIME.get()
+}
+
+/// Loads ONNX Runtime if it is not loaded yet and returns it.
+///
+/// `explicit` is tried first when given; it must be an absolute path. When a runtime is already
+/// loaded, it is returned as is (a process can only ever hold one).
+pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    let _guard = LOADING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    if let Some(path) = explicit {
+        if !path.is_absolute() {
+            return Err(Error::invalid(format!(
+                "ONNX Runtime path '{}' is relative; segrt only loads libraries by absolute path",
+                path.display()
+            )));
+        }
+    }
+
+    let mut tried: Vec<String> = Vec::new();
+    for (origin, path) in candidates(explicit) {
+        // A relative path would resolve against the current directory: never load one.
+        if !path.is_absolute() {
+            tried.push(format!("{} ({origin}): ignored, not an absolute path", path.display()));
+            continue;
+        }
+        if !path.is_file() {
+            tried.push(format!("{} ({origin}): no such file", path.display()));
+            continue;
+        }
+        match load(&path) {
+            Ok(rt) => return Ok(RUNTIME.get_or_init(|| rt)),
+            Err(LoadFailure::NotUsable(reason)) => tried.push(format!("{} ({origin}): {reason}", path.display())),
+            Err(LoadFailure::Environment(e)) => return Err(e),
+        }
+    }
+    // A file that exists but is of the wrong version or not ONNX Runtime is a different fix than a missing one.
+    let status = if tried.iter().any(|t| t.contains(NOT_USABLE_MARK)) {
+        SegStatus::SEG_RUNTIME_INIT_FAILED
+    } else {
+        SegStatus::SEG_RUNTIME_NOT_FOUND
+    };
+    Err(Error::new(
+        status,
+        format!(
+            "could not load ONNX Runtime {ORT_EXPECTED_VERSION}; tried:\n  {}\n\
+             Fix: put the ONNX Runtime library beside the segrt library, set {ORT_PATH_ENV} to its absolute path, \
+             or pass the path to seg_runtime_init()",
+            if tried.is_empty() { "(no candidate paths)".to_string() } else { tried.join("\n  ") }
+        ),
+    ))
+}
+
+enum LoadFailure {
+    /// This file could not be used; try the next candidate.
+    NotUsable(String),
+    /// The library loaded but the environment could not be created: stop here.
+    Environment(Error),
+}
+
+/// Marks a candidate that exists but is not a usable ONNX Runtime (wrong version, not a library).
+const NOT_USABLE_MARK: &str = "not usable";
+
+fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
+    // Read the version ourselves first: ort would accept any newer 1.x and its messages are terse.
+    let version = probe_version(path).map_err(LoadFailure::NotUsable)?;
+    if !version_compatible(&version) {
+        return Err(LoadFailure::NotUsable(format!(
+            "{NOT_USABLE_MARK}: it is ONNX Runtime {version}, segrt needs {ORT_EXPECTED_VERSION} (1.31.x)"
+        )));
+    }
+    let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(describe_load_error(&e)))?;
+    let environment = builder.with_name("segrt").build().map_err(|e| {
+        LoadFailure::Environment(Error::new(
+            SegStatus::SEG_RUNTIME_INIT_FAILED,
+            format!("ONNX Runtime loaded from '{}' but creating its environment failed: {e}", path.display()),
+        ))
+    })?;
+    Ok(Runtime { path: path.to_path_buf(), version, environment })
+}
+
+/// ort's top-level message is only "failed to load"; the loader's own reason is in `source()`.
+fn describe_load_error(e: &ort::LoadDynamicError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Opens the file, checks it is ONNX Runtime, and returns the version it reports, e.g. "1.31.1".
+fn probe_version(path: &Path) -> std::result::Result<String, String> {
+    // SAFETY: loading a library runs its initialisers; the caller chose this file as ONNX Runtime.
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| format!("{NOT_USABLE_MARK}: cannot be loaded: {e}"))?;
+    type GetApiBase = unsafe extern "C" fn() -> *const ort::sys::OrtApiBase;
+    let get_base: libloading::Symbol<GetApiBase> = unsafe { lib.get(b"OrtGetApiBase\0") }
+        .map_err(|_| format!("{NOT_USABLE_MARK}: loads, but has no OrtGetApiBase: not an ONNX Runtime library"))?;
+    // SAFETY: OrtGetApiBase and GetVersionString take no arguments and return static data.
+    let version = unsafe {
+        let base = get_base();
+        if base.is_null() {
+            return Err(format!("{NOT_USABLE_MARK}: OrtGetApiBase returned NULL"));
+        }
+        let s = ((*base).GetVersionString)();
+        if s.is_null() {
+            return Err(format!("{NOT_USABLE_MARK}: GetVersionString returned NULL"));
+        }
+        std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+    };
+    Ok(version)
+}
+
+/// segrt is compiled against the 1.31 API; any 1.31.x patch release works.
+pub fn version_compatible(version: &str) -> bool {
+    let mut parts = version.split('.');
+    parts.next() == Some("1") && parts.next() == Some("31")
+}
+
+/// Every candidate path in search order, each with where it came from.
+pub fn candidates(explicit: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
+    if let Some(p) = explicit {
+        return vec![("given by the host", p.to_path_buf())];
+    }
+    if let Some(v) = std::env::var_os(ORT_PATH_ENV).filter(|v| !v.is_empty()) {
+        return vec![("from SEGRT_ORT_PATH", PathBuf::from(v))];
+    }
+    let mut out = Vec::new();
+    if let Some(dir) = own_library_dir() {
+        for name in LIBRARY_NAMES {
+            out.push(("beside the segrt library", dir.join(name)));
+        }
+    }
+    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join(".onnxruntime");
+    for name in LIBRARY_NAMES {
+        out.push(("build tree", dev.join(name)));
+    }
+    out
+}
+
+/// The folder holding the module (libsegrt.so / segrt.dll, or the executable it is linked into).
+pub fn own_library_dir() -> Option<PathBuf> {
+    own_module_path().and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+#[cfg(unix)]
+fn own_module_path() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    use std::os::unix::ffi::OsStrExt;
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // Any function of this crate resolves to the module that contains it.
+    let addr = own_module_path as *const libc::c_void;
+    if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    let name = unsafe { CStr::from_ptr(info.dli_fname) };
+    let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
+    std::fs::canonicalize(&path).ok().or(Some(path))
+}
+
+#[cfg(windows)]
+fn own_module_path() -> Option<PathBuf> {
+    use std::os::windows::ffi::OsStringExt;
+    type Hmodule = *mut std::ffi::c_void;
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetModuleHandleExW(flags: u32, name: *const u16, module: *mut Hmodule) -> i32;
+        fn GetModuleFileNameW(module: Hmodule, name: *mut u16, size: u32) -> u32;
+    }
+    const FROM_ADDRESS: u32 = 0x4;
+    const UNCHANGED_REFCOUNT: u32 = 0x2;
+    let mut module: Hmodule = std::ptr::null_mut();
+    let addr = own_module_path as *const u16;
+    if unsafe { GetModuleHandleExW(FROM_ADDRESS | UNCHANGED_REFCOUNT, addr, &mut module) } == 0 {
+        return None;
+    }
+    let mut buf = vec![0u16; 32768];
+    let n = unsafe { GetModuleFileNameW(module, buf.as_mut_ptr(), buf.len() as u32) } as usize;
+    if n == 0 || n >= buf.len() {
+        return None;
+    }
+    Some(PathBuf::from(std::ffi::OsString::from_wide(&buf[..n])))
+}
+
+/// Runs `f` with the loaded environment, loading it first (from the default places, or `explicit`).
+pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment::Environment> {
+    init(explicit).map(|rt| &rt.environment)
+}

@@ -1,0 +1,191 @@
+//! The UNet pipeline: image -> tensor -> ONNX Runtime -> mask at the image's size.
+//!
+//! A `UnetSegmenter` keeps the model bytes and options; each calling thread lazily gets its own
+//! ONNX Runtime session (`Session::run` needs `&mut self`), so any number of threads can share
+//! one segmenter without locks on the hot path.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use half::f16;
+use half::slice::HalfFloatSliceExt;
+use ort::session::Session;
+use ort::value::TensorRef;
+use serde::Serialize;
+use thread_local::ThreadLocal;
+
+use crate::engine::{build_session, resident_bytes, ProviderReport};
+use crate::error::{Error, Result, SegStatus};
+use crate::image::{check_size, ImageView};
+use crate::model::{inputs_of, outputs_of, Element, TensorInfo, UnetSpec};
+use crate::options::Options;
+use crate::postprocess::{segment, ScoreMaps, Segmentation};
+use crate::preprocess::{model_size, prepare, TensorData};
+
+/// What one run measured: milliseconds per stage and the size the model ran at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    pub preprocess_ms: f64,
+    pub inference_ms: f64,
+    pub postprocess_ms: f64,
+    pub model_width: usize,
+    pub model_height: usize,
+}
+
+/// A UNet segmentation model ready to run from any thread.
+pub struct UnetSegmenter {
+    model: Vec<u8>,
+    options: Options,
+    spec: UnetSpec,
+    inputs: Vec<TensorInfo>,
+    outputs: Vec<TensorInfo>,
+    provider: ProviderReport,
+    session_bytes: Option<u64>,
+    sessions: ThreadLocal<RefCell<Session>>,
+    session_count: AtomicUsize,
+}
+
+/// What `seg_session_info` and `segrt info` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionInfo<'a> {
+    pub kind: &'static str,
+    pub inputs: &'a [TensorInfo],
+    pub outputs: &'a [TensorInfo],
+    pub interpretation: &'a UnetSpec,
+    pub provider: &'a ProviderReport,
+    pub intra_threads: String,
+    pub threads_with_session: usize,
+    /// Resident memory the first session added; each extra calling thread costs about as much.
+    pub bytes_per_thread_session: Option<u64>,
+    pub model_bytes: usize,
+    pub onnxruntime: RuntimeInfo,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeInfo {
+    pub version: String,
+    pub path: String,
+}
+
+pub fn read_model_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::new(SegStatus::SEG_MODEL_NOT_FOUND, format!("cannot read model file '{}': {e}", path.display())))
+}
+
+impl UnetSegmenter {
+    pub fn from_file(path: &Path, options: Options) -> Result<Self> {
+        Self::from_memory(read_model_file(path)?, options)
+    }
+
+    /// Loads the model, checks it is a UNet segrt can run, and creates the calling thread's session.
+    pub fn from_memory(model: Vec<u8>, options: Options) -> Result<Self> {
+        options.validate()?;
+        let before = resident_bytes();
+        let (session, provider) = build_session(&model, &options)?;
+        let session_bytes = match (before, resident_bytes()) {
+            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+            _ => None,
+        };
+        let spec = UnetSpec::from_session(&session)?;
+        let (inputs, outputs) = (inputs_of(&session), outputs_of(&session));
+        let sessions = ThreadLocal::new();
+        sessions.get_or(|| RefCell::new(session));
+        Ok(UnetSegmenter { model, options, spec, inputs, outputs, provider, session_bytes, sessions, session_count: AtomicUsize::new(1) })
+    }
+
+    pub fn spec(&self) -> &UnetSpec {
+        &self.spec
+    }
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+    pub fn provider(&self) -> &ProviderReport {
+        &self.provider
+    }
+
+    pub fn info(&self) -> SessionInfo<'_> {
+        let rt = crate::runtime::loaded();
+        SessionInfo {
+            kind: "unet",
+            inputs: &self.inputs,
+            outputs: &self.outputs,
+            interpretation: &self.spec,
+            provider: &self.provider,
+            intra_threads: match self.options.intra_threads {
+                0 => "ONNX Runtime default (one per physical core)".into(),
+                n => n.to_string(),
+            },
+            threads_with_session: self.session_count.load(Ordering::Relaxed),
+            bytes_per_thread_session: self.session_bytes,
+            model_bytes: self.model.len(),
+            onnxruntime: RuntimeInfo {
+                version: rt.map(|r| r.version.clone()).unwrap_or_default(),
+                path: rt.map(|r| r.path.display().to_string()).unwrap_or_default(),
+            },
+        }
+    }
+
+    /// Segments one image. The mask has the image's size.
+    pub fn segment(&self, image: &ImageView<'_>, want_probability: bool) -> Result<(Segmentation, RunStats)> {
+        check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
+        let cell = self.sessions.get_or_try(|| {
+            let (session, _) = build_session(&self.model, &self.options)?;
+            self.session_count.fetch_add(1, Ordering::Relaxed);
+            Ok::<_, Error>(RefCell::new(session))
+        })?;
+        let mut session = cell
+            .try_borrow_mut()
+            .map_err(|_| Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"))?;
+
+        let t0 = Instant::now();
+        let size = model_size(&self.spec, (image.width(), image.height()), &self.options);
+        check_size(size.0 as i64, size.1 as i64, self.options.max_pixels)
+            .map_err(|e| e.context("model input size"))?;
+        let tensor = prepare(image, &self.spec, size, &self.options)?;
+        let t1 = Instant::now();
+        let (shape, scores) = run_once(&mut session, &self.spec, size, &tensor)?;
+        let t2 = Instant::now();
+        let maps = ScoreMaps::from_output(&shape, &scores, self.spec.input_layout, size)?;
+        let seg = segment(maps, (image.width(), image.height()), &self.options, want_probability)?;
+        let t3 = Instant::now();
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+        Ok((
+            seg,
+            RunStats {
+                preprocess_ms: ms(t0, t1),
+                inference_ms: ms(t1, t2),
+                postprocess_ms: ms(t2, t3),
+                model_width: size.0,
+                model_height: size.1,
+            },
+        ))
+    }
+}
+
+/// One `session.run`; returns the output's shape and its values as f32.
+fn run_once(session: &mut Session, spec: &UnetSpec, (w, h): (usize, usize), tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
+    let shape = spec.input_shape(w, h).to_vec();
+    let input = match tensor {
+        TensorData::F32(v) => TensorRef::from_array_view((shape, v.as_slice())).map(|t| t.into_dyn()),
+        TensorData::F16(v) => TensorRef::from_array_view((shape, v.as_slice())).map(|t| t.into_dyn()),
+    }
+    .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, format!("cannot wrap the input tensor: {e}")))?;
+    let outputs = session
+        .run(ort::inputs![spec.input_name.as_str() => input])
+        .map_err(|e| Error::inference(format!("ONNX Runtime run failed: {}", e.message())))?;
+    let value = &outputs[spec.output_name.as_str()];
+    let bad = |e: ort::Error| Error::inference(format!("cannot read output '{}': {e}", spec.output_name));
+    match spec.output_element {
+        Element::F32 => {
+            let (s, data) = value.try_extract_tensor::<f32>().map_err(bad)?;
+            Ok((s.to_vec(), data.to_vec()))
+        }
+        Element::F16 => {
+            let (s, data) = value.try_extract_tensor::<f16>().map_err(bad)?;
+            let mut out = vec![0f32; data.len()];
+            data.convert_to_f32_slice(&mut out);
+            Ok((s.to_vec(), out))
+        }
+    }
+}
