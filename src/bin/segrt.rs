@@ -1,0 +1,329 @@
+//! `segrt`: the command-line tool. `segrt demo` runs the bundled model on the bundled samples;
+//! `segrt unet` segments files or folders; `segrt info` shows what segrt sees in a model.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use image::{DynamicImage, GrayImage, RgbImage};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use segrt::options::{SegProvider, SegProviderPolicy, SegThresholdMode};
+use segrt::{ImageView, Options, SegPixelFormat, UnetSegmenter};
+
+#[derive(Parser)]
+#[command(name = "segrt", version, about = "Native segmentation runtime: UNet (and soon SAM2) models on ONNX Runtime")]
+struct Cli {
+    /// Absolute path of the ONNX Runtime library (default: SEGRT_ORT_PATH, beside segrt, the build tree)
+    #[arg(long, global = true)]
+    ort: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Segment the bundled sample images with the bundled demo UNet; writes masks and overlays
+    Demo {
+        /// Output folder
+        #[arg(long, default_value = "out/demo")]
+        out: PathBuf,
+        /// Folder holding demo_unet.onnx and samples/
+        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/models"))]
+        models: PathBuf,
+    },
+    /// Segment images (files or folders) with a UNet model
+    Unet(UnetArgs),
+    /// Show a model's inputs/outputs and how segrt interprets them (JSON)
+    Info {
+        model: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct UnetArgs {
+    /// The ONNX model
+    #[arg(long)]
+    model: PathBuf,
+    /// Output folder for <stem>_mask.png (and <stem>_overlay.png)
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// A probability threshold in [0,1], or "otsu"
+    #[arg(long, default_value = "0.5")]
+    threshold: String,
+    /// Remove foreground regions smaller than N pixels
+    #[arg(long, default_value_t = 0)]
+    min_area: usize,
+    /// Morphological closing with a KxK square
+    #[arg(long, default_value_t = 0)]
+    close: usize,
+    /// Fill holes inside foreground regions
+    #[arg(long)]
+    fill_holes: bool,
+    /// Also write <stem>_overlay.png
+    #[arg(long)]
+    overlay: bool,
+    /// ONNX Runtime intra-op threads (0 = one per physical core)
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Execution provider: cpu, cuda or cuda:ID
+    #[arg(long, default_value = "cpu")]
+    provider: String,
+    /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
+    #[arg(long)]
+    fallback: bool,
+    /// Image files or folders
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let ort = match cli.ort.as_deref().map(absolute).transpose() {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let result = match cli.command {
+        Command::Demo { out, models } => demo(&models, &out, ort),
+        Command::Unet(args) => unet(args, ort),
+        Command::Info { model } => info(&model, ort),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("segrt: error: {message}");
+    ExitCode::FAILURE
+}
+
+type CliResult<T = ()> = Result<T, String>;
+
+fn absolute(p: &Path) -> CliResult<PathBuf> {
+    std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+fn load_segmenter(model: &Path, options: Options) -> CliResult<(UnetSegmenter, f64)> {
+    let t = Instant::now();
+    let seg = UnetSegmenter::from_file(model, options).map_err(|e| e.to_string())?;
+    Ok((seg, t.elapsed().as_secs_f64() * 1e3))
+}
+
+fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
+    let model = models.join("demo_unet.onnx");
+    let samples = models.join("samples");
+    let inputs: Vec<PathBuf> = list_images(&[samples.clone()])?.into_iter().filter(|p| !stem(p).ends_with("_gt")).collect();
+    if inputs.is_empty() {
+        return Err(format!("no sample images in {}", samples.display()));
+    }
+    let options = Options { ort_path: ort, ..Options::default() };
+    let (seg, load_ms) = load_segmenter(&model, options)?;
+    let rt = segrt::runtime::loaded().expect("loaded by the segmenter");
+    println!("segrt demo: {} on {} images", model.display(), inputs.len());
+    println!("ONNX Runtime {} from {}", rt.version, rt.path.display());
+    println!("model loaded in {load_ms:.1} ms; provider {}", seg.provider().in_use);
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let mut totals = [0f64; 4];
+    for path in &inputs {
+        let t = Instant::now();
+        let img = decode(path)?;
+        let decode_ms = t.elapsed().as_secs_f64() * 1e3;
+        let (mask, stats) = segment_image(&seg, &img)?;
+        let t = Instant::now();
+        write_outputs(out, path, &img, &mask, true)?;
+        let write_ms = t.elapsed().as_secs_f64() * 1e3;
+        let gt = path.with_file_name(format!("{}_gt.png", stem(path)));
+        let iou = if gt.exists() { Some(iou(&mask, &decode(&gt)?.to_luma8())) } else { None };
+        println!(
+            "  {:<16} {:>4}x{:<4} decode {:>6.1} ms | pre {:>6.1} ms | infer {:>7.1} ms | post {:>6.1} ms | write {:>6.1} ms{}",
+            file_name(path),
+            img.width(),
+            img.height(),
+            decode_ms,
+            stats.preprocess_ms,
+            stats.inference_ms,
+            stats.postprocess_ms,
+            write_ms,
+            iou.map(|v| format!(" | IoU vs ground truth {v:.3}")).unwrap_or_default()
+        );
+        for (i, v) in [stats.preprocess_ms, stats.inference_ms, stats.postprocess_ms, decode_ms + write_ms].iter().enumerate() {
+            totals[i] += v;
+        }
+    }
+    let n = inputs.len() as f64;
+    println!(
+        "mean per image: pre {:.1} ms, inference {:.1} ms, post {:.1} ms (file decode+write {:.1} ms)",
+        totals[0] / n,
+        totals[1] / n,
+        totals[2] / n,
+        totals[3] / n
+    );
+    println!("masks and overlays written to {}", absolute(out)?.display());
+    Ok(())
+}
+
+fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
+    let (provider, device_id) = parse_provider(&args.provider)?;
+    let (threshold_mode, threshold) = match args.threshold.as_str() {
+        "otsu" => (SegThresholdMode::SEG_THRESHOLD_OTSU, 0.5),
+        t => (
+            SegThresholdMode::SEG_THRESHOLD_FIXED,
+            t.parse::<f32>().map_err(|_| format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'"))?,
+        ),
+    };
+    let options = Options {
+        ort_path: ort,
+        provider,
+        device_id,
+        provider_policy: if args.fallback { SegProviderPolicy::SEG_PROVIDER_FALLBACK } else { SegProviderPolicy::SEG_PROVIDER_REQUIRE },
+        intra_threads: args.threads,
+        threshold_mode,
+        threshold,
+        min_area: args.min_area,
+        close_kernel: args.close,
+        fill_holes: args.fill_holes,
+        ..Options::default()
+    };
+    let inputs = list_images(&args.inputs)?;
+    if inputs.is_empty() {
+        return Err("no image files found in the given inputs".into());
+    }
+    let (seg, load_ms) = load_segmenter(&args.model, options)?;
+    let p = seg.provider();
+    eprintln!("model loaded in {load_ms:.1} ms; provider {}", p.in_use);
+    if let Some(reason) = &p.fallback_reason {
+        eprintln!("warning: running on the CPU: {reason}");
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let bar = ProgressBar::new(inputs.len() as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let mut failures = 0;
+    for path in &inputs {
+        bar.set_message(file_name(path));
+        let outcome = decode(path).and_then(|img| {
+            let (mask, _) = segment_image(&seg, &img)?;
+            write_outputs(&args.out, path, &img, &mask, args.overlay)
+        });
+        if let Err(e) = outcome {
+            bar.suspend(|| eprintln!("segrt: error: {}: {e}", path.display()));
+            failures += 1;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    eprintln!("{} of {} images segmented into {}", inputs.len() - failures, inputs.len(), args.out.display());
+    if failures > 0 {
+        return Err(format!("{failures} image(s) failed"));
+    }
+    Ok(())
+}
+
+fn info(model: &Path, ort: Option<PathBuf>) -> CliResult {
+    let (seg, _) = load_segmenter(model, Options { ort_path: ort, ..Options::default() })?;
+    let json = serde_json::to_string_pretty(&seg.info()).map_err(|e| e.to_string())?;
+    println!("{json}");
+    Ok(())
+}
+
+fn parse_provider(s: &str) -> CliResult<(SegProvider, i32)> {
+    let (name, id) = s.split_once(':').unwrap_or((s, "0"));
+    let id: i32 = id.parse().map_err(|_| format!("--provider '{s}': device id must be a number"))?;
+    match name.to_ascii_lowercase().as_str() {
+        "cpu" => Ok((SegProvider::SEG_PROVIDER_CPU, 0)),
+        "cuda" => Ok((SegProvider::SEG_PROVIDER_CUDA, id)),
+        _ => Err(format!("--provider '{s}': expected cpu, cuda or cuda:ID")),
+    }
+}
+
+fn decode(path: &Path) -> CliResult<DynamicImage> {
+    image::open(path).map_err(|e| format!("cannot read image {}: {e}", path.display()))
+}
+
+/// Gray files go in as GRAY8, everything else as RGB24.
+fn segment_image(seg: &UnetSegmenter, img: &DynamicImage) -> CliResult<(GrayImage, segrt::unet::RunStats)> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let gray;
+    let rgb;
+    let view = if matches!(img, DynamicImage::ImageLuma8(_) | DynamicImage::ImageLuma16(_)) {
+        gray = img.to_luma8();
+        ImageView::new(gray.as_raw(), w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY8)
+    } else {
+        rgb = img.to_rgb8();
+        ImageView::new(rgb.as_raw(), w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24)
+    }
+    .map_err(|e| e.to_string())?;
+    let (s, stats) = seg.segment(&view, false).map_err(|e| e.to_string())?;
+    let mask = GrayImage::from_raw(w as u32, h as u32, s.mask).ok_or("mask size mismatch")?;
+    Ok((mask, stats))
+}
+
+fn write_outputs(out: &Path, input: &Path, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<PathBuf> {
+    let mask_path = out.join(format!("{}_mask.png", stem(input)));
+    mask.save(&mask_path).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
+    if overlay {
+        let path = out.join(format!("{}_overlay.png", stem(input)));
+        make_overlay(&img.to_rgb8(), mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(mask_path)
+}
+
+/// Tints mask pixels: red for 255 (binary), a palette colour per class index otherwise.
+fn make_overlay(rgb: &RgbImage, mask: &GrayImage) -> RgbImage {
+    const PALETTE: [[u8; 3]; 6] = [[255, 0, 0], [0, 200, 0], [0, 90, 255], [255, 200, 0], [200, 0, 255], [0, 220, 220]];
+    let mut out = rgb.clone();
+    for (px, m) in out.pixels_mut().zip(mask.pixels()) {
+        let m = m.0[0];
+        if m != 0 {
+            let c = if m == 255 { PALETTE[0] } else { PALETTE[(m as usize - 1) % PALETTE.len()] };
+            for i in 0..3 {
+                px.0[i] = ((px.0[i] as u16 + c[i] as u16) / 2) as u8;
+            }
+        }
+    }
+    out
+}
+
+fn iou(mask: &GrayImage, gt: &GrayImage) -> f64 {
+    let (mut inter, mut union) = (0u64, 0u64);
+    for (a, b) in mask.pixels().zip(gt.pixels()) {
+        let (a, b) = (a.0[0] > 127, b.0[0] > 127);
+        inter += (a && b) as u64;
+        union += (a || b) as u64;
+    }
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+fn list_images(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
+    const EXT: [&str; 7] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff", "pgm"];
+    let mut out = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(input)
+                .map_err(|e| format!("cannot list {}: {e}", input.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()).is_some_and(|e| EXT.contains(&e.to_ascii_lowercase().as_str())))
+                .collect();
+            files.sort();
+            out.extend(files);
+        } else if input.is_file() {
+            out.push(input.clone());
+        } else {
+            return Err(format!("{} does not exist", input.display()));
+        }
+    }
+    Ok(out)
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}

@@ -1,0 +1,127 @@
+//! Helpers for tests that drive segrt through its C ABI, as a host program would.
+#![allow(dead_code)]
+
+use std::ffi::{c_char, CString};
+use std::path::{Path, PathBuf};
+use std::ptr;
+
+use segrt::ffi::*;
+use segrt::{SegPixelFormat, SegStatus};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+pub fn model(name: &str) -> PathBuf {
+    repo().join("models").join(name)
+}
+pub fn sample(name: &str) -> PathBuf {
+    repo().join("models/samples").join(name)
+}
+pub fn samples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("models/samples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png") && !p.to_string_lossy().ends_with("_gt.png"))
+        .collect();
+    v.sort();
+    v
+}
+
+pub struct Rgb {
+    pub w: usize,
+    pub h: usize,
+    pub data: Vec<u8>,
+}
+pub fn load_rgb(p: &Path) -> Rgb {
+    let img = image::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).to_rgb8();
+    Rgb { w: img.width() as usize, h: img.height() as usize, data: img.into_raw() }
+}
+pub fn load_gray(p: &Path) -> Vec<u8> {
+    image::open(p).unwrap().to_luma8().into_raw()
+}
+pub fn gt_for(p: &Path) -> Vec<u8> {
+    let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+    load_gray(&p.with_file_name(format!("{stem}_gt.png")))
+}
+
+pub fn cstr(s: &str) -> CString {
+    CString::new(s).unwrap()
+}
+
+/// The calling thread's last error message.
+pub fn last_error() -> String {
+    let n = unsafe { seg_last_error(ptr::null_mut(), 0) };
+    let mut buf = vec![0 as c_char; n];
+    unsafe { seg_last_error(buf.as_mut_ptr(), n) };
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+}
+
+pub struct Session(pub *mut SegSession);
+unsafe impl Send for Session {}
+unsafe impl Sync for Session {}
+impl Drop for Session {
+    fn drop(&mut self) {
+        unsafe { seg_free(self.0) };
+    }
+}
+
+pub fn default_options() -> SegOptions {
+    let mut o = std::mem::MaybeUninit::<SegOptions>::uninit();
+    assert_eq!(unsafe { seg_options_default(o.as_mut_ptr()) }, SegStatus::SEG_OK);
+    unsafe { o.assume_init() }
+}
+
+pub fn create(model_path: &Path, options: Option<&SegOptions>) -> Result<Session, (SegStatus, String)> {
+    let path = cstr(model_path.to_str().unwrap());
+    let mut s: *mut SegSession = ptr::null_mut();
+    let st = unsafe { seg_create(path.as_ptr(), options.map_or(ptr::null(), |o| o as *const _), &mut s) };
+    if st == SegStatus::SEG_OK {
+        Ok(Session(s))
+    } else {
+        assert!(s.is_null(), "out_session written on failure");
+        Err((st, last_error()))
+    }
+}
+
+pub fn image_desc(data: &[u8], w: usize, h: usize, stride: i32, format: SegPixelFormat) -> SegImage {
+    SegImage { data: data.as_ptr(), width: w as i32, height: h as i32, stride, format: format as i32, plane1: ptr::null(), plane2: ptr::null() }
+}
+
+pub struct RunOut {
+    pub mask: Vec<u8>,
+    pub prob: Vec<f32>,
+    pub info: SegRunInfo,
+}
+
+pub fn run(s: &Session, img: &SegImage) -> Result<RunOut, (SegStatus, String)> {
+    let (w, h) = (img.width as usize, img.height as usize);
+    let mut mask = vec![0u8; w * h];
+    let mut prob = vec![0f32; w * h];
+    let m = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
+    let mut info = SegRunInfo { struct_size: std::mem::size_of::<SegRunInfo>() as u32, ..Default::default() };
+    let st = unsafe { seg_run_unet(s.0, img, &m, prob.as_mut_ptr(), prob.len(), &mut info) };
+    if st == SegStatus::SEG_OK {
+        Ok(RunOut { mask, prob, info })
+    } else {
+        Err((st, last_error()))
+    }
+}
+
+pub fn run_rgb(s: &Session, img: &Rgb) -> RunOut {
+    run(s, &image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24)).unwrap_or_else(|e| panic!("run failed: {e:?}"))
+}
+
+pub fn iou(mask: &[u8], gt: &[u8]) -> f64 {
+    let (mut i, mut u) = (0u64, 0u64);
+    for (a, b) in mask.iter().zip(gt) {
+        let (a, b) = (*a > 127, *b > 127);
+        i += (a && b) as u64;
+        u += (a || b) as u64;
+    }
+    if u == 0 { 1.0 } else { i as f64 / u as f64 }
+}
+
+pub fn agreement(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
+}

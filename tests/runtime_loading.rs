@@ -1,0 +1,58 @@
+//! Finding ONNX Runtime: missing, not a library, relative path, then a correct path still works.
+//! One test in its own binary, because a process can load ONNX Runtime only once.
+
+mod common;
+
+use std::ptr;
+
+use common::*;
+use segrt::ffi::*;
+use segrt::SegStatus;
+
+#[test]
+fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
+    let version = || {
+        let mut buf = vec![0 as std::ffi::c_char; 512];
+        unsafe { seg_version(buf.as_mut_ptr(), buf.len()) };
+        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+    };
+    assert!(version().contains("not loaded yet"), "{}", version());
+
+    let missing = cstr("/no/such/dir/libonnxruntime.so.1.31.1");
+    assert_eq!(unsafe { seg_runtime_init(missing.as_ptr()) }, SegStatus::SEG_RUNTIME_NOT_FOUND);
+    let msg = last_error();
+    assert!(msg.contains("/no/such/dir/libonnxruntime.so.1.31.1") && msg.contains("no such file"), "{msg}");
+
+    // a session asking for a missing runtime fails the same way, with nothing half-initialised
+    let mut o = default_options();
+    o.ort_path = missing.as_ptr();
+    let err = create(&model("demo_unet.onnx"), Some(&o)).err().unwrap();
+    assert_eq!(err.0, SegStatus::SEG_RUNTIME_NOT_FOUND, "{}", err.1);
+
+    let not_a_library = cstr(model("make_models.py").to_str().unwrap());
+    assert_eq!(unsafe { seg_runtime_init(not_a_library.as_ptr()) }, SegStatus::SEG_RUNTIME_INIT_FAILED);
+    let msg = last_error();
+    assert!(msg.contains("make_models.py") && msg.contains("cannot be loaded"), "{msg}");
+
+    let relative = cstr("libonnxruntime.so.1.31.1");
+    assert_eq!(unsafe { seg_runtime_init(relative.as_ptr()) }, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(last_error().contains("absolute path"));
+
+    // a library that is not ONNX Runtime at all (libc exports no OrtGetApiBase)
+    if let Some(libc_path) = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"].iter().find(|p| std::path::Path::new(p).exists()) {
+        let p = cstr(libc_path);
+        assert_eq!(unsafe { seg_runtime_init(p.as_ptr()) }, SegStatus::SEG_RUNTIME_INIT_FAILED);
+        assert!(last_error().contains("not an ONNX Runtime library"), "{}", last_error());
+    }
+
+    assert!(version().contains("not loaded yet"));
+    let good = repo().join(".onnxruntime/libonnxruntime.so.1.31.1");
+    let good = cstr(good.to_str().unwrap());
+    assert_eq!(unsafe { seg_runtime_init(good.as_ptr()) }, SegStatus::SEG_OK, "{}", last_error());
+    assert!(version().contains("ONNX Runtime 1.31.1 loaded from"), "{}", version());
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let img = load_rgb(&sample("lesion_06.png"));
+    assert!(run_rgb(&s, &img).mask.iter().any(|v| *v == 255));
+    // once loaded, a second init is a no-op
+    assert_eq!(unsafe { seg_runtime_init(ptr::null()) }, SegStatus::SEG_OK);
+}

@@ -1,0 +1,243 @@
+//! The UNet pipeline end to end through the C ABI, on the committed demo and test models.
+
+mod common;
+
+use common::*;
+use segrt::ffi::*;
+use segrt::{SegPixelFormat, SegStatus};
+
+#[test]
+fn demo_model_reaches_iou_09_on_held_out_samples() {
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    for p in samples() {
+        let img = load_rgb(&p);
+        let out = run_rgb(&s, &img);
+        let iou = iou(&out.mask, &gt_for(&p));
+        println!("{}: IoU {iou:.4}", p.display());
+        assert!(iou >= 0.9, "{}: IoU {iou:.4} < 0.9", p.display());
+        assert!(out.mask.iter().all(|v| *v == 0 || *v == 255));
+        assert_eq!(out.info.num_classes, 1);
+        assert_eq!((out.info.model_width, out.info.model_height), (256, 256));
+        assert!(out.info.inference_ms > 0.0);
+        let fg = out.mask.iter().filter(|v| **v != 0).count() as u64;
+        assert_eq!(out.info.foreground_pixels, fg);
+        // probability map agrees with the mask
+        assert!(out.mask.iter().zip(&out.prob).all(|(m, p)| (*m == 255) == (*p > 0.5)));
+    }
+}
+
+#[test]
+fn fp16_and_int8_variants_agree_with_fp32() {
+    let fp32 = create(&model("demo_unet.onnx"), None).unwrap();
+    for variant in ["demo_unet_fp16.onnx", "demo_unet_int8.onnx"] {
+        let s = create(&model(variant), None).unwrap();
+        for p in samples() {
+            let img = load_rgb(&p);
+            let a = run_rgb(&fp32, &img).mask;
+            let b = run_rgb(&s, &img).mask;
+            let agree = agreement(&a, &b);
+            println!("{variant} {}: {:.4} % identical", p.display(), agree * 100.0);
+            assert!(agree >= 0.99, "{variant} on {}: only {:.3} % identical", p.display(), agree * 100.0);
+        }
+    }
+}
+
+/// The same picture in every layout a host may hold it in.
+fn all_layouts(img: &Rgb) -> Vec<(String, Vec<u8>, Vec<u8>, Vec<u8>, SegImage)> {
+    let (w, h) = (img.w, img.h);
+    let px = |f: &dyn Fn(&[u8]) -> Vec<u8>| -> Vec<u8> { img.data.chunks(3).flat_map(|p| f(p)).collect() };
+    let bgr = px(&|p| vec![p[2], p[1], p[0]]);
+    let bgra = px(&|p| vec![p[2], p[1], p[0], 255]);
+    let rgba = px(&|p| vec![p[0], p[1], p[2], 7]);
+    // padded stride, as GDI+ rounds rows to 4 bytes (plus some)
+    let stride = w * 3 + 13;
+    let mut padded = vec![0xAAu8; stride * h];
+    for y in 0..h {
+        padded[y * stride..y * stride + w * 3].copy_from_slice(&bgr[y * w * 3..(y + 1) * w * 3]);
+    }
+    // bottom-up rows: row 0 at the highest address, negative stride
+    let mut bottom_up = vec![0u8; w * 3 * h];
+    for y in 0..h {
+        bottom_up[(h - 1 - y) * w * 3..(h - y) * w * 3].copy_from_slice(&bgr[y * w * 3..(y + 1) * w * 3]);
+    }
+    let planes: Vec<Vec<u8>> = (0..3).map(|c| img.data.chunks(3).map(|p| p[c]).collect()).collect();
+    let mut out = Vec::new();
+    let mut push = |name: &str, buf: Vec<u8>, f: &dyn Fn(&[u8]) -> SegImage| {
+        let d = f(&buf);
+        out.push((name.to_string(), buf, Vec::new(), Vec::new(), d));
+    };
+    push("RGB24", img.data.clone(), &|b| image_desc(b, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24));
+    push("BGR24", bgr.clone(), &|b| image_desc(b, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24));
+    push("BGRA32", bgra, &|b| image_desc(b, w, h, 0, SegPixelFormat::SEG_FORMAT_BGRA32));
+    push("RGBA32", rgba, &|b| image_desc(b, w, h, (w * 4) as i32, SegPixelFormat::SEG_FORMAT_RGBA32));
+    push("BGR24 padded stride", padded, &|b| image_desc(b, w, h, stride as i32, SegPixelFormat::SEG_FORMAT_BGR24));
+    push("BGR24 bottom-up", bottom_up, &|b| {
+        let last_row_is_top = unsafe { b.as_ptr().add((h - 1) * w * 3) };
+        SegImage { data: last_row_is_top, ..image_desc(b, w, h, -((w * 3) as i32), SegPixelFormat::SEG_FORMAT_BGR24) }
+    });
+    let (r, g, b) = (planes[0].clone(), planes[1].clone(), planes[2].clone());
+    let d = SegImage { plane1: g.as_ptr(), plane2: b.as_ptr(), ..image_desc(&r, w, h, 0, SegPixelFormat::SEG_FORMAT_PLANAR_RGB8) };
+    out.push(("PLANAR_RGB8".into(), r, g, b, d));
+    out
+}
+
+#[test]
+fn every_pixel_format_and_stride_gives_the_same_mask() {
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let img = load_rgb(&sample("lesion_04.png")); // 333 wide: rows are not 4-byte multiples
+    let reference = run_rgb(&s, &img).mask;
+    for (name, _buf, _g, _b, desc) in all_layouts(&img) {
+        let out = run(&s, &desc).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        assert_eq!(out.mask, reference, "{name} gives another mask");
+    }
+}
+
+#[test]
+fn gray_input_runs_on_colour_and_gray_models() {
+    let img = load_rgb(&sample("lesion_02.png"));
+    let gray: Vec<u8> = img.data.chunks(3).map(|p| segrt::image::luminance(p[0], p[1], p[2])).collect();
+    let gt = gt_for(&sample("lesion_02.png"));
+    for m in ["demo_unet.onnx", "test/unet_gray.onnx"] {
+        let s = create(&model(m), None).unwrap();
+        let out = run(&s, &image_desc(&gray, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_GRAY8)).unwrap();
+        let iou = iou(&out.mask, &gt);
+        println!("{m} on GRAY8: IoU {iou:.4}");
+        assert!(iou >= 0.85, "{m} on GRAY8: IoU {iou:.4}");
+    }
+}
+
+#[test]
+fn nhwc_dynamic_and_sigmoid_inside_models_match_the_reference_model() {
+    let reference = create(&model("demo_unet.onnx"), None).unwrap();
+    let nhwc = create(&model("test/unet_nhwc.onnx"), None).unwrap();
+    let sigmoid = create(&model("test/unet_sigmoid.onnx"), None).unwrap();
+    // a dynamic model fed at the reference model's size must give the reference mask
+    let mut fixed = default_options();
+    fixed.input_width = 256;
+    fixed.input_height = 256;
+    let dynamic_256 = create(&model("test/unet_dynamic.onnx"), Some(&fixed)).unwrap();
+    let dynamic_native = create(&model("test/unet_dynamic.onnx"), None).unwrap();
+    for p in samples() {
+        let img = load_rgb(&p);
+        let want = run_rgb(&reference, &img).mask;
+        for (name, s) in [("NHWC", &nhwc), ("sigmoid inside", &sigmoid), ("dynamic at 256", &dynamic_256)] {
+            let agree = agreement(&run_rgb(s, &img).mask, &want);
+            assert!(agree >= 0.999, "{name} on {}: {:.4} % identical", p.display(), agree * 100.0);
+        }
+        let out = run_rgb(&dynamic_native, &img);
+        let (mw, mh) = (out.info.model_width as usize, out.info.model_height as usize);
+        assert_eq!((mw % 32, mh % 32), (0, 0), "dynamic size is rounded to multiples of 32");
+        assert!((mw as i64 - img.w as i64).abs() <= 16 && (mh as i64 - img.h as i64).abs() <= 16);
+        println!("dynamic at {mw}x{mh} on {}: IoU {:.4}", p.display(), iou(&out.mask, &gt_for(&p)));
+    }
+}
+
+#[test]
+fn multiclass_model_gives_class_indices() {
+    let s = create(&model("test/unet_multiclass.onnx"), None).unwrap();
+    for n in ["01", "02"] {
+        let p = model(&format!("test/multiclass_{n}.png"));
+        let img = load_rgb(&p);
+        let labels = load_gray(&model(&format!("test/multiclass_{n}_labels.png")));
+        let out = run_rgb(&s, &img);
+        assert_eq!(out.info.num_classes, 3);
+        assert!(out.info.threshold.is_nan());
+        assert!(out.mask.iter().all(|v| *v < 3));
+        for class in 1..3u8 {
+            let a: Vec<u8> = out.mask.iter().map(|v| if *v == class { 255 } else { 0 }).collect();
+            let b: Vec<u8> = labels.iter().map(|v| if *v == class { 255 } else { 0 }).collect();
+            let iou = iou(&a, &b);
+            println!("multiclass_{n} class {class}: IoU {iou:.4}");
+            assert!(iou >= 0.75, "class {class} IoU {iou:.4}");
+        }
+    }
+}
+
+#[test]
+fn clean_up_options_change_the_mask_as_documented() {
+    let img = load_rgb(&sample("lesion_01.png"));
+    let plain = run_rgb(&create(&model("demo_unet.onnx"), None).unwrap(), &img).mask;
+    let mut o = default_options();
+    o.min_area = u32::MAX; // every region is smaller than this
+    let none = run_rgb(&create(&model("demo_unet.onnx"), Some(&o)).unwrap(), &img).mask;
+    assert!(plain.iter().any(|v| *v != 0));
+    assert!(none.iter().all(|v| *v == 0));
+
+    let mut o = default_options();
+    o.close_kernel = 9;
+    o.fill_holes = 1;
+    let closed = run_rgb(&create(&model("demo_unet.onnx"), Some(&o)).unwrap(), &img).mask;
+    // closing and hole filling only ever add foreground
+    assert!(plain.iter().zip(&closed).all(|(a, b)| *a == 0 || *b == 255));
+
+    let mut o = default_options();
+    o.threshold_mode = segrt::options::SegThresholdMode::SEG_THRESHOLD_OTSU as i32;
+    let otsu = run_rgb(&create(&model("demo_unet.onnx"), Some(&o)).unwrap(), &img);
+    assert!(otsu.info.threshold > 0.0 && otsu.info.threshold < 1.0);
+    println!("otsu threshold {}", otsu.info.threshold);
+    assert!(iou(&otsu.mask, &gt_for(&sample("lesion_01.png"))) > 0.8);
+}
+
+#[test]
+fn several_threads_on_one_handle_give_identical_results() {
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let images: Vec<Rgb> = samples().iter().take(3).map(|p| load_rgb(p)).collect();
+    let expected: Vec<Vec<u8>> = images.iter().map(|i| run_rgb(&s, i).mask).collect();
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let (s, images, expected) = (&s, &images, &expected);
+            scope.spawn(move || {
+                for k in 0..6 {
+                    let i = (t + k) % images.len();
+                    assert_eq!(run_rgb(s, &images[i]).mask, expected[i], "thread {t} run {k}");
+                }
+            });
+        }
+    });
+    let info = session_info(&s);
+    assert!(info.contains("\"threads_with_session\": 5"), "{info}");
+}
+
+pub fn session_info(s: &Session) -> String {
+    let mut needed = 0usize;
+    let st = unsafe { seg_session_info(s.0, std::ptr::null_mut(), 0, &mut needed) };
+    assert_eq!(st, SegStatus::SEG_BUFFER_TOO_SMALL);
+    let mut buf = vec![0 as std::ffi::c_char; needed];
+    assert_eq!(unsafe { seg_session_info(s.0, buf.as_mut_ptr(), needed, &mut needed) }, SegStatus::SEG_OK);
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+}
+
+#[test]
+fn session_info_describes_model_and_runtime() {
+    let s = create(&model("test/unet_nhwc.onnx"), None).unwrap();
+    let info = session_info(&s);
+    let v: serde_json::Value = serde_json::from_str(&info).unwrap();
+    assert_eq!(v["kind"], "unet");
+    assert_eq!(v["interpretation"]["input_layout"], "NHWC");
+    assert_eq!(v["interpretation"]["channels"], 3);
+    assert_eq!(v["inputs"][0]["shape"], serde_json::json!([1, 256, 256, 3]));
+    assert_eq!(v["provider"]["in_use"], "CPU");
+    assert!(v["onnxruntime"]["version"].as_str().unwrap().starts_with("1.31"));
+    let s = create(&model("test/unet_dynamic.onnx"), None).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&session_info(&s)).unwrap();
+    assert_eq!(v["interpretation"]["height"], serde_json::Value::Null);
+    assert_eq!(v["inputs"][0]["shape"][2], -1);
+}
+
+#[test]
+fn model_from_memory_and_chinese_path() {
+    let bytes = std::fs::read(model("demo_unet.onnx")).unwrap();
+    let mut s = std::ptr::null_mut();
+    let st = unsafe { seg_create_from_memory(bytes.as_ptr(), bytes.len(), std::ptr::null(), &mut s) };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    let mem = Session(s);
+    drop(bytes); // segrt copied the bytes
+    let dir = std::env::temp_dir().join(format!("segrt 测试 模型 {}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("分割模型.onnx");
+    std::fs::copy(model("demo_unet.onnx"), &path).unwrap();
+    let from_file = create(&path, None).unwrap();
+    let img = load_rgb(&sample("lesion_06.png"));
+    assert_eq!(run_rgb(&mem, &img).mask, run_rgb(&from_file, &img).mask);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
