@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every test: Rust unit and C-ABI tests, the header checks, and the parity test against a
+# plain Python onnxruntime + numpy + Pillow reference. Installs what it needs (ONNX Runtime from
+# its PyPI wheel, a Python virtualenv in .venv/) on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./scripts/fetch-ort.sh
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import onnxruntime, numpy, PIL" 2>/dev/null; then
+  echo "== setting up .venv for the parity test"
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check onnxruntime==1.31.1 numpy pillow
+fi
+
+echo "== Rust tests"
+cargo build --bins
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --no-fail-fast
+else
+  cargo test --no-fail-fast
+fi
+
+echo "== header checks"
+./tests/c/check_header.sh
+
+echo "== parity with the Python reference"
+.venv/bin/python tests/parity/parity.py --segrt target/debug/segrt
