@@ -24,6 +24,10 @@
 // Version of the C ABI. Bumped on any incompatible change of a function signature or struct layout.
 #define SEG_ABI_VERSION 1
 
+// `seg_run_sam2_points` flag: feed the previous call's chosen low-res logits back as `mask_input`
+// (refinement, as the reference predictor does). Ignored when the image changed.
+#define SEG_SAM2_REFINE 1
+
 // Default limit on the pixels of one image: refuses absurd sizes before anything is allocated.
 #define SEG_DEFAULT_MAX_PIXELS 100000000
 
@@ -280,6 +284,21 @@ typedef struct SegImage {
   const uint8_t *plane2;
 } SegImage;
 
+// A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
+typedef struct SegPoint {
+  float x;
+  float y;
+  int32_t label;
+} SegPoint;
+
+// A box in original image pixels: top-left (x1, y1), bottom-right (x2, y2).
+typedef struct SegBox {
+  float x1;
+  float y1;
+  float x2;
+  float y2;
+} SegBox;
+
 // A caller-owned 8-bit output mask; it must have the input image's width and height.
 typedef struct SegMask {
   uint8_t *data;
@@ -288,6 +307,33 @@ typedef struct SegMask {
   // Bytes per row; 0 = `width`.
   int32_t stride;
 } SegMask;
+
+// Optional extra results of `seg_run_sam2_points`. Set `struct_size = sizeof(SegSam2Result)` and,
+// to receive them, the optional buffers (caller-owned; NULL = not wanted).
+typedef struct SegSam2Result {
+  uint32_t struct_size;
+  // Index of the chosen mask among the decoder's outputs (highest predicted IoU).
+  int32_t chosen_index;
+  // Masks the decoder returned (1, 3 or 4).
+  int32_t num_masks;
+  // Non-zero when the cached image embedding was reused (no encoder run).
+  uint32_t encoder_reused;
+  // Predicted IoU of each mask (first `num_masks` valid).
+  float scores[4];
+  double encoder_ms;
+  double decoder_ms;
+  double postprocess_ms;
+  // In: optional buffer of `all_masks_len` bytes receiving every mask (0/255), one after another,
+  // each width x height without padding. Needs `num_masks * width * height` bytes (at most 4x).
+  uint8_t *all_masks;
+  size_t all_masks_len;
+  // In: optional buffer of `low_res_len` floats receiving the chosen low-res logits.
+  float *low_res_logits;
+  size_t low_res_len;
+  // Out: size of the low-res logits.
+  int32_t low_res_width;
+  int32_t low_res_height;
+} SegSam2Result;
 
 // What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
 typedef struct SegRunInfo {
@@ -356,6 +402,72 @@ const char *seg_status_str(int32_t status);
 // # Safety
 // `buf` must be NULL or point to `cap` writable bytes.
 size_t seg_last_error(char *buf, size_t cap);
+
+// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
+// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
+// recognised from input/output names and types; an unrecognised pair gives `SEG_MODEL_UNSUPPORTED`
+// with the inputs/outputs found. Ownership, failure and thread-safety rules as for `seg_create`.
+//
+// # Safety
+// Paths must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`; `out_session` NULL or writable.
+SegStatus seg_create_sam2(const char *encoder_path,
+                          const char *decoder_path,
+                          const struct SegOptions *options,
+                          struct SegSession **out_session);
+
+// Like `seg_create_sam2`, from model bytes in memory (copied; the caller keeps ownership).
+//
+// # Safety
+// Each data pointer must point to its length in readable bytes.
+SegStatus seg_create_sam2_from_memory(const uint8_t *encoder_data,
+                                      size_t encoder_len,
+                                      const uint8_t *decoder_data,
+                                      size_t decoder_len,
+                                      const struct SegOptions *options,
+                                      struct SegSession **out_session);
+
+// Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
+// only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
+// (optional) receives the encoder time, 0 when the cache was used.
+// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
+//
+// # Safety
+// `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
+SegStatus seg_sam2_set_image(struct SegSession *session,
+                             const struct SegImage *image,
+                             double *out_encoder_ms);
+
+// Forgets the cached image embedding and the previous mask of a SAM2 session.
+//
+// # Safety
+// Any value may be passed as `session`.
+SegStatus seg_sam2_reset(struct SegSession *session);
+
+// Segments the object at the clicked points (and/or inside the box) and writes its mask, 0/255 at
+// the image's size, into `out_mask`.
+//
+// - `image`: the picture clicked on; the encoder runs only when its pixels differ from the cached
+//   image. NULL uses the image given to `seg_sam2_set_image` (or the last call).
+// - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
+//   NULL/0 when `bbox` is given.
+// - `bbox`: optional (NULL = none), in original image pixels.
+// - `flags`: 0 or `SEG_SAM2_REFINE`.
+// - `out_score`: optional, the chosen mask's predicted IoU.
+// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
+//
+// Outputs are written only on success. Thread safety: any number of threads at once.
+//
+// # Safety
+// All pointers must be NULL or valid for the sizes stated.
+SegStatus seg_run_sam2_points(struct SegSession *session,
+                              const struct SegImage *image,
+                              const struct SegPoint *points,
+                              size_t n_points,
+                              const struct SegBox *bbox,
+                              uint32_t flags,
+                              const struct SegMask *out_mask,
+                              float *out_score,
+                              struct SegSam2Result *out_result);
 
 // Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
 // Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.

@@ -78,3 +78,64 @@ pub fn resident_bytes() -> Option<u64> {
         None
     }
 }
+
+/// One model, one ONNX Runtime session per calling thread, created on first use.
+///
+/// ONNX Runtime's `Run` needs exclusive access to a session; giving each thread its own lets any
+/// number of host threads share a handle without a lock on the hot path. Sessions live until the
+/// owner is dropped; a thread that exits leaves its slot to the next new thread (thread ids are
+/// reused), so a host's thread pool does not make the set grow.
+pub struct ThreadSessions {
+    model: Vec<u8>,
+    options: Options,
+    sessions: thread_local::ThreadLocal<std::cell::RefCell<Session>>,
+    created: std::sync::atomic::AtomicUsize,
+    /// Resident memory the first session added.
+    pub session_bytes: Option<u64>,
+    pub provider: ProviderReport,
+}
+
+impl ThreadSessions {
+    /// Builds the first session on the calling thread (so errors surface at creation) and returns it
+    /// for inspection.
+    pub fn new(model: Vec<u8>, options: &Options) -> Result<Self> {
+        let before = resident_bytes();
+        let (session, provider) = build_session(&model, options)?;
+        let session_bytes = match (before, resident_bytes()) {
+            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+            _ => None,
+        };
+        let sessions = thread_local::ThreadLocal::new();
+        sessions.get_or(|| std::cell::RefCell::new(session));
+        Ok(ThreadSessions {
+            model,
+            options: options.clone(),
+            sessions,
+            created: std::sync::atomic::AtomicUsize::new(1),
+            session_bytes,
+            provider,
+        })
+    }
+
+    /// Runs `f` with the calling thread's session.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+        let cell = self.sessions.get_or_try(|| {
+            let (session, _) = build_session(&self.model, &self.options)?;
+            self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok::<_, Error>(std::cell::RefCell::new(session))
+        })?;
+        let mut session = cell
+            .try_borrow_mut()
+            .map_err(|_| Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"))?;
+        f(&mut session)
+    }
+
+    /// Number of threads that have a session of this model.
+    pub fn threads(&self) -> usize {
+        self.created.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn model_len(&self) -> usize {
+        self.model.len()
+    }
+}

@@ -163,6 +163,22 @@ impl<'a> ImageView<'a> {
         &self.planes[plane][start..start + len]
     }
 
+    /// A fast hash of the pixels (not the row padding) plus size and format: the key under which
+    /// an image's encoder output is cached.
+    pub fn content_hash(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&(self.width as u64).to_le_bytes());
+        h.update(&(self.height as u64).to_le_bytes());
+        h.update(&(self.format as i32).to_le_bytes());
+        let planes = if self.format.is_planar() { 3 } else { 1 };
+        for plane in 0..planes {
+            for y in 0..self.height {
+                h.update(self.row(plane, y));
+            }
+        }
+        h.digest()
+    }
+
     /// Packed R,G,B bytes, `width * height * 3`. Gray is replicated to all three channels.
     pub fn to_rgb8(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.width * self.height * 3];

@@ -12,6 +12,7 @@ pub mod postprocess;
 pub mod preprocess;
 pub mod resize;
 pub mod runtime;
+pub mod sam2;
 pub mod unet;
 
 pub use error::{Error, Result, SegStatus};

@@ -4,9 +4,7 @@
 //! ONNX Runtime session (`Session::run` needs `&mut self`), so any number of threads can share
 //! one segmenter without locks on the hot path.
 
-use std::cell::RefCell;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use half::f16;
@@ -14,9 +12,8 @@ use half::slice::HalfFloatSliceExt;
 use ort::session::Session;
 use ort::value::TensorRef;
 use serde::Serialize;
-use thread_local::ThreadLocal;
 
-use crate::engine::{build_session, resident_bytes, ProviderReport};
+use crate::engine::{ProviderReport, ThreadSessions};
 use crate::error::{Error, Result, SegStatus};
 use crate::image::{check_size, ImageView};
 use crate::model::{inputs_of, outputs_of, Element, TensorInfo, UnetSpec};
@@ -36,15 +33,11 @@ pub struct RunStats {
 
 /// A UNet segmentation model ready to run from any thread.
 pub struct UnetSegmenter {
-    model: Vec<u8>,
     options: Options,
     spec: UnetSpec,
     inputs: Vec<TensorInfo>,
     outputs: Vec<TensorInfo>,
-    provider: ProviderReport,
-    session_bytes: Option<u64>,
-    sessions: ThreadLocal<RefCell<Session>>,
-    session_count: AtomicUsize,
+    sessions: ThreadSessions,
 }
 
 /// What `seg_session_info` and `segrt info` report.
@@ -81,17 +74,9 @@ impl UnetSegmenter {
     /// Loads the model, checks it is a UNet segrt can run, and creates the calling thread's session.
     pub fn from_memory(model: Vec<u8>, options: Options) -> Result<Self> {
         options.validate()?;
-        let before = resident_bytes();
-        let (session, provider) = build_session(&model, &options)?;
-        let session_bytes = match (before, resident_bytes()) {
-            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
-            _ => None,
-        };
-        let spec = UnetSpec::from_session(&session)?;
-        let (inputs, outputs) = (inputs_of(&session), outputs_of(&session));
-        let sessions = ThreadLocal::new();
-        sessions.get_or(|| RefCell::new(session));
-        Ok(UnetSegmenter { model, options, spec, inputs, outputs, provider, session_bytes, sessions, session_count: AtomicUsize::new(1) })
+        let sessions = ThreadSessions::new(model, &options)?;
+        let (spec, inputs, outputs) = sessions.with(|s| Ok((UnetSpec::from_session(s)?, inputs_of(s), outputs_of(s))))?;
+        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })
     }
 
     pub fn spec(&self) -> &UnetSpec {
@@ -101,7 +86,7 @@ impl UnetSegmenter {
         &self.options
     }
     pub fn provider(&self) -> &ProviderReport {
-        &self.provider
+        &self.sessions.provider
     }
 
     pub fn info(&self) -> SessionInfo<'_> {
@@ -111,14 +96,14 @@ impl UnetSegmenter {
             inputs: &self.inputs,
             outputs: &self.outputs,
             interpretation: &self.spec,
-            provider: &self.provider,
+            provider: &self.sessions.provider,
             intra_threads: match self.options.intra_threads {
                 0 => "ONNX Runtime default (one per physical core)".into(),
                 n => n.to_string(),
             },
-            threads_with_session: self.session_count.load(Ordering::Relaxed),
-            bytes_per_thread_session: self.session_bytes,
-            model_bytes: self.model.len(),
+            threads_with_session: self.sessions.threads(),
+            bytes_per_thread_session: self.sessions.session_bytes,
+            model_bytes: self.sessions.model_len(),
             onnxruntime: RuntimeInfo {
                 version: rt.map(|r| r.version.clone()).unwrap_or_default(),
                 path: rt.map(|r| r.path.display().to_string()).unwrap_or_default(),
@@ -129,22 +114,13 @@ impl UnetSegmenter {
     /// Segments one image. The mask has the image's size.
     pub fn segment(&self, image: &ImageView<'_>, want_probability: bool) -> Result<(Segmentation, RunStats)> {
         check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
-        let cell = self.sessions.get_or_try(|| {
-            let (session, _) = build_session(&self.model, &self.options)?;
-            self.session_count.fetch_add(1, Ordering::Relaxed);
-            Ok::<_, Error>(RefCell::new(session))
-        })?;
-        let mut session = cell
-            .try_borrow_mut()
-            .map_err(|_| Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"))?;
-
         let t0 = Instant::now();
         let size = model_size(&self.spec, (image.width(), image.height()), &self.options);
         check_size(size.0 as i64, size.1 as i64, self.options.max_pixels)
             .map_err(|e| e.context("model input size"))?;
         let tensor = prepare(image, &self.spec, size, &self.options)?;
         let t1 = Instant::now();
-        let (shape, scores) = run_once(&mut session, &self.spec, size, &tensor)?;
+        let (shape, scores) = self.sessions.with(|session| run_once(session, &self.spec, size, &tensor))?;
         let t2 = Instant::now();
         let maps = ScoreMaps::from_output(&shape, &scores, self.spec.input_layout, size)?;
         let seg = segment(maps, (image.width(), image.height()), &self.options, want_probability)?;

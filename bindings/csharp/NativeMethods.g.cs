@@ -163,6 +163,69 @@ namespace Segrt.Native
         [DllImport(__DllName, EntryPoint = "seg_session_info", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_session_info(SegSession* session, byte* buf, System.UIntPtr cap, System.UIntPtr* out_len);
 
+        /// <summary>
+        ///  Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
+        ///  The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
+        ///  recognised from input/output names and types; an unrecognised pair gives `SEG_MODEL_UNSUPPORTED`
+        ///  with the inputs/outputs found. Ownership, failure and thread-safety rules as for `seg_create`.
+        ///
+        ///  # Safety
+        ///  Paths must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`; `out_session` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_create_sam2", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_create_sam2(byte* encoder_path, byte* decoder_path, SegOptions* options, SegSession** out_session);
+
+        /// <summary>
+        ///  Like `seg_create_sam2`, from model bytes in memory (copied; the caller keeps ownership).
+        ///
+        ///  # Safety
+        ///  Each data pointer must point to its length in readable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_create_sam2_from_memory", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_create_sam2_from_memory(byte* encoder_data, System.UIntPtr encoder_len, byte* decoder_data, System.UIntPtr decoder_len, SegOptions* options, SegSession** out_session);
+
+        /// <summary>
+        ///  Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
+        ///  only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
+        ///  (optional) receives the encoder time, 0 when the cache was used.
+        ///  Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
+        ///
+        ///  # Safety
+        ///  `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_sam2_set_image", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_sam2_set_image(SegSession* session, SegImage* image, double* out_encoder_ms);
+
+        /// <summary>
+        ///  Forgets the cached image embedding and the previous mask of a SAM2 session.
+        ///
+        ///  # Safety
+        ///  Any value may be passed as `session`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_sam2_reset", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_sam2_reset(SegSession* session);
+
+        /// <summary>
+        ///  Segments the object at the clicked points (and/or inside the box) and writes its mask, 0/255 at
+        ///  the image's size, into `out_mask`.
+        ///
+        ///  - `image`: the picture clicked on; the encoder runs only when its pixels differ from the cached
+        ///    image. NULL uses the image given to `seg_sam2_set_image` (or the last call).
+        ///  - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
+        ///    NULL/0 when `bbox` is given.
+        ///  - `bbox`: optional (NULL = none), in original image pixels.
+        ///  - `flags`: 0 or `SEG_SAM2_REFINE`.
+        ///  - `out_score`: optional, the chosen mask's predicted IoU.
+        ///  - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
+        ///
+        ///  Outputs are written only on success. Thread safety: any number of threads at once.
+        ///
+        ///  # Safety
+        ///  All pointers must be NULL or valid for the sizes stated.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_run_sam2_points", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_run_sam2_points(SegSession* session, SegImage* image, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, uint flags, SegMask* out_mask, float* out_score, SegSam2Result* out_result);
+
 
     }
 
@@ -330,6 +393,74 @@ namespace Segrt.Native
         ///  Pixels of the mask that are not 0.
         /// </summary>
         public ulong foreground_pixels;
+    }
+
+    /// <summary>
+    ///  A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegPoint
+    {
+        public float x;
+        public float y;
+        public int label;
+    }
+
+    /// <summary>
+    ///  A box in original image pixels: top-left (x1, y1), bottom-right (x2, y2).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegBox
+    {
+        public float x1;
+        public float y1;
+        public float x2;
+        public float y2;
+    }
+
+    /// <summary>
+    ///  Optional extra results of `seg_run_sam2_points`. Set `struct_size = sizeof(SegSam2Result)` and,
+    ///  to receive them, the optional buffers (caller-owned; NULL = not wanted).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegSam2Result
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  Index of the chosen mask among the decoder's outputs (highest predicted IoU).
+        /// </summary>
+        public int chosen_index;
+        /// <summary>
+        ///  Masks the decoder returned (1, 3 or 4).
+        /// </summary>
+        public int num_masks;
+        /// <summary>
+        ///  Non-zero when the cached image embedding was reused (no encoder run).
+        /// </summary>
+        public uint encoder_reused;
+        /// <summary>
+        ///  Predicted IoU of each mask (first `num_masks` valid).
+        /// </summary>
+        public fixed float scores[4];
+        public double encoder_ms;
+        public double decoder_ms;
+        public double postprocess_ms;
+        /// <summary>
+        ///  In: optional buffer of `all_masks_len` bytes receiving every mask (0/255), one after another,
+        ///  each width x height without padding. Needs `num_masks * width * height` bytes (at most 4x).
+        /// </summary>
+        public byte* all_masks;
+        public System.UIntPtr all_masks_len;
+        /// <summary>
+        ///  In: optional buffer of `low_res_len` floats receiving the chosen low-res logits.
+        /// </summary>
+        public float* low_res_logits;
+        public System.UIntPtr low_res_len;
+        /// <summary>
+        ///  Out: size of the low-res logits.
+        /// </summary>
+        public int low_res_width;
+        public int low_res_height;
     }
 
 

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result, SegStatus};
+use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
 use super::types::SegSession;
@@ -81,15 +82,23 @@ pub(crate) unsafe fn utf8_path(p: *const c_char, what: &str) -> Result<PathBuf> 
     Ok(PathBuf::from(s))
 }
 
-/// What a handle refers to. SAM2 sessions join as another variant.
+/// What a handle refers to.
 pub(crate) enum Handle {
     Unet(UnetSegmenter),
+    Sam2(Sam2Segmenter),
 }
 
 impl Handle {
     pub(crate) fn unet(&self) -> Result<&UnetSegmenter> {
         match self {
             Handle::Unet(u) => Ok(u),
+            Handle::Sam2(_) => Err(Error::new(SegStatus::SEG_WRONG_SESSION_KIND, "this is a SAM2 session; use seg_run_sam2_points")),
+        }
+    }
+    pub(crate) fn sam2(&self) -> Result<&Sam2Segmenter> {
+        match self {
+            Handle::Sam2(s) => Ok(s),
+            Handle::Unet(_) => Err(Error::new(SegStatus::SEG_WRONG_SESSION_KIND, "this is a UNet session; use seg_run_unet")),
         }
     }
 }

@@ -6,9 +6,11 @@
 
 mod boundary;
 pub mod runtime;
+pub mod sam2;
 pub mod session;
 pub mod types;
 
 pub use runtime::*;
+pub use sam2::*;
 pub use session::*;
 pub use types::*;

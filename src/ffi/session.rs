@@ -123,7 +123,7 @@ pub unsafe extern "C" fn seg_run_unet(
 ) -> SegStatus {
     guard(|| {
         let handle = lookup(session)?;
-        let unet = handle.unet().map_err(|e| e.context("seg_run_unet"))?;
+        let unet = handle.unet()?;
         if image.is_null() {
             return Err(Error::null("image"));
         }
@@ -191,6 +191,7 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
         let handle = lookup(session)?;
         let json = match &*handle {
             Handle::Unet(u) => serde_json::to_string_pretty(&u.info()),
+            Handle::Sam2(s) => serde_json::to_string_pretty(&s.info()),
         }
         .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, e.to_string()))?;
         let needed = json.len() + 1;

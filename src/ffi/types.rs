@@ -242,3 +242,57 @@ impl SegMask {
         Ok((std::slice::from_raw_parts_mut(self.data, len), stride))
     }
 }
+
+/// A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegPoint {
+    pub x: f32,
+    pub y: f32,
+    pub label: i32,
+}
+
+/// A box in original image pixels: top-left (x1, y1), bottom-right (x2, y2).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegBox {
+    pub x1: f32,
+    pub y1: f32,
+    pub x2: f32,
+    pub y2: f32,
+}
+
+/// `seg_run_sam2_points` flag: feed the previous call's chosen low-res logits back as `mask_input`
+/// (refinement, as the reference predictor does). Ignored when the image changed.
+pub const SEG_SAM2_REFINE: u32 = 1;
+
+/// Optional extra results of `seg_run_sam2_points`. Set `struct_size = sizeof(SegSam2Result)` and,
+/// to receive them, the optional buffers (caller-owned; NULL = not wanted).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegSam2Result {
+    pub struct_size: u32,
+    /// Index of the chosen mask among the decoder's outputs (highest predicted IoU).
+    pub chosen_index: i32,
+    /// Masks the decoder returned (1, 3 or 4).
+    pub num_masks: i32,
+    /// Non-zero when the cached image embedding was reused (no encoder run).
+    pub encoder_reused: u32,
+    /// Predicted IoU of each mask (first `num_masks` valid).
+    pub scores: [f32; 4],
+    pub encoder_ms: f64,
+    pub decoder_ms: f64,
+    pub postprocess_ms: f64,
+    /// In: optional buffer of `all_masks_len` bytes receiving every mask (0/255), one after another,
+    /// each width x height without padding. Needs `num_masks * width * height` bytes (at most 4x).
+    pub all_masks: *mut u8,
+    pub all_masks_len: usize,
+    /// In: optional buffer of `low_res_len` floats receiving the chosen low-res logits.
+    pub low_res_logits: *mut f32,
+    pub low_res_len: usize,
+    /// Out: size of the low-res logits.
+    pub low_res_width: i32,
+    pub low_res_height: i32,
+}
+
+pub(crate) const SAM2_RESULT_V1_SIZE: usize = std::mem::size_of::<SegSam2Result>();

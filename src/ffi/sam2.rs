@@ -1,0 +1,205 @@
+//! SAM2 exports: create from an encoder/decoder pair, set the image, click, reset.
+
+use std::ffi::c_char;
+
+use crate::error::{Error, SegStatus};
+use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
+
+use super::boundary::{guard, lookup, register, utf8_path, Handle};
+use super::types::{SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE};
+
+/// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
+/// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
+/// recognised from input/output names and types; an unrecognised pair gives `SEG_MODEL_UNSUPPORTED`
+/// with the inputs/outputs found. Ownership, failure and thread-safety rules as for `seg_create`.
+///
+/// # Safety
+/// Paths must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`; `out_session` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_create_sam2(
+    encoder_path: *const c_char,
+    decoder_path: *const c_char,
+    options: *const SegOptions,
+    out_session: *mut *mut SegSession,
+) -> SegStatus {
+    guard(|| {
+        let encoder = utf8_path(encoder_path, "encoder_path")?;
+        let decoder = utf8_path(decoder_path, "decoder_path")?;
+        if out_session.is_null() {
+            return Err(Error::null("out_session"));
+        }
+        let options = SegOptions::read(options)?;
+        let sam = Sam2Segmenter::from_files(&encoder, &decoder, options)?;
+        out_session.write(register(Handle::Sam2(sam)));
+        Ok(())
+    })
+}
+
+/// Like `seg_create_sam2`, from model bytes in memory (copied; the caller keeps ownership).
+///
+/// # Safety
+/// Each data pointer must point to its length in readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn seg_create_sam2_from_memory(
+    encoder_data: *const u8,
+    encoder_len: usize,
+    decoder_data: *const u8,
+    decoder_len: usize,
+    options: *const SegOptions,
+    out_session: *mut *mut SegSession,
+) -> SegStatus {
+    guard(|| {
+        if encoder_data.is_null() || decoder_data.is_null() {
+            return Err(Error::null(if encoder_data.is_null() { "encoder_data" } else { "decoder_data" }));
+        }
+        if out_session.is_null() {
+            return Err(Error::null("out_session"));
+        }
+        if encoder_len == 0 || decoder_len == 0 {
+            return Err(Error::new(SegStatus::SEG_MODEL_INVALID, "a model is empty (length 0)"));
+        }
+        let options = SegOptions::read(options)?;
+        let e = std::slice::from_raw_parts(encoder_data, encoder_len).to_vec();
+        let d = std::slice::from_raw_parts(decoder_data, decoder_len).to_vec();
+        let sam = Sam2Segmenter::from_memory(e, d, options)?;
+        out_session.write(register(Handle::Sam2(sam)));
+        Ok(())
+    })
+}
+
+/// Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
+/// only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
+/// (optional) receives the encoder time, 0 when the cache was used.
+/// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
+///
+/// # Safety
+/// `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_sam2_set_image(session: *mut SegSession, image: *const SegImage, out_encoder_ms: *mut f64) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        let sam = handle.sam2()?;
+        if image.is_null() {
+            return Err(Error::null("image"));
+        }
+        let view = (*image).view(sam.options().max_pixels)?;
+        let (ms, _) = sam.set_image(&view)?;
+        if !out_encoder_ms.is_null() {
+            out_encoder_ms.write(ms);
+        }
+        Ok(())
+    })
+}
+
+/// Forgets the cached image embedding and the previous mask of a SAM2 session.
+///
+/// # Safety
+/// Any value may be passed as `session`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_sam2_reset(session: *mut SegSession) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        handle.sam2()?.reset();
+        Ok(())
+    })
+}
+
+/// Segments the object at the clicked points (and/or inside the box) and writes its mask, 0/255 at
+/// the image's size, into `out_mask`.
+///
+/// - `image`: the picture clicked on; the encoder runs only when its pixels differ from the cached
+///   image. NULL uses the image given to `seg_sam2_set_image` (or the last call).
+/// - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
+///   NULL/0 when `bbox` is given.
+/// - `bbox`: optional (NULL = none), in original image pixels.
+/// - `flags`: 0 or `SEG_SAM2_REFINE`.
+/// - `out_score`: optional, the chosen mask's predicted IoU.
+/// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
+///
+/// Outputs are written only on success. Thread safety: any number of threads at once.
+///
+/// # Safety
+/// All pointers must be NULL or valid for the sizes stated.
+#[no_mangle]
+pub unsafe extern "C" fn seg_run_sam2_points(
+    session: *mut SegSession,
+    image: *const SegImage,
+    points: *const SegPoint,
+    n_points: usize,
+    bbox: *const SegBox,
+    flags: u32,
+    out_mask: *const SegMask,
+    out_score: *mut f32,
+    out_result: *mut SegSam2Result,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        let sam = handle.sam2()?;
+        if out_mask.is_null() {
+            return Err(Error::null("out_mask"));
+        }
+        if points.is_null() && n_points > 0 {
+            return Err(Error::null("points"));
+        }
+        if flags & !SEG_SAM2_REFINE != 0 {
+            return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
+        }
+        if !out_result.is_null() && ((*out_result).struct_size as usize) < SAM2_RESULT_V1_SIZE {
+            return Err(Error::invalid(format!(
+                "SegSam2Result.struct_size is {}, expected at least {SAM2_RESULT_V1_SIZE}: set it to sizeof(SegSam2Result)",
+                (*out_result).struct_size
+            )));
+        }
+        let pts = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
+        let prompt = Prompt {
+            points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
+            bbox: bbox.as_ref().map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
+            refine: flags & SEG_SAM2_REFINE != 0,
+        };
+        let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+        let want_all = !out_result.is_null() && !(*out_result).all_masks.is_null();
+        let out = sam.predict(view.as_ref(), &prompt, want_all)?;
+
+        let (w, h) = (out.width, out.height);
+        let (rows, stride) = (*out_mask).target(w, h)?;
+        let result = out_result.as_mut();
+        if let Some(r) = &result {
+            if want_all && r.all_masks_len < out.scores.len() * w * h {
+                return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("all_masks holds {} bytes, {} masks of {w}x{h} need {}", r.all_masks_len, out.scores.len(), out.scores.len() * w * h)));
+            }
+            if !r.low_res_logits.is_null() && r.low_res_len < out.low_res.len() {
+                return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("low_res_logits holds {} floats, needs {}", r.low_res_len, out.low_res.len())));
+            }
+        }
+        for (y, row) in out.mask.chunks_exact(w).enumerate() {
+            rows[y * stride..y * stride + w].copy_from_slice(row);
+        }
+        if !out_score.is_null() {
+            out_score.write(out.scores[out.chosen]);
+        }
+        if let Some(r) = result {
+            r.chosen_index = out.chosen as i32;
+            r.num_masks = out.scores.len() as i32;
+            r.encoder_reused = out.stats.encoder_reused as u32;
+            r.scores = [0.0; 4];
+            for (d, s) in r.scores.iter_mut().zip(&out.scores) {
+                *d = *s;
+            }
+            r.encoder_ms = out.stats.encoder_ms;
+            r.decoder_ms = out.stats.decoder_ms;
+            r.postprocess_ms = out.stats.postprocess_ms;
+            r.low_res_width = out.low_res_size.0 as i32;
+            r.low_res_height = out.low_res_size.1 as i32;
+            if let Some(all) = &out.all_masks {
+                let dst = std::slice::from_raw_parts_mut(r.all_masks, all.len() * w * h);
+                for (chunk, m) in dst.chunks_exact_mut(w * h).zip(all) {
+                    chunk.copy_from_slice(m);
+                }
+            }
+            if !r.low_res_logits.is_null() {
+                std::slice::from_raw_parts_mut(r.low_res_logits, out.low_res.len()).copy_from_slice(&out.low_res);
+            }
+        }
+        Ok(())
+    })
+}
