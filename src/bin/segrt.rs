@@ -1,6 +1,7 @@
 //! `segrt`: the command-line tool. `segrt demo` runs the bundled model on the bundled samples;
 //! `segrt unet` segments files or folders; `segrt info` shows what segrt sees in a model.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -10,10 +11,11 @@ use image::{DynamicImage, GrayImage, RgbImage};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use segrt::options::{SegProvider, SegProviderPolicy, SegThresholdMode};
+use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, Options, SegPixelFormat, UnetSegmenter};
 
 #[derive(Parser)]
-#[command(name = "segrt", version, about = "Native segmentation runtime: UNet (and soon SAM2) models on ONNX Runtime")]
+#[command(name = "segrt", version, about = "Native segmentation runtime: UNet and SAM2 models on ONNX Runtime")]
 struct Cli {
     /// Absolute path of the ONNX Runtime library (default: SEGRT_ORT_PATH, beside segrt, the build tree)
     #[arg(long, global = true)]
@@ -35,10 +37,42 @@ enum Command {
     },
     /// Segment images (files or folders) with a UNet model
     Unet(UnetArgs),
-    /// Show a model's inputs/outputs and how segrt interprets them (JSON)
+    /// Segment the object at clicked points / inside a box with a SAM2 encoder + decoder pair
+    Sam2(Sam2Args),
+    /// Show how segrt reads a UNet model, or a SAM2 encoder + decoder pair (JSON)
     Info {
-        model: PathBuf,
+        /// A UNet model, or a SAM2 encoder followed by its decoder
+        #[arg(required = true, num_args = 1..=2)]
+        models: Vec<PathBuf>,
     },
+}
+
+#[derive(clap::Args)]
+struct Sam2Args {
+    #[arg(long)]
+    encoder: PathBuf,
+    #[arg(long)]
+    decoder: PathBuf,
+    /// The image to segment
+    image: PathBuf,
+    /// A click X,Y[,LABEL] in image pixels; LABEL 1 = include (default), 0 = exclude. Repeatable
+    #[arg(long = "point", value_name = "X,Y[,LABEL]")]
+    points: Vec<String>,
+    /// A box X1,Y1,X2,Y2 in image pixels
+    #[arg(long = "box", value_name = "X1,Y1,X2,Y2")]
+    bbox: Option<String>,
+    /// Run the prompt a second time with the first result as mask input (refinement)
+    #[arg(long)]
+    refine: bool,
+    /// Where to write the mask (single channel, 0/255, the image's size)
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write an overlay PNG here
+    #[arg(long)]
+    overlay: Option<PathBuf>,
+    /// ONNX Runtime intra-op threads (0 = one per physical core)
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 #[derive(clap::Args)]
@@ -87,7 +121,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo { out, models } => demo(&models, &out, ort),
         Command::Unet(args) => unet(args, ort),
-        Command::Info { model } => info(&model, ort),
+        Command::Sam2(args) => sam2(args, ort),
+        Command::Info { models } => info(&models, ort),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -221,11 +256,74 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     Ok(())
 }
 
-fn info(model: &Path, ort: Option<PathBuf>) -> CliResult {
-    let (seg, _) = load_segmenter(model, Options { ort_path: ort, ..Options::default() })?;
-    let json = serde_json::to_string_pretty(&seg.info()).map_err(|e| e.to_string())?;
-    println!("{json}");
+fn info(models: &[PathBuf], ort: Option<PathBuf>) -> CliResult {
+    let options = Options { ort_path: ort, ..Options::default() };
+    let json = match models {
+        [model] => serde_json::to_string_pretty(&load_segmenter(model, options)?.0.info()),
+        [encoder, decoder] => {
+            let sam = Sam2Segmenter::from_files(encoder, decoder, options).map_err(|e| e.to_string())?;
+            serde_json::to_string_pretty(&sam.info())
+        }
+        _ => return Err("give one UNet model, or a SAM2 encoder and decoder".into()),
+    };
+    // A closed pipe (`segrt info m.onnx | head`) is not an error worth a panic.
+    let _ = writeln!(std::io::stdout(), "{}", json.map_err(|e| e.to_string())?);
     Ok(())
+}
+
+fn parse_numbers(s: &str, what: &str, counts: &[usize]) -> CliResult<Vec<f32>> {
+    let v: Vec<f32> = s.split(',').map(|p| p.trim().parse::<f32>()).collect::<Result<_, _>>().map_err(|_| format!("{what} '{s}': not a list of numbers"))?;
+    if !counts.contains(&v.len()) {
+        return Err(format!("{what} '{s}': expected {} comma-separated numbers", counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ")));
+    }
+    Ok(v)
+}
+
+fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+    let mut prompt = Prompt { refine: false, ..Prompt::default() };
+    for p in &args.points {
+        let v = parse_numbers(p, "--point", &[2, 3])?;
+        prompt.points.push(Point { x: v[0], y: v[1], label: v.get(2).map_or(1, |l| *l as i32) });
+    }
+    if let Some(b) = &args.bbox {
+        let v = parse_numbers(b, "--box", &[4])?;
+        prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
+    }
+    let options = Options { ort_path: ort, intra_threads: args.threads, ..Options::default() };
+    let t = Instant::now();
+    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    eprintln!("models loaded in {:.1} ms; convention {}; provider {}", t.elapsed().as_secs_f64() * 1e3, sam.spec().convention, sam.provider().in_use);
+    let img = decode(&args.image)?;
+    let rgb = img.to_rgb8();
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let view = ImageView::new(rgb.as_raw(), w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24).map_err(|e| e.to_string())?;
+    let mut out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
+    report_click(&out, "click");
+    if args.refine {
+        prompt.refine = true;
+        out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
+        report_click(&out, "refined");
+    }
+    let mask = GrayImage::from_raw(w as u32, h as u32, out.mask).ok_or("mask size mismatch")?;
+    mask.save(&args.out).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    if let Some(path) = &args.overlay {
+        make_overlay(&rgb, &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    eprintln!("mask written to {}", args.out.display());
+    Ok(())
+}
+
+fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
+    let s = &out.stats;
+    eprintln!(
+        "{what}: encoder {} | decoder {:.1} ms | upsample+threshold {:.1} ms | mask {} of {} (predicted IoU {:.3})",
+        if s.encoder_reused { "cached".to_string() } else { format!("{:.1} ms", s.encoder_ms) },
+        s.decoder_ms,
+        s.postprocess_ms,
+        out.chosen,
+        out.scores.len(),
+        out.scores[out.chosen]
+    );
 }
 
 fn parse_provider(s: &str) -> CliResult<(SegProvider, i32)> {
