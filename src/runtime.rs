@@ -37,6 +37,23 @@ pub struct Runtime {
     pub environment: ort::environment::Environment,
 }
 
+/// The loaded library's version and path, as `seg_session_info` reports them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RuntimeInfo {
+    pub version: String,
+    pub path: String,
+}
+
+impl RuntimeInfo {
+    pub fn current() -> Self {
+        let rt = loaded();
+        RuntimeInfo {
+            version: rt.map(|r| r.version.clone()).unwrap_or_default(),
+            path: rt.map(|r| r.path.display().to_string()).unwrap_or_default(),
+        }
+    }
+}
+
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 /// Serialises loading so two threads never race `dlopen` + environment creation.
 static LOADING: Mutex<()> = Mutex::new(());

@@ -19,6 +19,7 @@ use crate::image::{check_size, ImageView};
 use crate::model::{inputs_of, outputs_of, Element, TensorInfo, UnetSpec};
 use crate::options::Options;
 use crate::postprocess::{segment, ScoreMaps, Segmentation};
+use crate::runtime::RuntimeInfo;
 use crate::preprocess::{model_size, prepare, TensorData};
 
 /// What one run measured: milliseconds per stage and the size the model ran at.
@@ -56,11 +57,6 @@ pub struct SessionInfo<'a> {
     pub onnxruntime: RuntimeInfo,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct RuntimeInfo {
-    pub version: String,
-    pub path: String,
-}
 
 pub fn read_model_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::new(SegStatus::SEG_MODEL_NOT_FOUND, format!("cannot read model file '{}': {e}", path.display())))
@@ -90,7 +86,6 @@ impl UnetSegmenter {
     }
 
     pub fn info(&self) -> SessionInfo<'_> {
-        let rt = crate::runtime::loaded();
         SessionInfo {
             kind: "unet",
             inputs: &self.inputs,
@@ -104,10 +99,7 @@ impl UnetSegmenter {
             threads_with_session: self.sessions.threads(),
             bytes_per_thread_session: self.sessions.session_bytes,
             model_bytes: self.sessions.model_len(),
-            onnxruntime: RuntimeInfo {
-                version: rt.map(|r| r.version.clone()).unwrap_or_default(),
-                path: rt.map(|r| r.path.display().to_string()).unwrap_or_default(),
-            },
+            onnxruntime: RuntimeInfo::current(),
         }
     }
 

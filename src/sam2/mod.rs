@@ -22,7 +22,8 @@ use crate::image::{check_size, ImageView};
 use crate::model::{inputs_of, outputs_of, TensorInfo};
 use crate::options::{Options, SegResizeFilter};
 use crate::resize::{resize_f32, resize_u8};
-use crate::unet::{read_model_file, RuntimeInfo};
+use crate::runtime::RuntimeInfo;
+use crate::unet::read_model_file;
 
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
 
@@ -159,7 +160,6 @@ impl Sam2Segmenter {
     }
 
     pub fn info(&self) -> Sam2Info<'_> {
-        let rt = crate::runtime::loaded();
         Sam2Info {
             kind: "sam2",
             convention: &self.spec.convention,
@@ -173,10 +173,7 @@ impl Sam2Segmenter {
             threads_with_decoder_session: self.decoder.threads(),
             bytes_per_thread_session: self.encoder.session_bytes.zip(self.decoder.session_bytes).map(|(a, b)| a + b),
             image_cached: self.state().embedding.is_some(),
-            onnxruntime: RuntimeInfo {
-                version: rt.map(|r| r.version.clone()).unwrap_or_default(),
-                path: rt.map(|r| r.path.display().to_string()).unwrap_or_default(),
-            },
+            onnxruntime: RuntimeInfo::current(),
         }
     }
 
