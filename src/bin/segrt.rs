@@ -317,7 +317,7 @@ fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
     let s = &out.stats;
     eprintln!(
         "{what}: encoder {} | decoder {:.1} ms | upsample+threshold {:.1} ms | mask {} of {} (predicted IoU {:.3})",
-        if s.encoder_reused { "cached".to_string() } else { format!("{:.1} ms", s.encoder_ms) },
+        if s.encoder_reused { "cached".to_string() } else { format!("{:.1} ms (+ {:.1} ms pre-processing)", s.encoder_ms, s.encoder_preprocess_ms) },
         s.decoder_ms,
         s.postprocess_ms,
         out.chosen,

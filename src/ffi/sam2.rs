@@ -69,7 +69,7 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
 
 /// Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
 /// only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
-/// (optional) receives the encoder time, 0 when the cache was used.
+/// (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
 /// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
 ///
 /// # Safety
@@ -83,9 +83,9 @@ pub unsafe extern "C" fn seg_sam2_set_image(session: *mut SegSession, image: *co
             return Err(Error::null("image"));
         }
         let view = (*image).view(sam.options().max_pixels)?;
-        let (ms, _) = sam.set_image(&view)?;
+        let (pre_ms, ms) = sam.set_image(&view)?;
         if !out_encoder_ms.is_null() {
-            out_encoder_ms.write(ms);
+            out_encoder_ms.write(pre_ms + ms);
         }
         Ok(())
     })
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn seg_run_sam2_points(
             for (d, s) in r.scores.iter_mut().zip(&out.scores) {
                 *d = *s;
             }
-            r.encoder_ms = out.stats.encoder_ms;
+            r.encoder_ms = out.stats.encoder_preprocess_ms + out.stats.encoder_ms;
             r.decoder_ms = out.stats.decoder_ms;
             r.postprocess_ms = out.stats.postprocess_ms;
             r.low_res_width = out.low_res_size.0 as i32;

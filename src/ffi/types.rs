@@ -280,6 +280,7 @@ pub struct SegSam2Result {
     pub encoder_reused: u32,
     /// Predicted IoU of each mask (first `num_masks` valid).
     pub scores: [f32; 4],
+    /// Pre-processing + encoder run (0 when the cached embedding was reused).
     pub encoder_ms: f64,
     pub decoder_ms: f64,
     pub postprocess_ms: f64,

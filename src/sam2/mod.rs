@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ort::session::{Session, SessionInputValue};
-use ort::value::Tensor;
+use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
 use crate::engine::{ProviderReport, ThreadSessions};
@@ -93,7 +93,9 @@ pub struct Sam2Output {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Sam2Stats {
-    /// 0 when the cached embedding was reused.
+    /// Image -> encoder tensor (colour, resize, normalisation); 0 when the embedding was reused.
+    pub encoder_preprocess_ms: f64,
+    /// The encoder run, 0 when the cached embedding was reused.
     pub encoder_ms: f64,
     pub decoder_ms: f64,
     pub postprocess_ms: f64,
@@ -182,31 +184,37 @@ impl Sam2Segmenter {
         *self.state() = State::default();
     }
 
-    /// Encodes `image` now unless it is the cached one. Returns the encoder time (0 when reused).
-    pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, bool)> {
-        self.embedding_for(image).map(|(_, ms, reused)| (ms, reused))
+    /// Encodes `image` now unless it is the cached one. Returns (pre-processing ms, encoder ms),
+    /// both 0 when the cache was used.
+    pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
+        self.embedding_for(image).map(|(_, stats)| (stats.encoder_preprocess_ms, stats.encoder_ms))
     }
 
-    fn embedding_for(&self, image: &ImageView<'_>) -> Result<(Arc<Embedding>, f64, bool)> {
+    fn embedding_for(&self, image: &ImageView<'_>) -> Result<(Arc<Embedding>, Sam2Stats)> {
         check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
         let key = image.content_hash();
         if let Some(e) = self.state().embedding.as_ref().filter(|e| e.key == key) {
-            return Ok((e.clone(), 0.0, true));
+            return Ok((e.clone(), Sam2Stats { encoder_reused: true, ..Sam2Stats::default() }));
         }
         // Encode without holding the lock: clicks on the cached image go on meanwhile.
-        let t = Instant::now();
-        let features = self.encode(image)?;
-        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let t0 = Instant::now();
+        let input = self.encoder_input(image)?;
+        let t1 = Instant::now();
+        let features = self.encode(input)?;
+        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+        let stats = Sam2Stats { encoder_preprocess_ms: ms(t0, t1), encoder_ms: ms(t1, Instant::now()), ..Sam2Stats::default() };
         let embedding = Arc::new(Embedding { key, width: image.width(), height: image.height(), features });
         let mut state = self.state();
         if state.previous.as_ref().is_some_and(|(k, _)| *k != key) {
             state.previous = None;
         }
         state.embedding = Some(embedding.clone());
-        Ok((embedding, ms, false))
+        Ok((embedding, stats))
     }
 
-    fn encode(&self, image: &ImageView<'_>) -> Result<Vec<(Feature, Vec<i64>, Vec<f32>)>> {
+    /// The encoder's input tensor for `image`: RGB, resized to the model (stretched for SAM2,
+    /// long side + padding for SAM1), ImageNet-normalised float32 or raw uint8, NCHW.
+    pub fn encoder_input(&self, image: &ImageView<'_>) -> Result<SessionInputValue<'static>> {
         let s = self.spec.image_size;
         let (w, h) = (image.width(), image.height());
         // SAM2: stretch to S x S. SAM1: long side to S, pad right/bottom.
@@ -246,7 +254,10 @@ impl Sam2Segmenter {
             }
         }
         .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, format!("cannot build the encoder input: {e}")))?;
+        Ok(input)
+    }
 
+    fn encode(&self, input: SessionInputValue<'static>) -> Result<Vec<(Feature, Vec<i64>, Vec<f32>)>> {
         self.encoder.with(|session| {
             let outputs = session
                 .run(vec![(std::borrow::Cow::from(self.spec.encoder_input_name.as_str()), input)])
@@ -264,12 +275,12 @@ impl Sam2Segmenter {
 
     /// Runs the decoder for `prompt` on `image` (or, when `None`, on the image set last).
     pub fn predict(&self, image: Option<&ImageView<'_>>, prompt: &Prompt, want_all: bool) -> Result<Sam2Output> {
-        let (embedding, encoder_ms, reused) = match image {
+        let (embedding, encoder_stats) = match image {
             Some(img) => self.embedding_for(img)?,
             None => {
                 let e = self.state().embedding.clone();
                 let e = e.ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?;
-                (e, 0.0, true)
+                (e, Sam2Stats { encoder_reused: true, ..Sam2Stats::default() })
             }
         };
         let (w, h) = (embedding.width, embedding.height);
@@ -288,7 +299,7 @@ impl Sam2Segmenter {
         self.state().previous = Some((embedding.key, out.low_res.clone()));
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
         Ok(Sam2Output {
-            stats: Sam2Stats { encoder_ms, decoder_ms: ms(t0, t1), postprocess_ms: ms(t1, t2), encoder_reused: reused },
+            stats: Sam2Stats { decoder_ms: ms(t0, t1), postprocess_ms: ms(t1, t2), ..encoder_stats },
             ..out
         })
     }
@@ -327,7 +338,8 @@ impl Sam2Segmenter {
         let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
         for (role, name) in &spec.decoder_features {
             let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
-            inputs.push((name.as_str().into(), Tensor::from_array((shape.clone(), data.clone())).map_err(wrap)?.into()));
+            // Borrowed, not copied: the embedding of a 1024 model is about 17 MB.
+            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
         }
         let (coords, labels) = self.prompt_tensors(prompt, (embedding.width, embedding.height));
         let n = labels.len();
