@@ -320,6 +320,7 @@ typedef struct SegSam2Result {
   uint32_t encoder_reused;
   // Predicted IoU of each mask (first `num_masks` valid).
   float scores[4];
+  // Pre-processing + encoder run (0 when the cached embedding was reused).
   double encoder_ms;
   double decoder_ms;
   double postprocess_ms;
@@ -428,7 +429,7 @@ SegStatus seg_create_sam2_from_memory(const uint8_t *encoder_data,
 
 // Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
 // only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
-// (optional) receives the encoder time, 0 when the cache was used.
+// (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
 // Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
 //
 // # Safety

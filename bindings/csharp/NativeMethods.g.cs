@@ -187,7 +187,7 @@ namespace Segrt.Native
         /// <summary>
         ///  Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
         ///  only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
-        ///  (optional) receives the encoder time, 0 when the cache was used.
+        ///  (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
         ///  Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
         ///
         ///  # Safety
@@ -442,6 +442,9 @@ namespace Segrt.Native
         ///  Predicted IoU of each mask (first `num_masks` valid).
         /// </summary>
         public fixed float scores[4];
+        /// <summary>
+        ///  Pre-processing + encoder run (0 when the cached embedding was reused).
+        /// </summary>
         public double encoder_ms;
         public double decoder_ms;
         public double postprocess_ms;
