@@ -90,8 +90,10 @@ pub struct ThreadSessions {
     options: Options,
     sessions: thread_local::ThreadLocal<std::cell::RefCell<Session>>,
     created: std::sync::atomic::AtomicUsize,
-    /// Resident memory the first session added.
+    /// Resident memory the first session added (includes ONNX Runtime's one-time set-up).
     pub session_bytes: Option<u64>,
+    /// Resident memory the latest extra thread's session added (0 until a second thread runs).
+    extra_session_bytes: std::sync::atomic::AtomicU64,
     pub provider: ProviderReport,
 }
 
@@ -113,6 +115,7 @@ impl ThreadSessions {
             sessions,
             created: std::sync::atomic::AtomicUsize::new(1),
             session_bytes,
+            extra_session_bytes: std::sync::atomic::AtomicU64::new(0),
             provider,
         })
     }
@@ -120,7 +123,11 @@ impl ThreadSessions {
     /// Runs `f` with the calling thread's session.
     pub fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
         let cell = self.sessions.get_or_try(|| {
+            let before = resident_bytes();
             let (session, _) = build_session(&self.model, &self.options)?;
+            if let (Some(b), Some(a)) = (before, resident_bytes()) {
+                self.extra_session_bytes.store(a.saturating_sub(b), std::sync::atomic::Ordering::Relaxed);
+            }
             self.created.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok::<_, Error>(std::cell::RefCell::new(session))
         })?;
@@ -128,6 +135,12 @@ impl ThreadSessions {
             .try_borrow_mut()
             .map_err(|_| Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"))?;
         f(&mut session)
+    }
+
+    /// Resident memory an extra calling thread's session added, once one has run (approximate:
+    /// other threads may allocate at the same time).
+    pub fn extra_session_bytes(&self) -> Option<u64> {
+        Some(self.extra_session_bytes.load(std::sync::atomic::Ordering::Relaxed)).filter(|b| *b > 0)
     }
 
     /// Number of threads that have a session of this model.

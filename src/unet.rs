@@ -51,8 +51,10 @@ pub struct SessionInfo<'a> {
     pub provider: &'a ProviderReport,
     pub intra_threads: String,
     pub threads_with_session: usize,
-    /// Resident memory the first session added; each extra calling thread costs about as much.
-    pub bytes_per_thread_session: Option<u64>,
+    /// Resident memory the first session added, including ONNX Runtime's one-time set-up.
+    pub bytes_first_session: Option<u64>,
+    /// Resident memory an extra calling thread's session added (null until a second thread ran).
+    pub bytes_per_extra_thread: Option<u64>,
     pub model_bytes: usize,
     pub onnxruntime: RuntimeInfo,
 }
@@ -97,7 +99,8 @@ impl UnetSegmenter {
                 n => n.to_string(),
             },
             threads_with_session: self.sessions.threads(),
-            bytes_per_thread_session: self.sessions.session_bytes,
+            bytes_first_session: self.sessions.session_bytes,
+            bytes_per_extra_thread: self.sessions.extra_session_bytes(),
             model_bytes: self.sessions.model_len(),
             onnxruntime: RuntimeInfo::current(),
         }

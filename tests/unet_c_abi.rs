@@ -199,8 +199,11 @@ fn several_threads_on_one_handle_give_identical_results() {
             });
         }
     });
-    let info = session_info(&s);
-    assert!(info.contains("\"threads_with_session\": 5"), "{info}");
+    let info: serde_json::Value = serde_json::from_str(&session_info(&s)).unwrap();
+    assert_eq!(info["threads_with_session"], 5, "{info}");
+    let extra = info["bytes_per_extra_thread"].as_u64().unwrap_or(0);
+    println!("first session {} bytes, extra thread {extra} bytes", info["bytes_first_session"]);
+    assert!(extra > 0, "{info}");
 }
 
 pub fn session_info(s: &Session) -> String {

@@ -177,7 +177,7 @@ pub unsafe extern "C" fn seg_run_unet(
 
 /// Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
 /// how segrt interprets them (layout, channels, classes), the execution provider requested and in use
-/// with any fallback reason, threads, memory per thread session, and the ONNX Runtime version and path.
+/// with any fallback reason, threads, resident memory of the first session and of each extra thread's session, and the ONNX Runtime version and path.
 ///
 /// The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
 /// (optional) receives the size needed including the NUL. Returns `SEG_BUFFER_TOO_SMALL` when `cap`

@@ -125,7 +125,10 @@ pub struct Sam2Info<'a> {
     pub provider: &'a ProviderReport,
     pub threads_with_encoder_session: usize,
     pub threads_with_decoder_session: usize,
-    pub bytes_per_thread_session: Option<u64>,
+    /// Resident memory the first encoder + decoder sessions added.
+    pub bytes_first_sessions: Option<u64>,
+    /// Resident memory an extra thread's decoder session added (null until a second thread clicked).
+    pub bytes_per_extra_thread_decoder: Option<u64>,
     pub image_cached: bool,
     pub onnxruntime: RuntimeInfo,
 }
@@ -173,7 +176,8 @@ impl Sam2Segmenter {
             provider: &self.encoder.provider,
             threads_with_encoder_session: self.encoder.threads(),
             threads_with_decoder_session: self.decoder.threads(),
-            bytes_per_thread_session: self.encoder.session_bytes.zip(self.decoder.session_bytes).map(|(a, b)| a + b),
+            bytes_first_sessions: self.encoder.session_bytes.zip(self.decoder.session_bytes).map(|(a, b)| a + b),
+            bytes_per_extra_thread_decoder: self.decoder.extra_session_bytes(),
             image_cached: self.state().embedding.is_some(),
             onnxruntime: RuntimeInfo::current(),
         }
