@@ -251,7 +251,7 @@ fn own_module_path() -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_wide(&buf[..n])))
 }
 
-/// Runs `f` with the loaded environment, loading it first (from the default places, or `explicit`).
+/// The loaded environment, loading ONNX Runtime first (from `explicit`, or the default places).
 pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment::Environment> {
     init(explicit).map(|rt| &rt.environment)
 }

@@ -110,7 +110,8 @@ pub struct SegRunInfo {
     pub foreground_pixels: u64,
 }
 
-/// The smallest `struct_size` accepted for each versioned struct (their layout in ABI v1).
+/// The smallest `struct_size` accepted for each versioned struct: their size in ABI v1.
+/// When a field is appended, replace `size_of` here by the v1 number so older callers keep working.
 pub(crate) const OPTIONS_V1_SIZE: usize = std::mem::size_of::<SegOptions>();
 pub(crate) const RUN_INFO_V1_SIZE: usize = std::mem::size_of::<SegRunInfo>();
 
