@@ -14,7 +14,7 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import onnxruntime, numpy
 fi
 
 echo "== Rust tests"
-cargo build --bins
+cargo build
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --no-fail-fast
 else
@@ -23,6 +23,9 @@ fi
 
 echo "== header checks"
 ./tests/c/check_header.sh
+
+echo "== C host program (plain, AddressSanitizer + UBSan)"
+./tests/c/run.sh
 
 echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt

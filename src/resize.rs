@@ -19,9 +19,21 @@ fn internal(e: impl std::fmt::Display) -> Error {
     Error::new(SegStatus::SEG_INTERNAL, format!("resize failed: {e}"))
 }
 
+/// `SEGRT_SCALAR_RESIZE=1` turns off the SIMD code paths: valgrind cannot execute some of the
+/// AVX2 instructions they use (it stops with SIGILL). A diagnostics switch, not a tuning knob.
+fn scalar_only() -> bool {
+    static SCALAR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SCALAR.get_or_init(|| std::env::var_os("SEGRT_SCALAR_RESIZE").is_some_and(|v| v == "1"))
+}
+
 fn run(src: ImageRef<'_>, dst: &mut Image<'_>, filter: SegResizeFilter) -> Result<()> {
     let options = ResizeOptions::new().resize_alg(algorithm(filter));
-    Resizer::new().resize(&src, dst, &options).map_err(internal)
+    let mut resizer = Resizer::new();
+    if scalar_only() {
+        // SAFETY: `None` (plain Rust code) is supported on every CPU.
+        unsafe { resizer.set_cpu_extensions(fast_image_resize::CpuExtensions::None) };
+    }
+    resizer.resize(&src, dst, &options).map_err(internal)
 }
 
 /// Resizes packed 8-bit pixels with 1 or 3 channels. Returns the input unchanged when sizes match.

@@ -1,0 +1,163 @@
+/* A C host against the committed header: UNet on a sample (checked against ground truth), planar
+ * input equal to interleaved BGR, a SAM2 click on a fixture, and bad input answered with statuses.
+ * Run by tests/c/run.sh plain, under AddressSanitizer/UBSan and under valgrind.
+ * Usage: test_segrt REPO_DIR INPUT_DIR (INPUT_DIR holds the .ppm/.pgm files made by make_inputs.py) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "segrt.h"
+
+static int failures = 0;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+
+typedef struct { int w, h, channels; unsigned char *px; } Image;
+
+/* Binary PPM (P6) or PGM (P5), maxval 255. */
+static Image read_pnm(const char *path) {
+    Image img = {0, 0, 0, NULL};
+    FILE *f = fopen(path, "rb");
+    char magic[3] = {0};
+    int maxval = 0;
+    if (!f) { fprintf(stderr, "cannot open %s\n", path); exit(2); }
+    if (fscanf(f, "%2s %d %d %d", magic, &img.w, &img.h, &maxval) != 4 || maxval != 255) { fprintf(stderr, "bad pnm %s\n", path); exit(2); }
+    fgetc(f);
+    img.channels = strcmp(magic, "P6") == 0 ? 3 : 1;
+    img.px = malloc((size_t)img.w * img.h * img.channels);
+    if (fread(img.px, 1, (size_t)img.w * img.h * img.channels, f) != (size_t)img.w * img.h * img.channels) { fprintf(stderr, "short %s\n", path); exit(2); }
+    fclose(f);
+    return img;
+}
+
+static const char *last_error(void) {
+    static char buf[4096];
+    seg_last_error(buf, sizeof buf);
+    return buf;
+}
+
+static double iou(const unsigned char *a, const unsigned char *b, size_t n) {
+    size_t inter = 0, uni = 0, i;
+    for (i = 0; i < n; i++) {
+        int x = a[i] > 127, y = b[i] > 127;
+        inter += x && y;
+        uni += x || y;
+    }
+    return uni ? (double)inter / uni : 1.0;
+}
+
+int main(int argc, char **argv) {
+    char path[4096], path2[4096];
+    const char *repo, *inputs;
+    SegSession *unet = NULL, *sam = NULL;
+    SegOptions opt;
+    Image rgb, gt, sam_img;
+    unsigned char *bgr, *planes, *mask, *mask2;
+    size_t n, i;
+    SegImage img;
+    SegMask out;
+    SegRunInfo info;
+    SegStatus st;
+    char version[512];
+
+    if (argc != 3) { fprintf(stderr, "usage: %s REPO_DIR INPUT_DIR\n", argv[0]); return 2; }
+    repo = argv[1];
+    inputs = argv[2];
+    CHECK(seg_abi_version() == SEG_ABI_VERSION, "ABI %u != header %d", seg_abi_version(), SEG_ABI_VERSION);
+
+    /* UNet on a sample, as BGR24 the way GDI+/OpenCV hold it */
+    snprintf(path, sizeof path, "%s/lesion_01.ppm", inputs);
+    rgb = read_pnm(path);
+    snprintf(path, sizeof path, "%s/lesion_01_gt.pgm", inputs);
+    gt = read_pnm(path);
+    n = (size_t)rgb.w * rgb.h;
+    bgr = malloc(n * 3);
+    planes = malloc(n * 3);
+    mask = malloc(n);
+    mask2 = malloc(n);
+    for (i = 0; i < n; i++) {
+        bgr[3 * i] = rgb.px[3 * i + 2]; bgr[3 * i + 1] = rgb.px[3 * i + 1]; bgr[3 * i + 2] = rgb.px[3 * i];
+        planes[i] = rgb.px[3 * i]; planes[n + i] = rgb.px[3 * i + 1]; planes[2 * n + i] = rgb.px[3 * i + 2];
+    }
+    seg_options_default(&opt);
+    snprintf(path, sizeof path, "%s/models/demo_unet.onnx", repo);
+    st = seg_create(path, &opt, &unet);
+    CHECK(st == SEG_OK, "seg_create: %s %s", seg_status_str(st), last_error());
+    if (st != SEG_OK) return 1;
+    seg_version(version, sizeof version);
+    printf("%s\n", version);
+
+    img.data = bgr; img.width = rgb.w; img.height = rgb.h; img.stride = 0; img.format = SEG_FORMAT_BGR24;
+    img.plane1 = NULL; img.plane2 = NULL;
+    out.data = mask; out.width = rgb.w; out.height = rgb.h; out.stride = 0;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    st = seg_run_unet(unet, &img, &out, NULL, 0, &info);
+    CHECK(st == SEG_OK, "seg_run_unet: %s %s", seg_status_str(st), last_error());
+    printf("UNet BGR24: IoU %.4f, %d classes, pre %.1f ms, inference %.1f ms, post %.1f ms\n",
+           iou(mask, gt.px, n), info.num_classes, info.preprocess_ms, info.inference_ms, info.postprocess_ms);
+    CHECK(iou(mask, gt.px, n) >= 0.9, "IoU %.4f", iou(mask, gt.px, n));
+
+    /* planar R, G, B planes (HALCON get_image_pointer3) give the same mask */
+    img.data = planes; img.plane1 = planes + n; img.plane2 = planes + 2 * n; img.format = SEG_FORMAT_PLANAR_RGB8;
+    out.data = mask2;
+    st = seg_run_unet(unet, &img, &out, NULL, 0, NULL);
+    CHECK(st == SEG_OK && memcmp(mask, mask2, n) == 0, "planar differs from BGR24: %s", last_error());
+
+    /* bad input: each a status, nothing written, the session still usable */
+    memset(mask2, 0x33, n);
+    img.format = 42;
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL) == SEG_UNSUPPORTED_FORMAT, "format 42");
+    img.format = SEG_FORMAT_BGR24; img.data = bgr; img.plane1 = NULL; img.plane2 = NULL;
+    img.stride = rgb.w * 3 - 1;
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL) == SEG_INVALID_ARGUMENT, "short stride");
+    img.stride = 0;
+    img.data = NULL;
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL) == SEG_NULL_POINTER, "NULL data");
+    img.data = bgr;
+    out.width = rgb.w - 1;
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL) == SEG_INVALID_ARGUMENT, "mask size");
+    out.width = rgb.w;
+    for (i = 0; i < n; i++) CHECK(mask2[i] == 0x33, "mask written by a failing call");
+    CHECK(seg_run_unet(NULL, &img, &out, NULL, 0, NULL) == SEG_INVALID_HANDLE, "NULL handle");
+    CHECK(seg_create("/no/such/model.onnx", NULL, &sam) == SEG_MODEL_NOT_FOUND && sam == NULL, "missing model");
+    CHECK(strstr(last_error(), "/no/such/model.onnx") != NULL, "message names the file: %s", last_error());
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL) == SEG_OK, "session unusable after errors");
+
+    /* SAM2: one click on a fixture, compared with the PyTorch reference mask */
+    snprintf(path, sizeof path, "%s/models/sam2/sam2_tiny_samexporter_encoder.onnx", repo);
+    snprintf(path2, sizeof path2, "%s/models/sam2/sam2_tiny_samexporter_decoder.onnx", repo);
+    st = seg_create_sam2(path, path2, NULL, &sam);
+    CHECK(st == SEG_OK, "seg_create_sam2: %s", last_error());
+    if (st == SEG_OK) {
+        SegPoint click = {105.0f, 105.0f, 1};
+        Image ref;
+        unsigned char *sam_mask;
+        float score = -1.0f;
+        double enc_ms = -1.0;
+        snprintf(path, sizeof path, "%s/img0.ppm", inputs);
+        sam_img = read_pnm(path);
+        snprintf(path, sizeof path, "%s/img0_point_mask.pgm", inputs);
+        ref = read_pnm(path);
+        sam_mask = malloc((size_t)sam_img.w * sam_img.h);
+        img.data = sam_img.px; img.width = sam_img.w; img.height = sam_img.h; img.stride = 0; img.format = SEG_FORMAT_RGB24;
+        out.data = sam_mask; out.width = sam_img.w; out.height = sam_img.h; out.stride = 0;
+        CHECK(seg_sam2_set_image(sam, &img, &enc_ms) == SEG_OK && enc_ms > 0.0, "set_image: %s", last_error());
+        st = seg_run_sam2_points(sam, NULL, &click, 1, NULL, 0, &out, &score, NULL);
+        CHECK(st == SEG_OK, "seg_run_sam2_points: %s", last_error());
+        printf("SAM2 click: IoU with the PyTorch reference %.4f, predicted IoU %.3f, encoder %.1f ms\n",
+               iou(sam_mask, ref.px, (size_t)sam_img.w * sam_img.h), score, enc_ms);
+        CHECK(iou(sam_mask, ref.px, (size_t)sam_img.w * sam_img.h) > 0.99, "SAM2 mask differs from the reference");
+        CHECK(seg_run_unet(sam, &img, &out, NULL, 0, NULL) == SEG_WRONG_SESSION_KIND, "wrong kind");
+        CHECK(seg_free(sam) == SEG_OK, "free sam");
+        free(sam_mask);
+        free(ref.px);
+        free(sam_img.px);
+    }
+
+    CHECK(seg_free(unet) == SEG_OK, "free");
+    CHECK(seg_free(unet) == SEG_INVALID_HANDLE, "double free must be detected");
+    CHECK(seg_free(NULL) == SEG_OK, "free NULL");
+    free(bgr); free(planes); free(mask); free(mask2); free(rgb.px); free(gt.px);
+    printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+    return failures ? 1 : 0;
+}
