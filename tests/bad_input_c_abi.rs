@@ -50,7 +50,7 @@ fn bad_input_table() {
     let img = SegImage { width: 100_000, height: 100_000, ..good };
     check(Case { name: "absurd size (refused before allocating)", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "more than the limit" }, run_with(s.0, &img, &good_mask));
     let img = SegImage { width: 2_000_000_000, height: 1, stride: i32::MAX, ..good };
-    check(Case { name: "row bytes overflow the stride type", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "limit" }, run_with(s.0, &img, &good_mask));
+    check(Case { name: "2-gigapixel row (refused by the pixel limit first)", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "limit" }, run_with(s.0, &img, &good_mask));
     let img = SegImage { format: 42, ..good };
     check(Case { name: "unknown pixel format", status: SegStatus::SEG_UNSUPPORTED_FORMAT, message: "unknown pixel format 42" }, run_with(s.0, &img, &good_mask));
     let img = SegImage { format: SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 as i32, ..good };
