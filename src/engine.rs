@@ -24,6 +24,11 @@ fn provider_name(p: SegProvider, device_id: i32) -> String {
     }
 }
 
+/// Reads a model file; any failure (missing, a folder, no permission) is `SEG_MODEL_NOT_FOUND`.
+pub fn read_model_file(path: &std::path::Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::new(SegStatus::SEG_MODEL_NOT_FOUND, format!("cannot read model file '{}': {e}", path.display())))
+}
+
 /// Builds a session from model bytes on the calling thread.
 pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, ProviderReport)> {
     if model.is_empty() {

@@ -13,7 +13,7 @@ use ort::session::Session;
 use ort::value::TensorRef;
 use serde::Serialize;
 
-use crate::engine::{ProviderReport, ThreadSessions};
+use crate::engine::{read_model_file, ProviderReport, ThreadSessions};
 use crate::error::{Error, Result, SegStatus};
 use crate::image::{check_size, ImageView};
 use crate::model::{inputs_of, outputs_of, Element, TensorInfo, UnetSpec};
@@ -60,9 +60,6 @@ pub struct SessionInfo<'a> {
 }
 
 
-pub fn read_model_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::new(SegStatus::SEG_MODEL_NOT_FOUND, format!("cannot read model file '{}': {e}", path.display())))
-}
 
 impl UnetSegmenter {
     pub fn from_file(path: &Path, options: Options) -> Result<Self> {

@@ -16,14 +16,13 @@ use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
-use crate::engine::{ProviderReport, ThreadSessions};
+use crate::engine::{read_model_file, ProviderReport, ThreadSessions};
 use crate::error::{Error, Result, SegStatus};
 use crate::image::{check_size, ImageView};
 use crate::model::{inputs_of, outputs_of, TensorInfo};
 use crate::options::{Options, SegResizeFilter};
 use crate::resize::{resize_f32, resize_u8};
 use crate::runtime::RuntimeInfo;
-use crate::unet::read_model_file;
 
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
 
