@@ -22,6 +22,13 @@ gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${flags[@]}" -o
 # Leaks are checked by the --valgrind run, where third-party one-time allocations can be told apart.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_asan" . "$build/inputs"
 
+echo "-- C++ layer (include/segrt.hpp), plain and ASan + UBSan"
+cxx=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
+"$build/test_cpp" .
+g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxx[@]}" -o "$build/test_cpp_asan"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_cpp_asan" .
+
 [ "$valgrind" = 1 ] || exit 0
 echo "-- valgrind"
 gcc -O1 -g "${flags[@]}" -o "$build/test_vg"

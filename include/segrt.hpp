@@ -1,0 +1,158 @@
+// segrt.hpp: a small header-only C++11 layer over segrt.h (hand-written; segrt.h is generated).
+//
+// - Sessions are move-only RAII objects; the destructor calls seg_free.
+// - Every failing call throws segrt::Error carrying the SegStatus and segrt's message.
+// - Buffers are std::vector; images are borrowed for the duration of a call only.
+// Thread safety is segrt's: one Session may be used from several threads at once.
+#ifndef SEGRT_HPP
+#define SEGRT_HPP
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "segrt.h"
+
+namespace segrt {
+
+/// A failed segrt call: the status and the message of seg_last_error.
+class Error : public std::runtime_error {
+public:
+    Error(SegStatus status, const std::string &message)
+        : std::runtime_error(std::string(seg_status_str(status)) + ": " + message), status_(status) {}
+    SegStatus status() const { return status_; }
+
+private:
+    SegStatus status_;
+};
+
+/// The calling thread's last error message.
+inline std::string last_error() {
+    std::vector<char> buf(seg_last_error(nullptr, 0));
+    seg_last_error(buf.data(), buf.size());
+    return std::string(buf.data());
+}
+
+/// Throws segrt::Error unless `status` is SEG_OK.
+inline void check(SegStatus status) {
+    if (status != SEG_OK) throw Error(status, last_error());
+}
+
+inline SegOptions default_options() {
+    SegOptions o;
+    check(seg_options_default(&o));
+    return o;
+}
+
+/// An 8-bit mask at the image's size (0/255, or the class index for multi-class UNets).
+struct Mask {
+    int width = 0, height = 0;
+    std::vector<std::uint8_t> data;
+};
+
+/// Describes caller-owned pixels; `stride` in bytes (0 = tightly packed).
+inline SegImage image(const void *pixels, int width, int height, int stride, SegPixelFormat format) {
+    SegImage img;
+    img.data = static_cast<const std::uint8_t *>(pixels);
+    img.width = width;
+    img.height = height;
+    img.stride = stride;
+    img.format = static_cast<std::int32_t>(format);
+    img.plane1 = nullptr;
+    img.plane2 = nullptr;
+    return img;
+}
+
+/// Three 8-bit planes R, G, B (HALCON get_image_pointer3), each `stride` bytes per row.
+inline SegImage planar_image(const void *r, const void *g, const void *b, int width, int height, int stride) {
+    SegImage img = image(r, width, height, stride, SEG_FORMAT_PLANAR_RGB8);
+    img.plane1 = static_cast<const std::uint8_t *>(g);
+    img.plane2 = static_cast<const std::uint8_t *>(b);
+    return img;
+}
+
+/// Move-only owner of a SegSession.
+class Session {
+public:
+    Session(Session &&other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+    Session &operator=(Session &&other) noexcept {
+        if (this != &other) {
+            seg_free(handle_);
+            handle_ = other.handle_;
+            other.handle_ = nullptr;
+        }
+        return *this;
+    }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+    ~Session() { seg_free(handle_); }
+
+    /// A UNet session from a UTF-8 model path.
+    static Session unet(const std::string &model_path, const SegOptions *options = nullptr) {
+        SegSession *s = nullptr;
+        check(seg_create(model_path.c_str(), options, &s));
+        return Session(s);
+    }
+
+    /// A SAM2 session from an encoder and a decoder model.
+    static Session sam2(const std::string &encoder, const std::string &decoder, const SegOptions *options = nullptr) {
+        SegSession *s = nullptr;
+        check(seg_create_sam2(encoder.c_str(), decoder.c_str(), options, &s));
+        return Session(s);
+    }
+
+    /// Runs a UNet session; `info` (optional) receives timings and classes.
+    Mask run_unet(const SegImage &img, SegRunInfo *info = nullptr) const {
+        Mask m;
+        m.width = img.width;
+        m.height = img.height;
+        m.data.assign(static_cast<std::size_t>(img.width > 0 ? img.width : 0) * static_cast<std::size_t>(img.height > 0 ? img.height : 0), 0);
+        SegMask out = {m.data.data(), img.width, img.height, 0};
+        if (info) info->struct_size = sizeof(SegRunInfo);
+        check(seg_run_unet(handle_, &img, &out, nullptr, 0, info));
+        return m;
+    }
+
+    /// Encodes an image now so that later clicks only run the decoder; returns the time spent.
+    double sam2_set_image(const SegImage &img) const {
+        double ms = 0.0;
+        check(seg_sam2_set_image(handle_, &img, &ms));
+        return ms;
+    }
+
+    /// One SAM2 prediction on the image set last (`img` == nullptr) or on `img`.
+    Mask sam2_click(const SegImage *img, int width, int height, const std::vector<SegPoint> &points,
+                    const SegBox *box = nullptr, bool refine = false, float *score = nullptr) const {
+        Mask m;
+        m.width = width;
+        m.height = height;
+        m.data.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
+        SegMask out = {m.data.data(), width, height, 0};
+        check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box,
+                                  refine ? SEG_SAM2_REFINE : 0u, &out, score, nullptr));
+        return m;
+    }
+
+    void sam2_reset() const { check(seg_sam2_reset(handle_)); }
+
+    /// seg_session_info as a JSON string.
+    std::string info() const {
+        std::size_t needed = 0;
+        SegStatus st = seg_session_info(handle_, nullptr, 0, &needed);
+        if (st != SEG_BUFFER_TOO_SMALL) check(st);
+        std::vector<char> buf(needed);
+        check(seg_session_info(handle_, buf.data(), buf.size(), &needed));
+        return std::string(buf.data());
+    }
+
+    SegSession *get() const { return handle_; }
+
+private:
+    explicit Session(SegSession *h) : handle_(h) {}
+    SegSession *handle_;
+};
+
+}  // namespace segrt
+
+#endif  // SEGRT_HPP
