@@ -157,11 +157,20 @@ pub unsafe extern "C" fn seg_run_sam2_points(
             refine: flags & SEG_SAM2_REFINE != 0,
         };
         let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+        // Check the mask buffer before running anything: a wrong size must not cost an encoder run
+        // or replace the previous mask that refinement feeds back.
+        let size = view.as_ref().map(|v| (v.width(), v.height())).or_else(|| sam.cached_image_size());
+        let (rows, stride) = match size {
+            Some((w, h)) => (*out_mask).target(w, h)?,
+            None => return Err(Error::invalid("no image: pass one, or call seg_sam2_set_image first")),
+        };
         let want_all = !out_result.is_null() && !(*out_result).all_masks.is_null();
         let out = sam.predict(view.as_ref(), &prompt, want_all)?;
-
         let (w, h) = (out.width, out.height);
-        let (rows, stride) = (*out_mask).target(w, h)?;
+        if Some((w, h)) != size {
+            // another thread set a different cached image between the check and the run
+            return Err(Error::invalid("the cached image changed during the call (another thread set a new one); pass the image explicitly"));
+        }
         let result = out_result.as_mut();
         if let Some(r) = &result {
             if want_all && r.all_masks_len < out.scores.len() * w * h {

@@ -182,6 +182,11 @@ impl Sam2Segmenter {
         }
     }
 
+    /// (width, height) of the cached image, if any.
+    pub fn cached_image_size(&self) -> Option<(usize, usize)> {
+        self.state().embedding.as_ref().map(|e| (e.width, e.height))
+    }
+
     /// Forgets the cached image and the previous mask.
     pub fn reset(&self) {
         *self.state() = State::default();
