@@ -82,6 +82,27 @@ typedef int32_t SegStatus;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// How much a message matters. The values are part of the C ABI (`SEG_LOG_*`).
+enum SegLogLevel
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A call failed; the message is the same as `seg_last_error` gives.
+  SEG_LOG_ERROR = 1,
+  // Something works, but not as asked (e.g. a provider fell back to the CPU).
+  SEG_LOG_WARN = 2,
+  // Normal events worth a line in a log file (runtime loaded, session created).
+  SEG_LOG_INFO = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegLogLevel SegLogLevel;
+#else
+typedef int32_t SegLogLevel;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Pixel layouts a host can hand in. Values are part of the C ABI.
 enum SegPixelFormat
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -222,6 +243,10 @@ typedef int32_t SegThresholdMode;
 
 // An opaque session handle. Create with `seg_create*`, release with `seg_free`.
 typedef struct SegSession SegSession;
+
+// Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
+// string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
+typedef void (*SegLogCallback)(int32_t level, const char *message, void *user_data);
 
 // Session options. Always start from `seg_options_default()`, which sets `struct_size`; newer
 // versions of segrt only ever append fields, and read only the first `struct_size` bytes.
@@ -403,6 +428,20 @@ const char *seg_status_str(int32_t status);
 // # Safety
 // `buf` must be NULL or point to `cap` writable bytes.
 size_t seg_last_error(char *buf, size_t cap);
+
+// Installs a process-wide diagnostics callback (NULL removes it): which ONNX Runtime was loaded,
+// the execution provider each new session got, provider fallback reasons (`SEG_LOG_WARN`), and
+// the message of every failed call (`SEG_LOG_ERROR`, the same text as `seg_last_error`).
+//
+// The callback runs synchronously on the thread making the segrt call, possibly several threads at
+// once. It is never called from `seg_free`, so a host may free sessions from a finalizer or
+// destructor safely. It must not unwind (throw) into segrt; it may call segrt functions.
+// After `seg_set_log_callback(NULL, NULL)` returns, a message already being delivered on another
+// thread may still finish. `user_data` is passed back untouched (segrt never reads it).
+//
+// # Safety
+// `callback` must be NULL or a function that stays callable until it is replaced.
+SegStatus seg_set_log_callback(SegLogCallback callback, void *user_data);
 
 // Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 // The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is

@@ -56,6 +56,7 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
                 if options.provider_policy == SegProviderPolicy::SEG_PROVIDER_REQUIRE {
                     return Err(Error::new(SegStatus::SEG_PROVIDER_UNAVAILABLE, reason + " (policy: require)"));
                 }
+                crate::log::emit(crate::log::SegLogLevel::SEG_LOG_WARN, &format!("{reason}; running on the CPU (policy: fallback)"));
                 report.in_use = "CPU".into();
                 report.fallback_reason = Some(reason);
                 e.recover()

@@ -6,6 +6,7 @@ pub mod engine;
 pub mod error;
 pub mod ffi;
 pub mod image;
+pub mod log;
 pub mod model;
 pub mod options;
 pub mod postprocess;

@@ -96,7 +96,14 @@ pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
             continue;
         }
         match load(&path) {
-            Ok(rt) => return Ok(RUNTIME.get_or_init(|| rt)),
+            Ok(rt) => {
+                let rt = RUNTIME.get_or_init(|| rt);
+                crate::log::emit(
+                    crate::log::SegLogLevel::SEG_LOG_INFO,
+                    &format!("ONNX Runtime {} loaded from {} ({origin})", rt.version, rt.path.display()),
+                );
+                return Ok(rt);
+            }
             Err(LoadFailure::NotUsable(reason)) => tried.push(format!("{} ({origin}): {reason}", path.display())),
             Err(LoadFailure::Environment(e)) => return Err(e),
         }

@@ -16,6 +16,9 @@ namespace Segrt.Native
 
 
 
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void seg_set_log_callback_callback_delegate(int level, byte* message, void* user_data);
+
 
 
         /// <summary>
@@ -76,6 +79,23 @@ namespace Segrt.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_last_error", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern System.UIntPtr seg_last_error(byte* buf, System.UIntPtr cap);
+
+        /// <summary>
+        ///  Installs a process-wide diagnostics callback (NULL removes it): which ONNX Runtime was loaded,
+        ///  the execution provider each new session got, provider fallback reasons (`SEG_LOG_WARN`), and
+        ///  the message of every failed call (`SEG_LOG_ERROR`, the same text as `seg_last_error`).
+        ///
+        ///  The callback runs synchronously on the thread making the segrt call, possibly several threads at
+        ///  once. It is never called from `seg_free`, so a host may free sessions from a finalizer or
+        ///  destructor safely. It must not unwind (throw) into segrt; it may call segrt functions.
+        ///  After `seg_set_log_callback(NULL, NULL)` returns, a message already being delivered on another
+        ///  thread may still finish. `user_data` is passed back untouched (segrt never reads it).
+        ///
+        ///  # Safety
+        ///  `callback` must be NULL or a function that stays callable until it is replaced.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_set_log_callback", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_set_log_callback(seg_set_log_callback_callback_delegate callback, void* user_data);
 
         /// <summary>
         ///  Fills `*options` with the defaults (and `struct_size`). Start every options struct here.

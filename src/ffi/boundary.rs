@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result, SegStatus};
+use crate::log::SegLogLevel;
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
@@ -31,8 +32,19 @@ pub(crate) fn last_error() -> String {
     LAST_ERROR.with(|e| e.borrow().clone())
 }
 
-/// Runs an export's body: a returned error or a panic becomes a status and the thread's last error.
+/// Runs an export's body: a returned error or a panic becomes a status and the thread's last error,
+/// and is reported to the log sink.
 pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> SegStatus {
+    let status = guard_quiet(body);
+    if status != SegStatus::SEG_OK {
+        let _ = catch_unwind(|| crate::log::emit(SegLogLevel::SEG_LOG_ERROR, &format!("{}: {}", status.name(), last_error())));
+    }
+    status
+}
+
+/// `guard` without the log message, for release paths (`seg_free`): a host tearing down (a .NET
+/// finalizer) must never receive a callback.
+pub(crate) fn guard_quiet(body: impl FnOnce() -> Result<()>) -> SegStatus {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SegStatus::SEG_OK,
         Ok(Err(e)) => {
@@ -116,7 +128,12 @@ static NEXT_ID: AtomicUsize = AtomicUsize::new(0x5E60_0000);
 
 pub(crate) fn register(handle: Handle) -> *mut SegSession {
     let id = NEXT_ID.fetch_add(16, Ordering::Relaxed);
+    let (kind, provider) = match &handle {
+        Handle::Unet(u) => ("UNet", u.provider().in_use.clone()),
+        Handle::Sam2(s) => ("SAM2", s.provider().in_use.clone()),
+    };
     registry().lock().unwrap_or_else(|p| p.into_inner()).insert(id, Arc::new(handle));
+    crate::log::emit(SegLogLevel::SEG_LOG_INFO, &format!("{kind} session {id:#x} created; execution provider in use: {provider}"));
     id as *mut SegSession
 }
 

@@ -1,8 +1,10 @@
 //! Library-wide exports: versions, ONNX Runtime loading, status names, the last error.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void, CString};
+use std::sync::Arc;
 
 use crate::error::SegStatus;
+use crate::log::SegLogLevel;
 use crate::runtime;
 
 use super::boundary::{copy_out, guard, last_error, utf8_path};
@@ -79,4 +81,39 @@ pub extern "C" fn seg_status_str(status: i32) -> *const c_char {
 pub unsafe extern "C" fn seg_last_error(buf: *mut c_char, cap: usize) -> usize {
     let text = std::panic::catch_unwind(last_error).unwrap_or_default();
     copy_out(&text, buf, cap)
+}
+
+/// Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
+/// string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
+pub type SegLogCallback = Option<unsafe extern "C" fn(level: i32, message: *const c_char, user_data: *mut c_void)>;
+
+/// Installs a process-wide diagnostics callback (NULL removes it): which ONNX Runtime was loaded,
+/// the execution provider each new session got, provider fallback reasons (`SEG_LOG_WARN`), and
+/// the message of every failed call (`SEG_LOG_ERROR`, the same text as `seg_last_error`).
+///
+/// The callback runs synchronously on the thread making the segrt call, possibly several threads at
+/// once. It is never called from `seg_free`, so a host may free sessions from a finalizer or
+/// destructor safely. It must not unwind (throw) into segrt; it may call segrt functions.
+/// After `seg_set_log_callback(NULL, NULL)` returns, a message already being delivered on another
+/// thread may still finish. `user_data` is passed back untouched (segrt never reads it).
+///
+/// # Safety
+/// `callback` must be NULL or a function that stays callable until it is replaced.
+#[no_mangle]
+pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_data: *mut c_void) -> SegStatus {
+    guard(|| {
+        match callback {
+            None => crate::log::set_sink(None),
+            Some(cb) => {
+                // The pointer is only handed back to the host's own callback.
+                let user_data = user_data as usize;
+                crate::log::set_sink(Some(Arc::new(move |level: SegLogLevel, message: &str| {
+                    // Interior NULs would cut the message short; they never occur in segrt's messages.
+                    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+                    unsafe { cb(level as i32, text.as_ptr(), user_data as *mut c_void) };
+                })));
+            }
+        }
+        Ok(())
+    })
 }

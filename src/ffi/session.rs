@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use crate::error::{Error, SegStatus};
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{copy_out, guard, lookup, register, unregister, utf8_path, Handle};
+use super::boundary::{copy_out, guard, guard_quiet, lookup, register, unregister, utf8_path, Handle};
 use super::types::{SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
 
 /// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
     if session.is_null() {
         return SegStatus::SEG_OK;
     }
-    guard(|| unregister(session).map(drop))
+    guard_quiet(|| unregister(session).map(drop))
 }
 
 /// Runs a UNet session on one image and writes the mask at the image's size into `out_mask`.
