@@ -580,8 +580,9 @@ SegStatus seg_run_unet(struct SegSession *session,
 // with any fallback reason, threads, resident memory of the first session and of each extra thread's session, and the ONNX Runtime version and path.
 //
 // The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
-// (optional) receives the size needed including the NUL. Returns `SEG_BUFFER_TOO_SMALL` when `cap`
-// is too small (nothing is written then; call again with `*out_len` bytes).
+// (optional) receives the size needed including the NUL. A pure size query (`buf` NULL, `cap` 0,
+// `out_len` set) returns `SEG_OK`; otherwise a `cap` that is too small gives `SEG_BUFFER_TOO_SMALL`
+// (nothing is written then; call again with `*out_len` bytes).
 //
 // # Safety
 // `buf` must be NULL or point to `cap` writable bytes; `out_len` NULL or writable.

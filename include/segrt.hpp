@@ -139,8 +139,7 @@ public:
     /// seg_session_info as a JSON string.
     std::string info() const {
         std::size_t needed = 0;
-        SegStatus st = seg_session_info(handle_, nullptr, 0, &needed);
-        if (st != SEG_BUFFER_TOO_SMALL) check(st);
+        check(seg_session_info(handle_, nullptr, 0, &needed));
         std::vector<char> buf(needed);
         check(seg_session_info(handle_, buf.data(), buf.size(), &needed));
         return std::string(buf.data());

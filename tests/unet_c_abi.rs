@@ -209,7 +209,10 @@ fn several_threads_on_one_handle_give_identical_results() {
 pub fn session_info(s: &Session) -> String {
     let mut needed = 0usize;
     let st = unsafe { seg_session_info(s.0, std::ptr::null_mut(), 0, &mut needed) };
-    assert_eq!(st, SegStatus::SEG_BUFFER_TOO_SMALL);
+    assert_eq!(st, SegStatus::SEG_OK, "a size query is not a failure");
+    let mut small = vec![0 as std::ffi::c_char; needed - 1];
+    assert_eq!(unsafe { seg_session_info(s.0, small.as_mut_ptr(), small.len(), &mut needed) }, SegStatus::SEG_BUFFER_TOO_SMALL);
+    assert!(small.iter().all(|c| *c == 0), "nothing written when the buffer is too small");
     let mut buf = vec![0 as std::ffi::c_char; needed];
     assert_eq!(unsafe { seg_session_info(s.0, buf.as_mut_ptr(), needed, &mut needed) }, SegStatus::SEG_OK);
     unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()

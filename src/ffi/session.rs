@@ -180,8 +180,9 @@ pub unsafe extern "C" fn seg_run_unet(
 /// with any fallback reason, threads, resident memory of the first session and of each extra thread's session, and the ONNX Runtime version and path.
 ///
 /// The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
-/// (optional) receives the size needed including the NUL. Returns `SEG_BUFFER_TOO_SMALL` when `cap`
-/// is too small (nothing is written then; call again with `*out_len` bytes).
+/// (optional) receives the size needed including the NUL. A pure size query (`buf` NULL, `cap` 0,
+/// `out_len` set) returns `SEG_OK`; otherwise a `cap` that is too small gives `SEG_BUFFER_TOO_SMALL`
+/// (nothing is written then; call again with `*out_len` bytes).
 ///
 /// # Safety
 /// `buf` must be NULL or point to `cap` writable bytes; `out_len` NULL or writable.
@@ -197,6 +198,9 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
         let needed = json.len() + 1;
         if !out_len.is_null() {
             out_len.write(needed);
+        }
+        if buf.is_null() && cap == 0 && !out_len.is_null() {
+            return Ok(());
         }
         if buf.is_null() || cap < needed {
             return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("session info needs {needed} bytes, the buffer has {cap}")));

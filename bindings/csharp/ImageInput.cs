@@ -1,0 +1,199 @@
+// segrt .NET wrapper: host pixels → the native SegImage descriptor, without copying where possible.
+using System;
+using System.Drawing;
+using System.Drawing.Imaging;
+using System.Runtime.InteropServices;
+using Segrt.Native;
+
+namespace Segrt
+{
+    /// <summary>Pixel layouts segrt reads directly (the C header's SegPixelFormat).</summary>
+    public enum SegPixelFormat
+    {
+        /// <summary>8-bit gray.</summary>
+        Gray8 = 0,
+        /// <summary>B,G,R bytes: GDI+ Format24bppRgb, OpenCV CV_8UC3.</summary>
+        Bgr24 = 1,
+        /// <summary>B,G,R,A bytes: GDI+ Format32bppArgb/Rgb/PArgb (alpha ignored).</summary>
+        Bgra32 = 2,
+        Rgb24 = 3,
+        Rgba32 = 4,
+    }
+
+    /// <summary>
+    /// Pixels made readable for one native call: a Bitmap locked with LockBits (its real Stride, no
+    /// GetPixel), or a byte[] pinned. Dispose unlocks/unpins.
+    /// </summary>
+    internal unsafe sealed class ImageInput : IDisposable
+    {
+        internal SegImage Desc;
+        GCHandle _pin;
+        Bitmap _locked;
+        BitmapData _data;
+        Bitmap _converted;
+
+        internal int Width { get { return Desc.width; } }
+        internal int Height { get { return Desc.height; } }
+
+        internal static int BytesPerPixel(SegPixelFormat f)
+        {
+            switch (f)
+            {
+                case SegPixelFormat.Gray8: return 1;
+                case SegPixelFormat.Bgr24:
+                case SegPixelFormat.Rgb24: return 3;
+                case SegPixelFormat.Bgra32:
+                case SegPixelFormat.Rgba32: return 4;
+                default: throw new ArgumentOutOfRangeException("format", f, "unknown pixel format");
+            }
+        }
+
+        /// <summary>Checks a caller's buffer geometry; returns |stride| (0 means tightly packed).</summary>
+        static int CheckGeometry(long available, int width, int height, int stride, SegPixelFormat format)
+        {
+            if (width <= 0 || height <= 0) throw new ArgumentOutOfRangeException("width/height", width + "x" + height + " must be positive");
+            long row = (long)width * BytesPerPixel(format);
+            long absStride = stride == 0 ? row : Math.Abs((long)stride);
+            if (absStride < row) throw new ArgumentException("stride " + stride + " is smaller than a row of " + row + " bytes", "stride");
+            long needed = (height - 1) * absStride + row;
+            if (available >= 0 && available < needed)
+                throw new ArgumentException("the buffer has " + available + " bytes but " + width + "x" + height + " " + format + " with stride " + stride + " needs " + needed, "pixels");
+            return (int)absStride;
+        }
+
+        /// <summary>
+        /// A byte[] of rows. A negative stride means a bottom-up buffer: the top row is the LAST row in
+        /// the array (as in a BMP file), and segrt walks it backwards.
+        /// </summary>
+        internal static ImageInput FromBytes(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
+        {
+            if (pixels == null) throw new ArgumentNullException("pixels");
+            int absStride = CheckGeometry(pixels.LongLength, width, height, stride, format);
+            var input = new ImageInput();
+            input._pin = GCHandle.Alloc(pixels, GCHandleType.Pinned);
+            byte* first = (byte*)input._pin.AddrOfPinnedObject();
+            if (stride < 0) first += (long)(height - 1) * absStride;
+            input.Desc = Describe(first, width, height, stride, format);
+            return input;
+        }
+
+        /// <summary>Unmanaged pixels (e.g. an OpenCV Mat's data, or BitmapData.Scan0): only read during the call.</summary>
+        internal static ImageInput FromPointer(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
+        {
+            if (topRow == IntPtr.Zero) throw new ArgumentNullException("topRow");
+            CheckGeometry(-1, width, height, stride, format);
+            var input = new ImageInput();
+            input.Desc = Describe((byte*)topRow, width, height, stride, format);
+            return input;
+        }
+
+        internal static ImageInput FromBitmap(Bitmap bitmap)
+        {
+            if (bitmap == null) throw new ArgumentNullException("bitmap");
+            var input = new ImageInput();
+            try
+            {
+                input.Lock(bitmap);
+            }
+            catch
+            {
+                input.Dispose();
+                throw;
+            }
+            return input;
+        }
+
+        void Lock(Bitmap bitmap)
+        {
+            SegPixelFormat format;
+            Bitmap source = bitmap;
+            PixelFormat pf = bitmap.PixelFormat;
+            if (pf == PixelFormat.Format8bppIndexed && !IsGrayPalette(bitmap.Palette))
+                pf = PixelFormat.Undefined; // a colour palette: converted below
+            switch (pf)
+            {
+                case PixelFormat.Format24bppRgb: format = SegPixelFormat.Bgr24; break;
+                case PixelFormat.Format32bppArgb:
+                case PixelFormat.Format32bppRgb:
+                case PixelFormat.Format32bppPArgb: format = SegPixelFormat.Bgra32; break;
+                case PixelFormat.Format8bppIndexed: format = SegPixelFormat.Gray8; break;
+                default:
+                    // Colour palettes, 16/48/64 bpp, 1/4 bpp: draw once into 24bpp (GDI+ converts).
+                    _converted = new Bitmap(bitmap.Width, bitmap.Height, PixelFormat.Format24bppRgb);
+                    using (var g = Graphics.FromImage(_converted))
+                        g.DrawImage(bitmap, new Rectangle(0, 0, bitmap.Width, bitmap.Height));
+                    source = _converted;
+                    format = SegPixelFormat.Bgr24;
+                    break;
+            }
+            var rect = new Rectangle(0, 0, source.Width, source.Height);
+            _data = source.LockBits(rect, ImageLockMode.ReadOnly, source.PixelFormat);
+            _locked = source;
+            // Scan0 is the top row for top-down and bottom-up bitmaps alike; a bottom-up one has a
+            // negative Stride, which segrt takes as it is.
+            Desc = Describe((byte*)_data.Scan0, _data.Width, _data.Height, _data.Stride, format);
+        }
+
+        static bool IsGrayPalette(ColorPalette palette)
+        {
+            var e = palette.Entries;
+            if (e.Length != 256) return false;
+            for (int i = 0; i < 256; i++)
+                if (e[i].R != i || e[i].G != i || e[i].B != i) return false;
+            return true;
+        }
+
+        static SegImage Describe(byte* data, int width, int height, int stride, SegPixelFormat format)
+        {
+            SegImage d = default(SegImage);
+            d.data = data;
+            d.width = width;
+            d.height = height;
+            d.stride = stride;
+            d.format = (int)format;
+            return d;
+        }
+
+        public void Dispose()
+        {
+            if (_data != null)
+            {
+                _locked.UnlockBits(_data);
+                _data = null;
+            }
+            if (_converted != null)
+            {
+                _converted.Dispose();
+                _converted = null;
+            }
+            if (_pin.IsAllocated) _pin.Free();
+        }
+    }
+
+    /// <summary>Turns masks into 8bpp gray Bitmaps.</summary>
+    public static class MaskBitmap
+    {
+        /// <summary>An 8bpp indexed Bitmap with a gray palette (value v shows as gray level v).</summary>
+        public static Bitmap FromMask(byte[] mask, int width, int height)
+        {
+            if (mask == null) throw new ArgumentNullException("mask");
+            if (width <= 0 || height <= 0 || mask.Length < (long)width * height)
+                throw new ArgumentException("mask must hold width x height bytes", "mask");
+            var bmp = new Bitmap(width, height, PixelFormat.Format8bppIndexed);
+            var palette = bmp.Palette;
+            for (int i = 0; i < 256; i++) palette.Entries[i] = Color.FromArgb(i, i, i);
+            bmp.Palette = palette;
+            var data = bmp.LockBits(new Rectangle(0, 0, width, height), ImageLockMode.WriteOnly, PixelFormat.Format8bppIndexed);
+            try
+            {
+                for (int y = 0; y < height; y++)
+                    Marshal.Copy(mask, y * width, data.Scan0 + y * data.Stride, width);
+            }
+            finally
+            {
+                bmp.UnlockBits(data);
+            }
+            return bmp;
+        }
+    }
+}
