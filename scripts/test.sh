@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and C-ABI tests, the header checks, and the parity test against a
-# plain Python onnxruntime + numpy + Pillow reference. Installs what it needs (ONNX Runtime from
-# its PyPI wheel, a Python virtualenv in .venv/) on first use.
+# Runs every test: Rust unit and C-ABI tests, the header checks, the C/C++ hosts, the .NET wrapper
+# and WinForms sample on Mono, and the parity test against a plain Python onnxruntime + numpy +
+# Pillow reference. Installs what it needs (ONNX Runtime from its PyPI wheel, a Python virtualenv in
+# .venv/, Mono + Xvfb from apt) on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,15 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import onnxruntime, numpy
   echo "== setting up .venv for the parity test"
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check onnxruntime==1.31.1 numpy pillow
+fi
+
+if ! command -v mcs >/dev/null || ! command -v xbuild >/dev/null || ! command -v xvfb-run >/dev/null; then
+  echo "== installing Mono and Xvfb for the .NET tests (apt)"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  pkgs=(mono-devel xvfb xauth)
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y --no-install-recommends "${pkgs[@]}" >/dev/null \
+    || { $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends "${pkgs[@]}" >/dev/null; }
 fi
 
 echo "== Rust tests"
@@ -26,6 +36,9 @@ echo "== header checks"
 
 echo "== C host program (plain, AddressSanitizer + UBSan)"
 ./tests/c/run.sh
+
+echo "== .NET wrapper and WinForms sample on Mono"
+./tests/csharp/run.sh
 
 echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt

@@ -1,23 +1,57 @@
 #!/usr/bin/env bash
-# Builds the .NET wrapper and its tests with Mono's C# compiler against the .NET Framework 4.6.1
-# reference assemblies, puts libsegrt.so and ONNX Runtime beside the .exe (as a Windows app would
-# have segrt.dll and onnxruntime.dll) and runs the tests on Mono.
-# Needs: mono-devel (see .ci/run), a built target/<profile>/libsegrt.so, .onnxruntime/.
+# The .NET part on a real CLR: builds the wrapper, its tests and the WinForms sample with Mono's C#
+# compiler against the .NET Framework 4.6.1 reference assemblies, puts libsegrt.so and ONNX Runtime
+# beside the .exe files (as a Windows app has segrt.dll and onnxruntime.dll), runs the tests, then
+# runs the sample's self-test under Xvfb and checks its screenshots.
+# Needs: mono-devel, xvfb, xauth (see .ci/run); target/<profile>/libsegrt.so; .onnxruntime/; .venv (numpy, pillow).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 profile="${SEGRT_PROFILE:-debug}"
 out="$repo/tests/csharp/build"
+python="$repo/.venv/bin/python"
 rm -rf "$out" && mkdir -p "$out"
 
 cp "$repo/target/$profile/libsegrt.so" "$out/"
 cp "$repo"/.onnxruntime/libonnxruntime.so.* "$out/"
 
 # What a .NET Framework 4.6.1 x64 project gets; plain mcs would accept APIs 4.6.1 lacks.
-MCS=(mcs -sdk:4.6.1 -noconfig -unsafe+ -platform:x64 -warnaserror+ -nowarn:1591
+MCS=(mcs -sdk:4.6.1 -noconfig -unsafe+ -platform:x64 -warnaserror+
      -r:System.dll -r:System.Core.dll -r:System.Drawing.dll)
-"${MCS[@]}" -target:library -out:"$out/Segrt.dll" -doc:"$out/Segrt.xml" "$repo"/bindings/csharp/*.cs
+"${MCS[@]}" -target:library -out:"$out/Segrt.dll" -doc:"$out/Segrt.xml" -nowarn:1591 "$repo"/bindings/csharp/*.cs
 # The tests compile the wrapper sources in, to reach internals (the native options struct).
 "${MCS[@]}" -target:exe -out:"$out/SegrtTests.exe" "$repo"/bindings/csharp/*.cs "$repo/tests/csharp/SegrtTests.cs"
+# The sample references Segrt.dll, as an application would.
+"${MCS[@]}" -target:winexe -r:System.Windows.Forms.dll -r:"$out/Segrt.dll" -out:"$out/SegrtDemo.exe" "$repo/dotnet-sample/SegrtDemo.cs"
 
 cd /tmp   # any working directory: DllImport must find libsegrt.so beside the .exe
 mono --debug "$out/SegrtTests.exe" "$repo"
+
+# The WinForms sample's own UI code path: bundled image + UNet, then one SAM2 click through the
+# mouse handlers on the zoomed PictureBox. The geometric-oracle SAM2 pair draws a disc centred on
+# the model-space click, so the mask centroid checks the control -> image coordinate mapping.
+shot="$out/selftest.png"
+timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.exe" --selftest "$shot" \
+    --sam2-encoder "$repo/models/sam2/sam2_oracle_encoder.onnx" \
+    --sam2-decoder "$repo/models/sam2/sam2_oracle_decoder.onnx" --check-click-centroid
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-unet.png" unet
+"$python" "$repo/tests/csharp/check_screenshot.py" "$shot" sam2
+
+# The Visual Studio project builds too (xbuild reads the same classic .csproj), and the sample runs from
+# its output folder as deployed: native libraries and models beside the .exe, default SAM2 models.
+deployed="$out/xbuild/bin"
+(cd "$repo/dotnet-sample" && xbuild /nologo /v:minimal /p:Configuration=Release \
+    /p:OutputPath="$deployed/" /p:IntermediateOutputPath="$out/xbuild/obj/" SegrtDemo.csproj) > "$out/xbuild.log" 2>&1 \
+    || { cat "$out/xbuild.log"; exit 1; }
+test -f "$deployed/models/demo_unet.onnx"
+cp "$out/libsegrt.so" "$out"/libonnxruntime.so.* "$deployed/"
+timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$deployed/SegrtDemo.exe" --selftest "$out/deployed.png"
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-unet.png" unet
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed.png" sam2
+# A 32-bit build must be refused by the project, with the reason.
+if (cd "$repo/dotnet-sample" && xbuild /nologo /v:minimal /p:PlatformTarget=x86 /p:OutputPath="$out/x86/" \
+        /p:IntermediateOutputPath="$out/x86-obj/" SegrtDemo.csproj) > "$out/xbuild-x86.log" 2>&1; then
+    echo "an x86 build of the sample should fail"; exit 1
+fi
+grep -q "segrt is 64-bit only" "$out/xbuild-x86.log"
+
+echo "C# tests and WinForms self-test passed; screenshots: $out/selftest-unet.png $shot"

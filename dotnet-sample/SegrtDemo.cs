@@ -1,0 +1,520 @@
+// segrt WinForms sample: an "upper computer" style window that runs a UNet on an image, or segments
+// the object you click with SAM2. Shows how to use the wrapper from a UI: long work (model loading,
+// the SAM2 encoder) on a worker thread, results drawn as an overlay without GetPixel, clicks mapped
+// from a zoomed PictureBox to image pixels.
+//
+//   SegrtDemo.exe                         interactive
+//   SegrtDemo.exe --selftest shot.png     load the bundled image and models, run UNet and one SAM2 click
+//                                         through the same UI code, save screenshots, exit 0 on success
+using System;
+using System.Collections.Generic;
+using System.Drawing;
+using System.Drawing.Imaging;
+using System.IO;
+using System.Threading.Tasks;
+using System.Windows.Forms;
+using Segrt;
+
+namespace SegrtDemo
+{
+    /// <summary>Maps between PictureBox (SizeMode = Zoom) coordinates and image pixels.</summary>
+    public static class ZoomMapping
+    {
+        /// <summary>Zoom mode scales uniformly to fit and centres the image (letterbox bars on two sides).</summary>
+        static void Fit(Size control, Size image, out float scale, out float offsetX, out float offsetY)
+        {
+            scale = Math.Min((float)control.Width / image.Width, (float)control.Height / image.Height);
+            offsetX = (control.Width - image.Width * scale) / 2f;
+            offsetY = (control.Height - image.Height * scale) / 2f;
+        }
+
+        /// <summary>Image pixel coordinates (continuous: pixel i spans [i, i+1)) of a control point; null on the bars.</summary>
+        public static PointF? ToImage(Point p, Size control, Size image)
+        {
+            float s, ox, oy;
+            Fit(control, image, out s, out ox, out oy);
+            // The mouse reports the control pixel p; its centre is p + 0.5.
+            float x = (p.X + 0.5f - ox) / s, y = (p.Y + 0.5f - oy) / s;
+            if (x < 0 || y < 0 || x >= image.Width || y >= image.Height) return null;
+            return new PointF(x, y);
+        }
+
+        public static Point ToControl(PointF p, Size control, Size image)
+        {
+            float s, ox, oy;
+            Fit(control, image, out s, out ox, out oy);
+            return new Point((int)Math.Floor(p.X * s + ox), (int)Math.Floor(p.Y * s + oy));
+        }
+    }
+
+    enum Mode { Unet, Sam2 }
+
+    public sealed class MainForm : Form
+    {
+        readonly PictureBox _picture = new PictureBox { Dock = DockStyle.Fill, SizeMode = PictureBoxSizeMode.Zoom, BackColor = Color.FromArgb(40, 40, 40) };
+        readonly ToolStripStatusLabel _status = new ToolStripStatusLabel { Spring = true, TextAlign = ContentAlignment.MiddleLeft };
+        readonly ToolStripStatusLabel _provider = new ToolStripStatusLabel();
+        readonly ToolStripComboBox _modeBox = new ToolStripComboBox { DropDownStyle = ComboBoxStyle.DropDownList };
+        readonly ToolStrip _tools = new ToolStrip();
+
+        Bitmap _image;             // 24bpp copy of the opened picture
+        byte[] _mask;              // last mask, image size
+        Color _maskColor;
+        Mode _mode = Mode.Unet;
+        string _unetPath, _encoderPath, _decoderPath;
+        UnetSegmenter _unet;
+        Sam2Segmenter _sam2;
+        Point? _dragStart;
+        Point _dragNow;
+        bool _busy;
+
+        /// <summary>The UI's work in flight (the self-test awaits it).</summary>
+        internal Task Pending = Task.FromResult(0);
+
+        public static readonly Color UnetColor = Color.FromArgb(255, 40, 40);
+        public static readonly Color Sam2Color = Color.FromArgb(40, 160, 255);
+
+        public MainForm(string modelsDir)
+        {
+            Text = "segrt demo";
+            ClientSize = new Size(1000, 700);
+            _unetPath = Path.Combine(modelsDir, "demo_unet.onnx");
+            _encoderPath = Path.Combine(modelsDir, "sam2", "sam2_tiny_samexporter_encoder.onnx");
+            _decoderPath = Path.Combine(modelsDir, "sam2", "sam2_tiny_samexporter_decoder.onnx");
+
+            _modeBox.Items.AddRange(new object[] { "UNet", "SAM2 (click / drag a box)" });
+            _modeBox.SelectedIndex = 0;
+            _modeBox.SelectedIndexChanged += (s, e) => ApplyMode(_modeBox.SelectedIndex == 0 ? Mode.Unet : Mode.Sam2);
+            _tools.Items.Add(new ToolStripButton("Open image...", null, (s, e) => { var f = Ask("Images|*.png;*.jpg;*.jpeg;*.bmp;*.tif;*.tiff"); if (f != null) Track(OpenImageAsync(f)); }));
+            _tools.Items.Add(new ToolStripButton("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
+            _tools.Items.Add(new ToolStripButton("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
+            _tools.Items.Add(new ToolStripSeparator());
+            _tools.Items.Add(_modeBox);
+            _tools.Items.Add(new ToolStripButton("Run UNet", null, (s, e) => Track(RunUnetAsync())));
+            _tools.Items.Add(new ToolStripButton("Reset", null, (s, e) => ResetPrompts()));
+
+            var statusStrip = new StatusStrip();
+            statusStrip.Items.Add(_status);
+            statusStrip.Items.Add(_provider);
+            Controls.Add(_picture);
+            Controls.Add(_tools);
+            Controls.Add(statusStrip);
+
+            _picture.MouseDown += OnPictureMouseDown;
+            _picture.MouseMove += (s, e) => { if (_dragStart.HasValue) { _dragNow = e.Location; _picture.Invalidate(); } };
+            _picture.MouseUp += OnPictureMouseUp;
+            _picture.Paint += OnPicturePaint;
+            SegRuntime.Log += OnSegrtLog;
+            FormClosed += (s, e) => { SegRuntime.Log -= OnSegrtLog; DisposeModels(); };
+            _status.Text = "Open an image. segrt: " + SafeVersion();
+        }
+
+        static string SafeVersion()
+        {
+            try { return SegRuntime.Version; }
+            catch (Exception e) { return e.Message; }
+        }
+
+        // segrt's diagnostics arrive on the thread that made the call: marshal to the UI thread.
+        void OnSegrtLog(object sender, SegLogEventArgs e)
+        {
+            if (e.Level == Segrt.LogLevel.Info || !IsHandleCreated) return;
+            BeginInvoke((Action)(() => _status.Text = e.Level + ": " + e.Message));
+        }
+
+        string Ask(string filter)
+        {
+            using (var d = new OpenFileDialog { Filter = filter })
+                return d.ShowDialog(this) == DialogResult.OK ? d.FileName : null;
+        }
+
+        void PickSam2()
+        {
+            var enc = Ask("SAM2 image encoder|*.onnx");
+            if (enc == null) return;
+            var dec = Ask("SAM2 prompt decoder|*.onnx");
+            if (dec == null) return;
+            _encoderPath = enc;
+            _decoderPath = dec;
+            DisposeModels();
+        }
+
+        internal void UseSam2Models(string encoder, string decoder)
+        {
+            _encoderPath = encoder;
+            _decoderPath = decoder;
+            if (_sam2 != null) { _sam2.Dispose(); _sam2 = null; }
+        }
+
+        void DisposeModels()
+        {
+            if (_unet != null) { _unet.Dispose(); _unet = null; }
+            if (_sam2 != null) { _sam2.Dispose(); _sam2 = null; }
+        }
+
+        /// <summary>Runs UI work, reporting any failure in the status bar (and to the self-test).</summary>
+        void Track(Task task)
+        {
+            Pending = task;
+            task.ContinueWith(t => _status.Text = "Error: " + t.Exception.GetBaseException().Message,
+                System.Threading.CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.FromCurrentSynchronizationContext());
+        }
+
+        internal async Task OpenImageAsync(string path)
+        {
+            Bitmap loaded = await Task.Run(() =>
+            {
+                using (var file = new Bitmap(path))
+                {
+                    var copy = new Bitmap(file.Width, file.Height, PixelFormat.Format24bppRgb);
+                    using (var g = Graphics.FromImage(copy))
+                        g.DrawImage(file, new Rectangle(0, 0, file.Width, file.Height));
+                    return copy;
+                }
+            });
+            if (_image != null) _image.Dispose();
+            _image = loaded;
+            _mask = null;
+            if (_sam2 != null) _sam2.Reset();
+            Redraw();
+            _status.Text = string.Format("{0} ({1} x {2})", Path.GetFileName(path), _image.Width, _image.Height);
+            if (_mode == Mode.Sam2) await PrepareSam2Async();
+        }
+
+        /// <summary>What choosing a mode in the combo box does (the combo box raises ApplyMode).</summary>
+        internal void SetMode(Mode mode)
+        {
+            if (_modeBox.SelectedIndex != (int)mode) _modeBox.SelectedIndex = (int)mode;
+            else ApplyMode(mode);
+        }
+
+        void ApplyMode(Mode mode)
+        {
+            _mode = mode;
+            _mask = null;
+            Redraw();
+            if (mode == Mode.Sam2) Track(PrepareSam2Async());
+        }
+
+        internal async Task RunUnetAsync()
+        {
+            if (_image == null || _busy) return;
+            _busy = true;
+            try
+            {
+                if (_unet == null)
+                {
+                    _status.Text = "Loading " + Path.GetFileName(_unetPath) + "...";
+                    string path = _unetPath;
+                    _unet = await Task.Run(() => new UnetSegmenter(path));
+                }
+                Bitmap image = _image;
+                UnetSegmenter unet = _unet;
+                UnetResult r = await Task.Run(() => unet.Segment(image));
+                _mask = r.Mask;
+                _maskColor = UnetColor;
+                Redraw();
+                _status.Text = string.Format("UNet {0}x{1} at {2}x{3}: pre-processing {4:F1} ms | inference {5:F1} ms | post-processing {6:F1} ms | {7} foreground pixels",
+                    r.Width, r.Height, r.ModelWidth, r.ModelHeight, r.PreprocessMs, r.InferenceMs, r.PostprocessMs, r.ForegroundPixels);
+                _provider.Text = "Provider: " + unet.ExecutionProvider;
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>Loads the SAM2 pair if needed and encodes the image, both on a worker thread.</summary>
+        internal async Task PrepareSam2Async()
+        {
+            if (_image == null || _busy) return;
+            _busy = true;
+            try
+            {
+                if (_sam2 == null)
+                {
+                    _status.Text = "Loading SAM2...";
+                    string enc = _encoderPath, dec = _decoderPath;
+                    _sam2 = await Task.Run(() => new Sam2Segmenter(enc, dec));
+                }
+                _status.Text = "Encoding the image...";
+                Bitmap image = _image;
+                Sam2Segmenter sam2 = _sam2;
+                double ms = await Task.Run(() => sam2.SetImage(image));
+                _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
+                _provider.Text = "Provider: " + sam2.ExecutionProvider;
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        void OnPictureMouseDown(object sender, MouseEventArgs e)
+        {
+            if (_mode == Mode.Sam2 && _image != null) { _dragStart = e.Location; _dragNow = e.Location; }
+        }
+
+        void OnPictureMouseUp(object sender, MouseEventArgs e)
+        {
+            if (!_dragStart.HasValue) return;
+            Point start = _dragStart.Value;
+            _dragStart = null;
+            if (_sam2 == null || _busy || _sam2.ImageSize.Width == 0) return;
+            var a = ZoomMapping.ToImage(start, _picture.ClientSize, _image.Size);
+            var b = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
+            bool isDrag = Math.Abs(e.X - start.X) + Math.Abs(e.Y - start.Y) > 6;
+            if (isDrag && a.HasValue && b.HasValue && e.Button == MouseButtons.Left)
+            {
+                float x1 = Math.Min(a.Value.X, b.Value.X), y1 = Math.Min(a.Value.Y, b.Value.Y);
+                float x2 = Math.Max(a.Value.X, b.Value.X), y2 = Math.Max(a.Value.Y, b.Value.Y);
+                Track(RunSam2Async(s => s.Box(x1, y1, x2, y2)));
+            }
+            else if (!isDrag && b.HasValue)
+            {
+                PointF p = b.Value;
+                bool foreground = e.Button != MouseButtons.Right;
+                Track(RunSam2Async(s => s.Click(p.X, p.Y, foreground)));
+            }
+            _picture.Invalidate();
+        }
+
+        async Task RunSam2Async(Func<Sam2Segmenter, Sam2Result> prompt)
+        {
+            _busy = true;
+            try
+            {
+                Sam2Segmenter sam2 = _sam2;
+                Sam2Result r = await Task.Run(() => prompt(sam2));
+                _mask = r.Mask;
+                _maskColor = Sam2Color;
+                Redraw();
+                _status.Text = string.Format("SAM2: decoder {0:F1} ms | post-processing {1:F1} ms | encoder {2} | predicted IoU {3:F3} | {4} points{5}",
+                    r.DecoderMs, r.PostprocessMs, r.EncoderReused ? "cached" : r.EncoderMs.ToString("F0") + " ms", r.Score,
+                    sam2.Points.Count, sam2.CurrentBox.HasValue ? " + box" : "");
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        internal byte[] LastMask { get { return _mask; } }
+        internal Size ImageSize { get { return _image == null ? Size.Empty : _image.Size; } }
+        internal PictureBox Picture { get { return _picture; } }
+
+        void ResetPrompts()
+        {
+            if (_sam2 != null) _sam2.Reset();
+            _mask = null;
+            Redraw();
+        }
+
+        /// <summary>Image + translucent mask, composed with LockBits in one pass (never GetPixel).</summary>
+        unsafe void Redraw()
+        {
+            if (_image == null) return;
+            int w = _image.Width, h = _image.Height;
+            var composed = new Bitmap(w, h, PixelFormat.Format24bppRgb);
+            var src = _image.LockBits(new Rectangle(0, 0, w, h), ImageLockMode.ReadOnly, PixelFormat.Format24bppRgb);
+            var dst = composed.LockBits(new Rectangle(0, 0, w, h), ImageLockMode.WriteOnly, PixelFormat.Format24bppRgb);
+            try
+            {
+                byte cb = _maskColor.B, cg = _maskColor.G, cr = _maskColor.R;
+                for (int y = 0; y < h; y++)
+                {
+                    byte* s = (byte*)src.Scan0 + (long)y * src.Stride;
+                    byte* d = (byte*)dst.Scan0 + (long)y * dst.Stride;
+                    for (int x = 0; x < w; x++, s += 3, d += 3)
+                    {
+                        if (_mask != null && _mask[y * w + x] != 0)
+                        {
+                            d[0] = (byte)((s[0] + 3 * cb) / 4);
+                            d[1] = (byte)((s[1] + 3 * cg) / 4);
+                            d[2] = (byte)((s[2] + 3 * cr) / 4);
+                        }
+                        else
+                        {
+                            d[0] = s[0]; d[1] = s[1]; d[2] = s[2];
+                        }
+                    }
+                }
+            }
+            finally
+            {
+                _image.UnlockBits(src);
+                composed.UnlockBits(dst);
+            }
+            if (_mode == Mode.Sam2 && _sam2 != null) DrawPrompts(composed);
+            var old = _picture.Image;
+            _picture.Image = composed;
+            if (old != null) old.Dispose();
+        }
+
+        void DrawPrompts(Bitmap target)
+        {
+            using (var g = Graphics.FromImage(target))
+            {
+                float r = Math.Max(3f, target.Width / 150f);
+                if (_sam2.CurrentBox.HasValue)
+                {
+                    var box = _sam2.CurrentBox.Value;
+                    using (var pen = new Pen(Color.Yellow, r / 2))
+                        g.DrawRectangle(pen, box.X, box.Y, box.Width, box.Height);
+                }
+                foreach (var p in _sam2.Points)
+                    using (var brush = new SolidBrush(p.Foreground ? Color.LimeGreen : Color.OrangeRed))
+                        g.FillEllipse(brush, p.X - r, p.Y - r, 2 * r, 2 * r);
+            }
+        }
+
+        void OnPicturePaint(object sender, PaintEventArgs e)
+        {
+            if (!_dragStart.HasValue) return;
+            var a = _dragStart.Value;
+            using (var pen = new Pen(Color.Yellow) { DashStyle = System.Drawing.Drawing2D.DashStyle.Dash })
+                e.Graphics.DrawRectangle(pen, Math.Min(a.X, _dragNow.X), Math.Min(a.Y, _dragNow.Y), Math.Abs(_dragNow.X - a.X), Math.Abs(_dragNow.Y - a.Y));
+        }
+
+        /// <summary>Feeds a mouse click through the same handlers a real click goes through.</summary>
+        internal void SimulateClick(Point controlPoint, MouseButtons button)
+        {
+            OnPictureMouseDown(_picture, new MouseEventArgs(button, 1, controlPoint.X, controlPoint.Y, 0));
+            OnPictureMouseUp(_picture, new MouseEventArgs(button, 1, controlPoint.X, controlPoint.Y, 0));
+        }
+
+        /// <summary>A screenshot of this window as it is on screen (falls back to DrawToBitmap).</summary>
+        internal Bitmap Screenshot()
+        {
+            var shot = new Bitmap(Width, Height, PixelFormat.Format24bppRgb);
+            try
+            {
+                using (var g = Graphics.FromImage(shot))
+                    g.CopyFromScreen(Location, Point.Empty, Size);
+            }
+            catch (Exception)
+            {
+                DrawToBitmap(shot, new Rectangle(0, 0, Width, Height));
+            }
+            return shot;
+        }
+    }
+
+    static class Program
+    {
+        /// <summary>The models folder: beside the exe (deployed) or in the repository above it.</summary>
+        static string FindModels()
+        {
+            for (var dir = new DirectoryInfo(AppDomain.CurrentDomain.BaseDirectory); dir != null; dir = dir.Parent)
+            {
+                string candidate = Path.Combine(dir.FullName, "models");
+                if (File.Exists(Path.Combine(candidate, "demo_unet.onnx"))) return candidate;
+            }
+            return Path.Combine(AppDomain.CurrentDomain.BaseDirectory, "models");
+        }
+
+        [STAThread]
+        static int Main(string[] args)
+        {
+            Application.EnableVisualStyles();
+            Application.SetCompatibleTextRenderingDefault(false);
+            string models = FindModels();
+            int selftest = Array.IndexOf(args, "--selftest");
+            var form = new MainForm(models);
+            if (selftest < 0)
+            {
+                Application.Run(form);
+                return 0;
+            }
+            string shot = selftest + 1 < args.Length ? Path.GetFullPath(args[selftest + 1]) : "selftest.png";
+            int exitCode = 1;
+            form.Shown += async (s, e) =>
+            {
+                try
+                {
+                    await SelfTest.Run(form, models, shot, args);
+                    exitCode = 0;
+                }
+                catch (Exception ex)
+                {
+                    Console.Error.WriteLine("selftest FAILED: " + ex);
+                }
+                form.Close();
+            };
+            Application.Run(form);
+            return exitCode;
+        }
+    }
+
+    static class SelfTest
+    {
+        static string Option(string[] args, string name, string fallback)
+        {
+            int i = Array.IndexOf(args, name);
+            return i >= 0 && i + 1 < args.Length ? args[i + 1] : fallback;
+        }
+
+        internal static async Task Run(MainForm form, string models, string shot, string[] args)
+        {
+            string image = Option(args, "--image", Path.Combine(models, "samples", "lesion_01.png"));
+            await form.OpenImageAsync(image);
+
+            // UNet through the "Run UNet" button's code.
+            await form.RunUnetAsync();
+            Expect(form.LastMask != null, "UNet produced a mask");
+            await Settle(form);
+            SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-unet.png");
+
+            // SAM2 mode (same code as picking it in the combo box), then a left click at a known image point.
+            string encoder = Option(args, "--sam2-encoder", null), decoder = Option(args, "--sam2-decoder", null);
+            if (encoder != null) form.UseSam2Models(encoder, decoder);
+            form.SetMode(Mode.Sam2);
+            await form.Pending;
+            var target = new PointF(form.ImageSize.Width * 0.62f, form.ImageSize.Height * 0.40f);
+            Point control = ZoomMapping.ToControl(target, form.Picture.ClientSize, form.ImageSize);
+            form.SimulateClick(control, MouseButtons.Left);
+            await form.Pending;
+            Expect(form.LastMask != null, "SAM2 produced a mask");
+            PointF centroid = Centroid(form.LastMask, form.ImageSize.Width);
+            Console.WriteLine(string.Format("selftest: clicked image point ({0:F1}, {1:F1}) through control point ({2}, {3}) of a {4}x{5} PictureBox; mask centroid ({6:F1}, {7:F1})",
+                target.X, target.Y, control.X, control.Y, form.Picture.ClientSize.Width, form.Picture.ClientSize.Height, centroid.X, centroid.Y));
+            if (Array.IndexOf(args, "--check-click-centroid") >= 0)
+            {
+                // One control pixel covers 1/scale image pixels: the click can't be placed closer than that.
+                float scale = Math.Min((float)form.Picture.ClientSize.Width / form.ImageSize.Width, (float)form.Picture.ClientSize.Height / form.ImageSize.Height);
+                double error = Math.Sqrt(Math.Pow(centroid.X - target.X, 2) + Math.Pow(centroid.Y - target.Y, 2));
+                Expect(error <= 1.0 / scale + 1.0, "mask centroid within a control pixel of the clicked point (error " + error.ToString("F2") + " px)");
+            }
+            await Settle(form);
+            SaveScreenshot(form, shot);
+        }
+
+        static PointF Centroid(byte[] mask, int width)
+        {
+            double sx = 0, sy = 0;
+            long n = 0;
+            for (int i = 0; i < mask.Length; i++)
+                if (mask[i] != 0) { sx += i % width + 0.5; sy += i / width + 0.5; n++; }
+            return n == 0 ? new PointF(float.NaN, float.NaN) : new PointF((float)(sx / n), (float)(sy / n));
+        }
+
+        static async Task Settle(MainForm form)
+        {
+            form.Refresh();
+            await Task.Delay(300);
+            Application.DoEvents();
+        }
+
+        static void SaveScreenshot(MainForm form, string path)
+        {
+            using (var shot = form.Screenshot())
+                shot.Save(path, ImageFormat.Png);
+            Console.WriteLine("selftest: screenshot " + path);
+        }
+
+        static void Expect(bool ok, string what)
+        {
+            if (!ok) throw new Exception("selftest check failed: " + what);
+        }
+    }
+}
