@@ -50,7 +50,10 @@ pub struct SessionInfo<'a> {
     pub interpretation: &'a UnetSpec,
     pub provider: &'a ProviderReport,
     pub intra_threads: String,
+    /// Threads holding a session of this model now (a thread's session is released when it exits).
     pub threads_with_session: usize,
+    /// Sessions created so far, including released ones.
+    pub sessions_created: usize,
     /// Resident memory the first session added, including ONNX Runtime's one-time set-up.
     pub bytes_first_session: Option<u64>,
     /// Resident memory an extra calling thread's session added (null until a second thread ran).
@@ -96,6 +99,7 @@ impl UnetSegmenter {
                 n => n.to_string(),
             },
             threads_with_session: self.sessions.threads(),
+            sessions_created: self.sessions.sessions_created(),
             bytes_first_session: self.sessions.session_bytes,
             bytes_per_extra_thread: self.sessions.extra_session_bytes(),
             model_bytes: self.sessions.model_len(),
