@@ -42,3 +42,11 @@ echo "== .NET wrapper and WinForms sample on Mono"
 
 echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt
+
+# Last: this rebuilds the library with the test-only panic hook (target/debug/libsegrt.so included).
+echo "== a panic forced inside a run (fault-injection build)"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --features fault-injection --test faults_c_abi
+else
+  cargo test --features fault-injection --test faults_c_abi
+fi

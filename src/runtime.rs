@@ -69,6 +69,12 @@ pub fn loaded() -> Option<&'static Runtime> {
 /// loaded, it is returned as is (a process can only ever hold one).
 pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
     if let Some(rt) = RUNTIME.get() {
+        if let Some(path) = explicit.filter(|p| *p != rt.path) {
+            crate::log::emit(
+                crate::log::SegLogLevel::SEG_LOG_WARN,
+                &format!("ONNX Runtime path '{}' ignored: the process already uses {} (a process loads ONNX Runtime once)", path.display(), rt.path.display()),
+            );
+        }
         return Ok(rt);
     }
     let _guard = LOADING.lock().unwrap_or_else(|p| p.into_inner());

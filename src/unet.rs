@@ -116,7 +116,14 @@ impl UnetSegmenter {
             .map_err(|e| e.context("model input size"))?;
         let tensor = prepare(image, &self.spec, size, &self.options)?;
         let t1 = Instant::now();
-        let (shape, scores) = self.sessions.with(|session| run_once(session, &self.spec, size, &tensor))?;
+        let (shape, scores) = self.sessions.with(|session| {
+            // Test builds only: a panic deep inside a run, while the thread's session is locked.
+            #[cfg(feature = "fault-injection")]
+            if std::env::var_os("SEGRT_INJECT_PANIC").is_some() {
+                panic!("injected panic (fault-injection build, SEGRT_INJECT_PANIC is set)");
+            }
+            run_once(session, &self.spec, size, &tensor)
+        })?;
         let t2 = Instant::now();
         let maps = ScoreMaps::from_output(&shape, &scores, self.spec.input_layout, size)?;
         let seg = segment(maps, (image.width(), image.height()), &self.options, want_probability)?;

@@ -45,6 +45,12 @@ fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
         assert!(last_error().contains("not an ONNX Runtime library"), "{}", last_error());
     }
 
+    // a library that says it is ONNX Runtime, of another version
+    let fake = fake_old_runtime();
+    let p = cstr(fake.to_str().unwrap());
+    assert_eq!(unsafe { seg_runtime_init(p.as_ptr()) }, SegStatus::SEG_RUNTIME_INIT_FAILED);
+    assert!(last_error().contains("it is ONNX Runtime 1.16.3, segrt needs 1.31"), "{}", last_error());
+
     assert!(version().contains("not loaded yet"));
     let good = repo().join(".onnxruntime/libonnxruntime.so.1.31.1");
     let good = cstr(good.to_str().unwrap());
@@ -55,4 +61,24 @@ fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
     assert!(run_rgb(&s, &img).mask.iter().any(|v| *v == 255));
     // once loaded, a second init is a no-op
     assert_eq!(unsafe { seg_runtime_init(ptr::null()) }, SegStatus::SEG_OK);
+}
+
+/// Builds a shared library exporting `OrtGetApiBase` that reports version 1.16.3 (with gcc).
+fn fake_old_runtime() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("segrt-fake-ort-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("fake_ort.c");
+    std::fs::write(
+        &src,
+        "typedef struct { const void *(*GetApi)(unsigned); const char *(*GetVersionString)(void); } OrtApiBase;\n\
+         static const void *get_api(unsigned v) { (void)v; return 0; }\n\
+         static const char *version(void) { return \"1.16.3\"; }\n\
+         static const OrtApiBase base = { get_api, version };\n\
+         const OrtApiBase *OrtGetApiBase(void) { return &base; }\n",
+    )
+    .unwrap();
+    let lib = dir.join("libonnxruntime.so.1.16.3");
+    let status = std::process::Command::new("gcc").args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&src).status().expect("gcc");
+    assert!(status.success());
+    lib
 }

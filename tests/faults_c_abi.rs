@@ -1,0 +1,128 @@
+//! Faults through the C ABI, as a table: each case gets a specific status and a message that says
+//! what is wrong, the process survives, and a correct call afterwards works. (A missing, foreign or
+//! wrong-version ONNX Runtime is in runtime_loading.rs: a process loads ONNX Runtime only once.)
+//!
+//! With `--features fault-injection` it also forces a panic inside a run: `SEG_PANIC`, not an abort.
+
+mod common;
+
+use std::ffi::CString;
+use std::ptr;
+
+use common::*;
+use segrt::ffi::*;
+use segrt::options::{SegProvider, SegProviderPolicy};
+use segrt::{SegPixelFormat, SegStatus};
+
+struct Outcome {
+    case: &'static str,
+    expected: SegStatus,
+    got: SegStatus,
+    message: String,
+    must_mention: &'static str,
+}
+
+fn create_unet_status(path: &std::path::Path, options: Option<&SegOptions>) -> (SegStatus, String) {
+    match create(path, options) {
+        Ok(_) => (SegStatus::SEG_OK, String::new()),
+        Err(e) => e,
+    }
+}
+
+fn create_sam2_status(encoder: &std::path::Path, decoder: &std::path::Path) -> (SegStatus, String) {
+    let (e, d) = (cstr(encoder.to_str().unwrap()), cstr(decoder.to_str().unwrap()));
+    let mut s = ptr::null_mut();
+    let st = unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), ptr::null(), &mut s) };
+    if st == SegStatus::SEG_OK {
+        drop(Session(s));
+        (st, String::new())
+    } else {
+        assert!(s.is_null(), "out_session written on failure");
+        (st, last_error())
+    }
+}
+
+fn create_from_bytes_status(bytes: &[u8]) -> (SegStatus, String) {
+    let mut s = ptr::null_mut();
+    let st = unsafe { seg_create_from_memory(bytes.as_ptr(), bytes.len(), ptr::null(), &mut s) };
+    if st == SegStatus::SEG_OK {
+        drop(Session(s));
+        (st, String::new())
+    } else {
+        (st, last_error())
+    }
+}
+
+#[test]
+fn fault_table() {
+    let dir = std::env::temp_dir().join(format!("segrt-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let demo = std::fs::read(model("demo_unet.onnx")).unwrap();
+    let empty = dir.join("empty.onnx");
+    std::fs::write(&empty, b"").unwrap();
+    let truncated = dir.join("truncated.onnx");
+    std::fs::write(&truncated, &demo[..demo.len() / 2]).unwrap();
+    let garbage = dir.join("garbage.onnx");
+    std::fs::write(&garbage, (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect::<Vec<_>>()).unwrap();
+    let sam = repo().join("models/sam2");
+    let (encoder, decoder) = (sam.join("sam2_tiny_samexporter_encoder.onnx"), sam.join("sam2_tiny_samexporter_decoder.onnx"));
+
+    let mut table: Vec<Outcome> = Vec::new();
+    let mut row = |case, expected, (got, message): (SegStatus, String), must_mention| table.push(Outcome { case, expected, got, message, must_mention });
+
+    row("model file missing", SegStatus::SEG_MODEL_NOT_FOUND, create_unet_status(&dir.join("missing.onnx"), None), "missing.onnx");
+    row("model path is a folder", SegStatus::SEG_MODEL_NOT_FOUND, create_unet_status(&dir, None), "cannot read model file");
+    row("model file empty", SegStatus::SEG_MODEL_INVALID, create_unet_status(&empty, None), "empty");
+    row("model file truncated", SegStatus::SEG_MODEL_INVALID, create_unet_status(&truncated, None), "cannot load the model");
+    row("model file of garbage bytes", SegStatus::SEG_MODEL_INVALID, create_unet_status(&garbage, None), "cannot load the model");
+    row("model bytes: garbage", SegStatus::SEG_MODEL_INVALID, create_from_bytes_status(&[0xde, 0xad, 0xbe, 0xef]), "cannot load the model");
+    row("valid ONNX that is not a segmentation model", SegStatus::SEG_MODEL_UNSUPPORTED, create_unet_status(&model("test/not_segmentation.onnx"), None), "class_scores");
+    row("SAM2 decoder given as a UNet", SegStatus::SEG_MODEL_UNSUPPORTED, create_unet_status(&decoder, None), "point_coords");
+    row("UNet given as a SAM2 pair", SegStatus::SEG_MODEL_UNSUPPORTED, create_sam2_status(&model("demo_unet.onnx"), &model("demo_unet.onnx")), "encoder");
+    row("SAM2 encoder and decoder swapped", SegStatus::SEG_MODEL_UNSUPPORTED, create_sam2_status(&decoder, &encoder), "");
+    row("SAM2 decoder missing", SegStatus::SEG_MODEL_NOT_FOUND, create_sam2_status(&encoder, &dir.join("nope.onnx")), "nope.onnx");
+    let mut o = default_options();
+    o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
+    row("CUDA requested, policy require", SegStatus::SEG_PROVIDER_UNAVAILABLE, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "CUDA:0 could not be initialised");
+    o.provider = 99;
+    row("unknown provider value", SegStatus::SEG_INVALID_ARGUMENT, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "99");
+    o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
+    o.provider_policy = SegProviderPolicy::SEG_PROVIDER_FALLBACK as i32;
+    row("CUDA requested, policy fallback (runs on CPU)", SegStatus::SEG_OK, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "");
+    let bad_path = CString::new("/no/such/dir/libonnxruntime.so.1.31.1").unwrap();
+    let mut o = default_options();
+    o.ort_path = bad_path.as_ptr();
+    // Once ONNX Runtime is loaded a process keeps it: a later different ort_path is not an error.
+    row("ort_path given after ONNX Runtime is loaded", SegStatus::SEG_OK, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "");
+
+    println!("{:<48} {:<28} {:<28} message", "case", "expected", "got");
+    for r in &table {
+        println!("{:<48} {:<28} {:<28} {}", r.case, r.expected.name(), r.got.name(), r.message.lines().next().unwrap_or(""));
+    }
+    for r in &table {
+        assert_eq!(r.got, r.expected, "{}: {}", r.case, r.message);
+        assert!(r.message.contains(r.must_mention), "{}: message should mention '{}': {}", r.case, r.must_mention, r.message);
+    }
+
+    // The process survived all of that, and a correct call works.
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let img = load_rgb(&sample("lesion_06.png"));
+    assert!(run_rgb(&s, &img).mask.iter().any(|v| *v == 255));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_panic_inside_a_run_is_seg_panic_and_the_session_still_works() {
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let img = load_rgb(&sample("lesion_06.png"));
+    let good = run_rgb(&s, &img).mask;
+    std::env::set_var("SEGRT_INJECT_PANIC", "1");
+    let err = run(&s, &image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24)).err().expect("the injected panic");
+    std::env::remove_var("SEGRT_INJECT_PANIC");
+    println!("forced panic: {} / {}", err.0.name(), err.1);
+    assert_eq!(err.0, SegStatus::SEG_PANIC);
+    assert!(err.1.contains("injected panic") && err.1.contains("host process is unharmed"), "{}", err.1);
+    // The thread's session was locked when the panic unwound through it: it must still be usable.
+    assert_eq!(run_rgb(&s, &img).mask, good);
+}
