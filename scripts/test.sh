@@ -31,6 +31,9 @@ else
   cargo test --no-fail-fast
 fi
 
+echo "== soak, short form (figures only; the closing figures use --runs 10000 in release)"
+cargo run --quiet --example soak -- --runs 100 --warmup 20
+
 echo "== header checks"
 ./tests/c/check_header.sh
 
