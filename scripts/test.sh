@@ -37,8 +37,18 @@ cargo run --quiet --example soak -- --runs 100 --warmup 20
 echo "== header checks"
 ./tests/c/check_header.sh
 
-echo "== C host program (plain, AddressSanitizer + UBSan)"
-./tests/c/run.sh
+echo "== C host program (plain, AddressSanitizer + UBSan, valgrind on a quick workload)"
+if ! command -v valgrind >/dev/null; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get install -y -q valgrind >/dev/null || { $sudo apt-get update >/dev/null && $sudo apt-get install -y -q valgrind >/dev/null; }
+fi
+./tests/c/run.sh --valgrind-quick
+
+echo "== HALCON glue against the stand-in"
+./examples/halcon/run.sh
+
+echo "== deployable package (of the debug build here; users get release builds)"
+SEGRT_PACKAGE_PROFILE=debug ./tests/package/check.sh
 
 echo "== .NET wrapper and WinForms sample on Mono"
 ./tests/csharp/run.sh

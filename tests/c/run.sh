@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Builds tests/c/test_segrt.c against include/segrt.h and the built libsegrt.so, and runs it plain
 # and with AddressSanitizer + UBSan; with --valgrind also under valgrind (errors and definite leaks
-# fail the run; about 6 minutes on 2 cores, as ONNX Runtime runs some 100x slower under valgrind).
-# Usage: tests/c/run.sh [--valgrind] [TARGET_DIR]   (default target/debug)
+# fail the run; 6 to 9 minutes on 2 cores, as ONNX Runtime runs some 100x slower under valgrind);
+# --valgrind-quick runs the test's --quick workload under valgrind instead (one small UNet run, the
+# bad-input checks, the frees: under a minute, meant for CI).
+# Usage: tests/c/run.sh [--valgrind | --valgrind-quick] [TARGET_DIR]   (default target/debug)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-valgrind=0
-if [ "${1:-}" = "--valgrind" ]; then valgrind=1; shift; fi
+valgrind=   # empty, full or quick
+case "${1:-}" in
+  --valgrind) valgrind=full; shift ;;
+  --valgrind-quick) valgrind=quick; shift ;;
+esac
 lib=${1:-target/debug}
 build=tests/c/build
 mkdir -p "$build"
@@ -29,9 +34,14 @@ g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
 g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxx[@]}" -o "$build/test_cpp_asan"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_cpp_asan" .
 
-[ "$valgrind" = 1 ] || exit 0
-echo "-- valgrind"
+[ -n "$valgrind" ] || exit 0
+echo "-- valgrind ($valgrind workload)"
 gcc -O1 -g "${flags[@]}" -o "$build/test_vg"
+workload=()
+if [ "$valgrind" = quick ]; then workload=(--quick); fi
+start=$(date +%s)
 # SIMD resize off: valgrind cannot execute some AVX2 instructions (see src/resize.rs).
-SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
-  --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp "$build/test_vg" . "$build/inputs"
+SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
+  --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
+  "$build/test_vg" . "$build/inputs" "${workload[@]}"
+echo "valgrind: no errors, no definite leaks ($(( $(date +%s) - start )) s)"

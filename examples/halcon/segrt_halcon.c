@@ -1,0 +1,116 @@
+/* segrt from HALCON/C: the glue (see segrt_halcon.h). Written against the HALCON/C names; compiled and
+ * tested here against halcon_standin.h (SEGRT_HALCON_STANDIN), never against a real HALCON. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "segrt_halcon.h"
+
+/* Hands segrt's message for the calling thread's last failure to HALCON and returns the matching code. */
+static Herror segrt_failure(SegStatus status) {
+    char msg[MAX_STRING];   /* HALCON/C strings are at most MAX_STRING bytes; seg_last_error truncates */
+    seg_last_error(msg, sizeof msg);
+    HSetErrText(msg);
+    return SEGRT_H_ERR(status);
+}
+
+/* A failure found by the glue itself (no segrt call made): same code range, our own text. */
+static Herror glue_failure(SegStatus status, const char *text) {
+    char msg[MAX_STRING];
+    snprintf(msg, sizeof msg, "segrt_halcon: %.900s (%s)", text, seg_status_str(status));
+    HSetErrText(msg);
+    return SEGRT_H_ERR(status);
+}
+
+Herror segrt_halcon_open(const char *model_path, SegSession **out_session) {
+    SegOptions opt;
+    SegStatus st;
+    if (!out_session) return glue_failure(SEG_NULL_POINTER, "out_session is NULL");
+    /* A libsegrt built with another ABI than this header must not be called further. */
+    if (seg_abi_version() != SEG_ABI_VERSION)
+        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+    seg_options_default(&opt);
+    st = seg_create(model_path, &opt, out_session);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}
+
+Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_image, Hobject *region) {
+    char type[MAX_STRING], msg[MAX_STRING];
+    Hlong channels = 0, width = 0, height = 0, red = 0, green = 0, blue = 0;
+    Hobject mask_obj = NULL;
+    SegImage img;
+    SegMask mask;
+    SegStatus st;
+    unsigned char *buf;
+    Herror err;
+
+    if (!mask_image && !region) return glue_failure(SEG_NULL_POINTER, "mask_image and region are both NULL");
+    err = count_channels(image, &channels);
+    if (err != H_MSG_TRUE) return err;
+
+    /* 1. Pixel pointers. HALCON keeps one plane per channel with rows tightly packed (row stride = width),
+     *    so the planes go to segrt as they are: no interleaving copy. */
+    memset(&img, 0, sizeof img);
+    if (channels == 3) {
+        err = get_image_pointer3(image, &red, &green, &blue, type, &width, &height);
+        if (err != H_MSG_TRUE) return err;
+        img.format = SEG_FORMAT_PLANAR_RGB8;
+        img.data = (const uint8_t *)red;
+        img.plane1 = (const uint8_t *)green;
+        img.plane2 = (const uint8_t *)blue;
+    } else if (channels == 1) {
+        err = get_image_pointer1(image, &red, type, &width, &height);
+        if (err != H_MSG_TRUE) return err;
+        img.format = SEG_FORMAT_GRAY8;
+        img.data = (const uint8_t *)red;
+    } else {
+        snprintf(msg, sizeof msg, "the image has %ld channels; segrt takes 1 (gray) or 3 (R, G, B)", (long)channels);
+        return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
+    }
+    if (strcmp(type, "byte") != 0) {
+        snprintf(msg, sizeof msg, "the image type is '%.32s'; segrt takes 'byte' (convert_image_type(Image, &Byte, 'byte') first)", type);
+        return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
+    }
+    if (width <= 0 || height <= 0 || width > INT32_MAX || height > INT32_MAX)
+        return glue_failure(SEG_IMAGE_TOO_LARGE, "the image size does not fit segrt's 32-bit width/height");
+
+    /* 2. segrt checks the rest (pixel limit, handle, model) and writes the mask only on success. */
+    img.width = (int32_t)width;
+    img.height = (int32_t)height;
+    img.stride = (int32_t)width;   /* plane stride: HALCON rows have no padding */
+    buf = malloc((size_t)width * (size_t)height);
+    if (!buf) return glue_failure(SEG_IMAGE_TOO_LARGE, "no memory for the mask");
+    mask.data = buf;
+    mask.width = img.width;
+    mask.height = img.height;
+    mask.stride = 0;
+    st = seg_run_unet(session, &img, &mask, NULL, 0, NULL);
+    if (st != SEG_OK) {
+        free(buf);
+        return segrt_failure(st);
+    }
+
+    /* 3. The mask as a HALCON byte image (gen_image1 copies the pixels, so the buffer can go), and the
+     *    foreground as a region. */
+    err = gen_image1(&mask_obj, "byte", width, height, (Hlong)buf);
+    free(buf);
+    if (err != H_MSG_TRUE) return err;
+    if (region) {
+        err = threshold(mask_obj, region, 1.0, 255.0);
+        if (err != H_MSG_TRUE) {
+            clear_obj(mask_obj);
+            return err;
+        }
+    }
+    if (mask_image)
+        *mask_image = mask_obj;
+    else
+        clear_obj(mask_obj);
+    return H_MSG_TRUE;
+}
+
+Herror segrt_halcon_close(SegSession *session) {
+    SegStatus st = seg_free(session);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}

@@ -1,0 +1,38 @@
+/* segrt from HALCON/C: segment a HALCON byte image with a UNet and get the mask back as a HALCON image
+ * and region. See README.md in this folder for the call sequence and what was (not) tested.
+ *
+ * Every function returns H_MSG_TRUE on success. A segrt failure returns SEGRT_H_ERR(status), a code
+ * above 10000 as HALCON asks of user-defined errors, after handing segrt's message (seg_last_error) to
+ * HSetErrText, so the next get_error_text(code, msg) gives it; seg_last_error() on the same thread
+ * gives it too. Errors of HALCON operators called by the glue are returned unchanged. */
+#ifndef SEGRT_HALCON_H
+#define SEGRT_HALCON_H
+
+#ifdef SEGRT_HALCON_STANDIN
+#include "halcon_standin.h"   /* the tests on a machine without HALCON */
+#else
+#include "HalconC.h"          /* HALCON/C; HSetErrText is declared in HError.h (Extension Package Interface) */
+#endif
+#include "segrt.h"
+
+/* HALCON leaves codes above 10000 to extensions; segrt's status values are below 100. */
+#ifndef SEGRT_H_ERR_BASE
+#define SEGRT_H_ERR_BASE 10100
+#endif
+#define SEGRT_H_ERR(status) ((Herror)(SEGRT_H_ERR_BASE + (status)))
+
+/* Checks the ABI, loads ONNX Runtime (beside libsegrt, see the main README) and opens a UNet model
+ * (UTF-8 path). Release the session with segrt_halcon_close. */
+Herror segrt_halcon_open(const char *model_path, SegSession **out_session);
+
+/* Segments `image` (a "byte" image with 1 channel, gray, or 3 channels, R G B as HALCON keeps them).
+ * Outputs (each may be NULL, not both; written only on success; the caller clears them with clear_obj):
+ *   mask_image: a "byte" image of the same size, 255 = foreground (multi-class models: the class index);
+ *   region:     the foreground (every pixel that is not 0), as threshold(mask, region, 1, 255) gives it.
+ * The whole image matrix is segmented; a reduced domain is ignored. Any thread (HALCON/C rules apply). */
+Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_image, Hobject *region);
+
+/* Releases the session (NULL is fine). */
+Herror segrt_halcon_close(SegSession *session);
+
+#endif /* SEGRT_HALCON_H */

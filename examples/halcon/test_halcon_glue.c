@@ -1,0 +1,169 @@
+/* Runs the HALCON glue (segrt_halcon.c) against the stand-in (halcon_standin.c) and checks it:
+ *   - an R, G, B HALCON image gives a mask bit-identical to the plain C API on interleaved BGR,
+ *     with IoU > 0.9 against the sample's ground truth, and the region's area equals the mask's;
+ *   - a gray HALCON image runs through the 1-channel test model, equal to the plain C API on GRAY8,
+ *     IoU > 0.9;
+ *   - failures come back as a HALCON error code > 10000 with segrt's message through get_error_text:
+ *     a missing model, a 'real' image, a freed session; outputs are not written on failure.
+ * Usage: test_halcon_glue REPO_DIR INPUT_DIR (INPUT_DIR from tests/c/make_inputs.py) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "segrt_halcon.h"
+
+static int failures = 0;
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+
+typedef struct { int w, h, channels; unsigned char *px; } Image;
+
+/* Binary PPM (P6) or PGM (P5), maxval 255. */
+static Image read_pnm(const char *path) {
+    Image img = {0, 0, 0, NULL};
+    FILE *f = fopen(path, "rb");
+    char magic[3] = {0};
+    int maxval = 0;
+    size_t size;
+    if (!f) { fprintf(stderr, "cannot open %s\n", path); exit(2); }
+    if (fscanf(f, "%2s %d %d %d", magic, &img.w, &img.h, &maxval) != 4 || maxval != 255) { fprintf(stderr, "bad pnm %s\n", path); exit(2); }
+    fgetc(f);
+    img.channels = strcmp(magic, "P6") == 0 ? 3 : 1;
+    size = (size_t)img.w * img.h * img.channels;
+    img.px = malloc(size);
+    if (!img.px || fread(img.px, 1, size, f) != size) { fprintf(stderr, "short %s\n", path); exit(2); }
+    fclose(f);
+    return img;
+}
+
+static double iou(const unsigned char *a, const unsigned char *b, size_t n) {
+    size_t inter = 0, uni = 0, i;
+    for (i = 0; i < n; i++) {
+        int x = a[i] > 127, y = b[i] > 127;
+        inter += x && y;
+        uni += x || y;
+    }
+    return uni ? (double)inter / uni : 1.0;
+}
+
+/* The plain C API on one buffer: the reference the glue's masks are compared with. */
+static void plain_mask(SegSession *s, const unsigned char *px, int w, int h, int32_t format, unsigned char *out) {
+    SegImage img;
+    SegMask m;
+    SegStatus st;
+    char msg[1024];
+    memset(&img, 0, sizeof img);
+    img.data = px; img.width = w; img.height = h; img.stride = 0; img.format = format;
+    m.data = out; m.width = w; m.height = h; m.stride = 0;
+    st = seg_run_unet(s, &img, &m, NULL, 0, NULL);
+    seg_last_error(msg, sizeof msg);
+    CHECK(st == SEG_OK, "plain seg_run_unet: %s %s", seg_status_str(st), msg);
+}
+
+/* The mask image's pixels (valid until clear_obj). */
+static const unsigned char *mask_pixels(Hobject mask, int w, int h) {
+    Hlong ptr = 0, mw = 0, mh = 0;
+    char type[MAX_STRING];
+    Herror err = get_image_pointer1(mask, &ptr, type, &mw, &mh);
+    CHECK(err == H_MSG_TRUE && strcmp(type, "byte") == 0 && mw == w && mh == h, "mask image: err %u type %s %ldx%ld", err, type, (long)mw, (long)mh);
+    return (const unsigned char *)ptr;
+}
+
+int main(int argc, char **argv) {
+    char path[4096], text[MAX_STRING];
+    Image rgb, gt;
+    unsigned char *r, *g, *b, *gray, *bgr, *ref, *ref_gray;
+    size_t n, i, fg = 0;
+    Hobject color = NULL, mono = NULL, real = NULL, mask = NULL, region = NULL, untouched;
+    SegSession *s = NULL, *s_gray = NULL, *missing = NULL;
+    Hlong area = 0;
+    double row, col;
+    Herror err;
+
+    if (argc != 3) { fprintf(stderr, "usage: %s REPO_DIR INPUT_DIR\n", argv[0]); return 2; }
+    snprintf(path, sizeof path, "%s/lesion_01.ppm", argv[2]);
+    rgb = read_pnm(path);
+    snprintf(path, sizeof path, "%s/lesion_01_gt.pgm", argv[2]);
+    gt = read_pnm(path);
+    n = (size_t)rgb.w * rgb.h;
+    r = malloc(n); g = malloc(n); b = malloc(n); gray = malloc(n); bgr = malloc(3 * n); ref = malloc(n); ref_gray = malloc(n);
+    for (i = 0; i < n; i++) {
+        const unsigned char *p = rgb.px + 3 * i;
+        r[i] = p[0]; g[i] = p[1]; b[i] = p[2];
+        bgr[3 * i] = p[2]; bgr[3 * i + 1] = p[1]; bgr[3 * i + 2] = p[0];
+        gray[i] = (unsigned char)((p[0] * 299 + p[1] * 587 + p[2] * 114 + 500) / 1000);
+    }
+
+    /* HALCON side: the images as a HALCON program would hold them (gen_image3 / gen_image1 copy). */
+    CHECK(gen_image3(&color, "byte", rgb.w, rgb.h, (Hlong)r, (Hlong)g, (Hlong)b) == H_MSG_TRUE, "gen_image3");
+    CHECK(gen_image1(&mono, "byte", rgb.w, rgb.h, (Hlong)gray) == H_MSG_TRUE, "gen_image1");
+
+    snprintf(path, sizeof path, "%s/models/demo_unet.onnx", argv[1]);
+    err = segrt_halcon_open(path, &s);
+    get_error_text((Hlong)err, text);
+    CHECK(err == H_MSG_TRUE, "segrt_halcon_open: %u %s", err, text);
+    if (err != H_MSG_TRUE) return 1;
+
+    /* R, G, B planes: equal to the plain C API on interleaved BGR, good against the ground truth */
+    plain_mask(s, bgr, rgb.w, rgb.h, SEG_FORMAT_BGR24, ref);
+    err = segrt_halcon_segment(color, s, &mask, &region);
+    CHECK(err == H_MSG_TRUE, "segment color: %u", err);
+    if (err == H_MSG_TRUE) {
+        const unsigned char *m = mask_pixels(mask, rgb.w, rgb.h);
+        for (i = 0; i < n; i++) fg += m[i] != 0;
+        CHECK(memcmp(m, ref, n) == 0, "planar mask differs from the BGR24 mask of the plain C API");
+        CHECK(iou(m, gt.px, n) > 0.9, "IoU %.4f", iou(m, gt.px, n));
+        CHECK(area_center(region, &area, &row, &col) == H_MSG_TRUE && (size_t)area == fg, "region area %ld, mask %lu", (long)area, (unsigned long)fg);
+        printf("planar R,G,B: identical to BGR24 via the C API, IoU %.4f, region area %ld at (%.1f, %.1f)\n",
+               iou(m, gt.px, n), (long)area, row, col);
+        clear_obj(mask); clear_obj(region);
+        mask = region = NULL;
+    }
+
+    /* gray: a 1-plane HALCON image through the 1-channel test model; equal to the plain C API on GRAY8 */
+    snprintf(path, sizeof path, "%s/models/test/unet_gray.onnx", argv[1]);
+    err = segrt_halcon_open(path, &s_gray);
+    CHECK(err == H_MSG_TRUE, "segrt_halcon_open gray model: %u", err);
+    if (err == H_MSG_TRUE) {
+        plain_mask(s_gray, gray, rgb.w, rgb.h, SEG_FORMAT_GRAY8, ref_gray);
+        err = segrt_halcon_segment(mono, s_gray, &mask, NULL);
+        CHECK(err == H_MSG_TRUE, "segment gray: %u", err);
+    }
+    if (err == H_MSG_TRUE) {
+        const unsigned char *m = mask_pixels(mask, rgb.w, rgb.h);
+        CHECK(memcmp(m, ref_gray, n) == 0, "gray mask differs from the GRAY8 mask of the plain C API");
+        CHECK(iou(m, gt.px, n) > 0.9, "gray IoU %.4f", iou(m, gt.px, n));
+        printf("gray: identical to GRAY8 via the C API, IoU %.4f (models/test/unet_gray.onnx)\n", iou(m, gt.px, n));
+        clear_obj(mask);
+        mask = NULL;
+    }
+    CHECK(segrt_halcon_close(s_gray) == H_MSG_TRUE, "close gray");
+
+    /* failures: a HALCON code > 10000, segrt's message via get_error_text, outputs untouched */
+    err = segrt_halcon_open("/no/such/model.onnx", &missing);
+    get_error_text((Hlong)err, text);
+    printf("missing model: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_MODEL_NOT_FOUND) && err > 10000, "missing model gave %u", err);
+    CHECK(strstr(text, "/no/such/model.onnx") != NULL, "message does not name the file: %s", text);
+    CHECK(missing == NULL, "session written on failure");
+
+    CHECK(gen_image_const(&real, "real", 64, 48) == H_MSG_TRUE, "gen_image_const");
+    untouched = (Hobject)&untouched;   /* any recognisable value */
+    mask = untouched;
+    err = segrt_halcon_segment(real, s, &mask, NULL);
+    get_error_text((Hlong)err, text);
+    printf("'real' image: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_UNSUPPORTED_FORMAT) && strstr(text, "'real'") != NULL, "real image gave %u %s", err, text);
+    CHECK(mask == untouched, "mask written on failure");
+
+    CHECK(segrt_halcon_close(s) == H_MSG_TRUE, "close");
+    err = segrt_halcon_segment(color, s, &mask, NULL);   /* s is freed: segrt's registry says so */
+    get_error_text((Hlong)err, text);
+    printf("freed session: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_HANDLE) && mask == untouched, "freed session gave %u", err);
+    CHECK(segrt_halcon_close(s) == SEGRT_H_ERR(SEG_INVALID_HANDLE), "double close must be detected");
+
+    clear_obj(color); clear_obj(mono); clear_obj(real);
+    free(r); free(g); free(b); free(gray); free(bgr); free(ref); free(ref_gray); free(rgb.px); free(gt.px);
+    printf("%s\n", failures ? "FAILED" : "all HALCON glue checks passed");
+    return failures ? 1 : 0;
+}
