@@ -82,6 +82,30 @@ typedef int32_t SegStatus;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Which execution provider runs the model.
+enum SegProvider
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  SEG_PROVIDER_CPU = 0,
+  // NVIDIA CUDA (needs the onnxruntime-gpu build and CUDA 13 + cuDNN 9 libraries).
+  SEG_PROVIDER_CUDA = 1,
+  // NVIDIA TensorRT (onnxruntime-gpu build plus the TensorRT libraries).
+  SEG_PROVIDER_TENSORRT = 2,
+  // DirectML on any DirectX 12 GPU (Windows; the onnxruntime-directml build).
+  SEG_PROVIDER_DIRECTML = 3,
+  // Intel OpenVINO (the onnxruntime-openvino build).
+  SEG_PROVIDER_OPENVINO = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegProvider SegProvider;
+#else
+typedef int32_t SegProvider;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // How much a message matters. The values are part of the C ABI (`SEG_LOG_*`).
 enum SegLogLevel
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -127,24 +151,6 @@ enum SegPixelFormat
 typedef enum SegPixelFormat SegPixelFormat;
 #else
 typedef int32_t SegPixelFormat;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-// Which execution provider runs the model.
-enum SegProvider
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : int32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  SEG_PROVIDER_CPU = 0,
-  // NVIDIA CUDA (needs the onnxruntime-gpu build and CUDA 13 + cuDNN 9 libraries).
-  SEG_PROVIDER_CUDA = 1,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum SegProvider SegProvider;
-#else
-typedef int32_t SegProvider;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -381,6 +387,8 @@ typedef struct SegRunInfo {
 
 #define SegStatus_ALL { SEG_OK, SEG_INVALID_ARGUMENT, SEG_NULL_POINTER, SEG_INVALID_HANDLE, SEG_BUFFER_TOO_SMALL, SEG_IMAGE_TOO_LARGE, SEG_UNSUPPORTED_FORMAT, SEG_WRONG_SESSION_KIND, SEG_RUNTIME_NOT_FOUND, SEG_RUNTIME_INIT_FAILED, SEG_MODEL_NOT_FOUND, SEG_MODEL_INVALID, SEG_MODEL_UNSUPPORTED, SEG_PROVIDER_UNAVAILABLE, SEG_INFERENCE_FAILED, SEG_PANIC, SEG_INTERNAL, }
 
+#define SegProvider_ALL { SEG_PROVIDER_CPU, SEG_PROVIDER_CUDA, SEG_PROVIDER_TENSORRT, SEG_PROVIDER_DIRECTML, SEG_PROVIDER_OPENVINO, }
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -442,6 +450,23 @@ size_t seg_last_error(char *buf, size_t cap);
 // # Safety
 // `callback` must be NULL or a function that stays callable until it is replaced.
 SegStatus seg_set_log_callback(SegLogCallback callback, void *user_data);
+
+// Lists every execution provider segrt can use, as JSON: its `SegProvider` value, whether the
+// loaded ONNX Runtime build includes it, and whether it actually initialises on this machine (a
+// tiny session is created with it alone, with `error_on_failure`), with ONNX Runtime's reason when
+// not (e.g. a missing `libcublasLt.so.13`). Needs no GPU tools or admin rights.
+//
+// `options` (may be NULL) supplies `device_id` and `ort_path`. Loads ONNX Runtime if needed. Output
+// as for `seg_session_info`: the JSON is copied into `buf` (`cap` bytes); `*out_len` receives the size
+// needed; a size query (`buf` NULL, `cap` 0) returns `SEG_OK`, a too-small buffer
+// `SEG_BUFFER_TOO_SMALL`. Takes tens of milliseconds (a session per provider). Thread safety: any thread.
+//
+// # Safety
+// `options` NULL or a valid `SegOptions`; `buf` NULL or `cap` writable bytes; `out_len` NULL or writable.
+SegStatus seg_providers(const struct SegOptions *options,
+                        char *buf,
+                        size_t cap,
+                        size_t *out_len);
 
 // Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 // The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is

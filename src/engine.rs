@@ -27,7 +27,69 @@ fn provider_name(p: SegProvider, device_id: i32) -> String {
     match p {
         SegProvider::SEG_PROVIDER_CPU => "CPU".into(),
         SegProvider::SEG_PROVIDER_CUDA => format!("CUDA:{device_id}"),
+        SegProvider::SEG_PROVIDER_TENSORRT => format!("TensorRT:{device_id}"),
+        SegProvider::SEG_PROVIDER_DIRECTML => format!("DirectML:{device_id}"),
+        SegProvider::SEG_PROVIDER_OPENVINO => "OpenVINO".into(),
     }
+}
+
+/// What `seg_providers` / `segrt providers` report for one execution provider.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderProbe {
+    pub name: String,
+    /// The `SegProvider` value to put in `SegOptions::provider`.
+    pub value: i32,
+    pub onnxruntime_name: &'static str,
+    /// The loaded ONNX Runtime build includes it (`GetAvailableProviders`).
+    pub in_this_build: bool,
+    /// A tiny session with it (and nothing else) was created on this machine.
+    pub initialises: bool,
+    /// Why it did not initialise: ONNX Runtime's own words (e.g. a missing libcublasLt.so.13).
+    pub reason: Option<String>,
+}
+
+/// The execution providers the loaded ONNX Runtime build includes (its `GetAvailableProviders`).
+pub fn available_providers() -> Vec<String> {
+    let api = ort::api();
+    let (mut list, mut n): (*mut *mut std::ffi::c_char, std::ffi::c_int) = (std::ptr::null_mut(), 0);
+    // SAFETY: the C API fills a list it owns; it is read, then released with its own function.
+    unsafe {
+        let status = (api.GetAvailableProviders)(&mut list, &mut n);
+        if !status.0.is_null() {
+            (api.ReleaseStatus)(status.0);
+            return Vec::new();
+        }
+        let names = (0..n.max(0) as usize).map(|i| std::ffi::CStr::from_ptr(*list.add(i)).to_string_lossy().into_owned()).collect();
+        let status = (api.ReleaseAvailableProviders)(list, n);
+        if !status.0.is_null() {
+            (api.ReleaseStatus)(status.0);
+        }
+        names
+    }
+}
+
+/// A valid one-op model (a pooling "classifier"): enough to make every provider initialise.
+const PROBE_MODEL: &[u8] = include_bytes!("../models/test/not_segmentation.onnx");
+
+/// Tries each execution provider on this machine by creating a tiny session with it.
+pub fn probe_providers(options: &Options) -> Result<Vec<ProviderProbe>> {
+    runtime::environment(options.ort_path.as_deref())?;
+    let available = available_providers();
+    Ok(SegProvider::ALL
+        .iter()
+        .map(|&p| {
+            let probe_options = Options { provider: p, provider_policy: SegProviderPolicy::SEG_PROVIDER_REQUIRE, intra_threads: 1, ..options.clone() };
+            let outcome = build_session(PROBE_MODEL, &probe_options);
+            ProviderProbe {
+                name: provider_name(p, options.device_id),
+                value: p as i32,
+                onnxruntime_name: p.ort_name(),
+                in_this_build: available.iter().any(|a| a == p.ort_name()),
+                initialises: outcome.is_ok(),
+                reason: outcome.err().map(|e| e.message),
+            }
+        })
+        .collect())
 }
 
 /// Reads a model file; any failure (missing, a folder, no permission) is `SEG_MODEL_NOT_FOUND`.
@@ -53,6 +115,9 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         SegProvider::SEG_PROVIDER_CPU => None,
         // error_on_failure: ort's default is to log and silently run on the CPU.
         SegProvider::SEG_PROVIDER_CUDA => Some(ep::CUDA::default().with_device_id(options.device_id).build().error_on_failure()),
+        SegProvider::SEG_PROVIDER_TENSORRT => Some(ep::TensorRT::default().with_device_id(options.device_id).build().error_on_failure()),
+        SegProvider::SEG_PROVIDER_DIRECTML => Some(ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()),
+        SegProvider::SEG_PROVIDER_OPENVINO => Some(ep::OpenVINO::default().build().error_on_failure()),
     };
     if let Some(dispatch) = dispatch {
         builder = match builder.with_execution_providers([dispatch]) {

@@ -32,8 +32,35 @@ pub enum SegProvider {
     SEG_PROVIDER_CPU = 0,
     /// NVIDIA CUDA (needs the onnxruntime-gpu build and CUDA 13 + cuDNN 9 libraries).
     SEG_PROVIDER_CUDA = 1,
+    /// NVIDIA TensorRT (onnxruntime-gpu build plus the TensorRT libraries).
+    SEG_PROVIDER_TENSORRT = 2,
+    /// DirectML on any DirectX 12 GPU (Windows; the onnxruntime-directml build).
+    SEG_PROVIDER_DIRECTML = 3,
+    /// Intel OpenVINO (the onnxruntime-openvino build).
+    SEG_PROVIDER_OPENVINO = 4,
 }
-try_from_i32!(SegProvider { SEG_PROVIDER_CPU, SEG_PROVIDER_CUDA });
+try_from_i32!(SegProvider { SEG_PROVIDER_CPU, SEG_PROVIDER_CUDA, SEG_PROVIDER_TENSORRT, SEG_PROVIDER_DIRECTML, SEG_PROVIDER_OPENVINO });
+
+impl SegProvider {
+    pub const ALL: [SegProvider; 5] = [
+        SegProvider::SEG_PROVIDER_CPU,
+        SegProvider::SEG_PROVIDER_CUDA,
+        SegProvider::SEG_PROVIDER_TENSORRT,
+        SegProvider::SEG_PROVIDER_DIRECTML,
+        SegProvider::SEG_PROVIDER_OPENVINO,
+    ];
+
+    /// The name ONNX Runtime lists in `GetAvailableProviders` for builds that include it.
+    pub fn ort_name(self) -> &'static str {
+        match self {
+            SegProvider::SEG_PROVIDER_CPU => "CPUExecutionProvider",
+            SegProvider::SEG_PROVIDER_CUDA => "CUDAExecutionProvider",
+            SegProvider::SEG_PROVIDER_TENSORRT => "TensorrtExecutionProvider",
+            SegProvider::SEG_PROVIDER_DIRECTML => "DmlExecutionProvider",
+            SegProvider::SEG_PROVIDER_OPENVINO => "OpenVINOExecutionProvider",
+        }
+    }
+}
 
 /// What happens when the requested execution provider cannot be initialised.
 #[repr(i32)]

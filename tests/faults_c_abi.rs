@@ -84,6 +84,12 @@ fn fault_table() {
     let mut o = default_options();
     o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
     row("CUDA requested, policy require", SegStatus::SEG_PROVIDER_UNAVAILABLE, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "CUDA:0 could not be initialised");
+    for (p, name) in [(SegProvider::SEG_PROVIDER_TENSORRT, "TensorRT:0"), (SegProvider::SEG_PROVIDER_DIRECTML, "DirectML:0"), (SegProvider::SEG_PROVIDER_OPENVINO, "OpenVINO")] {
+        o.provider = p as i32;
+        let case: &'static str = Box::leak(format!("{name} requested, policy require").into_boxed_str());
+        let mention: &'static str = Box::leak(format!("{name} could not be initialised").into_boxed_str());
+        row(case, SegStatus::SEG_PROVIDER_UNAVAILABLE, create_unet_status(&model("demo_unet.onnx"), Some(&o)), mention);
+    }
     o.provider = 99;
     row("unknown provider value", SegStatus::SEG_INVALID_ARGUMENT, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "99");
     o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
@@ -125,4 +131,26 @@ fn a_panic_inside_a_run_is_seg_panic_and_the_session_still_works() {
     assert!(err.1.contains("injected panic") && err.1.contains("host process is unharmed"), "{}", err.1);
     // The thread's session was locked when the panic unwound through it: it must still be usable.
     assert_eq!(run_rgb(&s, &img).mask, good);
+}
+
+#[test]
+fn providers_probe_reports_build_support_and_initialisation() {
+    let mut n = 0usize;
+    assert_eq!(unsafe { seg_providers(ptr::null(), ptr::null_mut(), 0, &mut n) }, SegStatus::SEG_OK, "{}", last_error());
+    let mut buf = vec![0 as std::ffi::c_char; n];
+    assert_eq!(unsafe { seg_providers(ptr::null(), buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
+    let json = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    println!("{json}");
+    let list = v.as_array().unwrap();
+    assert_eq!(list.len(), 5);
+    let cpu = &list[0];
+    assert_eq!((cpu["name"].as_str(), cpu["value"].as_i64(), cpu["in_this_build"].as_bool(), cpu["initialises"].as_bool()), (Some("CPU"), Some(0), Some(true), Some(true)));
+    // The PyPI onnxruntime wheel is CPU-only: every GPU provider says so, with ONNX Runtime's reason.
+    for p in &list[1..] {
+        assert_eq!(p["in_this_build"], false, "{p}");
+        assert_eq!(p["initialises"], false, "{p}");
+        assert!(p["reason"].as_str().unwrap().contains("could not be initialised"), "{p}");
+    }
+    assert_eq!(list[1]["onnxruntime_name"], "CUDAExecutionProvider");
 }

@@ -98,6 +98,23 @@ namespace Segrt.Native
         internal static extern SegStatus seg_set_log_callback(seg_set_log_callback_callback_delegate callback, void* user_data);
 
         /// <summary>
+        ///  Lists every execution provider segrt can use, as JSON: its `SegProvider` value, whether the
+        ///  loaded ONNX Runtime build includes it, and whether it actually initialises on this machine (a
+        ///  tiny session is created with it alone, with `error_on_failure`), with ONNX Runtime's reason when
+        ///  not (e.g. a missing `libcublasLt.so.13`). Needs no GPU tools or admin rights.
+        ///
+        ///  `options` (may be NULL) supplies `device_id` and `ort_path`. Loads ONNX Runtime if needed. Output
+        ///  as for `seg_session_info`: the JSON is copied into `buf` (`cap` bytes); `*out_len` receives the size
+        ///  needed; a size query (`buf` NULL, `cap` 0) returns `SEG_OK`, a too-small buffer
+        ///  `SEG_BUFFER_TOO_SMALL`. Takes tens of milliseconds (a session per provider). Thread safety: any thread.
+        ///
+        ///  # Safety
+        ///  `options` NULL or a valid `SegOptions`; `buf` NULL or `cap` writable bytes; `out_len` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_providers", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_providers(SegOptions* options, byte* buf, System.UIntPtr cap, System.UIntPtr* out_len);
+
+        /// <summary>
         ///  Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
         ///  Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
         ///

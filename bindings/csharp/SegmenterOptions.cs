@@ -4,7 +4,8 @@ using Segrt.Native;
 
 namespace Segrt
 {
-    public enum ExecutionProvider { Cpu = 0, Cuda = 1 }
+    /// <summary>Execution providers; <see cref="SegRuntime.ProbeProvidersJson"/> says which work on this PC.</summary>
+    public enum ExecutionProvider { Cpu = 0, Cuda = 1, TensorRT = 2, DirectML = 3, OpenVino = 4 }
 
     /// <summary>What happens when the requested execution provider cannot start.</summary>
     public enum ProviderPolicy
@@ -118,6 +119,25 @@ namespace Segrt
                     NativeMethods.seg_version(p, (UIntPtr)n);
                     return Interop.FromUtf8z(p);
                 }
+            }
+        }
+
+        /// <summary>
+        /// Every execution provider as JSON: whether the loaded onnxruntime build includes it and whether
+        /// it initialises on this machine (a tiny session per provider), with ONNX Runtime's reason.
+        /// </summary>
+        public static string ProbeProvidersJson(int deviceId = 0)
+        {
+            Interop.EnsureLoaded();
+            var options = new SegmenterOptions { DeviceId = deviceId };
+            SegOptions o = options.ToNative(null);
+            UIntPtr needed;
+            Interop.Check(NativeMethods.seg_providers(&o, null, UIntPtr.Zero, &needed));
+            var buf = new byte[(int)needed];
+            fixed (byte* p = buf)
+            {
+                Interop.Check(NativeMethods.seg_providers(&o, p, (UIntPtr)buf.Length, &needed));
+                return Interop.FromUtf8z(p);
             }
         }
 

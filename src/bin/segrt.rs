@@ -39,6 +39,15 @@ enum Command {
     Unet(UnetArgs),
     /// Segment the object at clicked points / inside a box with a SAM2 encoder + decoder pair
     Sam2(Sam2Args),
+    /// List the execution providers: in the loaded ONNX Runtime build, and initialising on this machine
+    Providers {
+        /// GPU index to try
+        #[arg(long, default_value_t = 0)]
+        device: i32,
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
     /// Show how segrt reads a UNet model, or a SAM2 encoder + decoder pair (JSON)
     Info {
         /// A UNet model, or a SAM2 encoder followed by its decoder
@@ -101,7 +110,7 @@ struct UnetArgs {
     /// ONNX Runtime intra-op threads (0 = one per physical core)
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Execution provider: cpu, cuda or cuda:ID
+    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
     #[arg(long, default_value = "cpu")]
     provider: String,
     /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
@@ -123,6 +132,7 @@ fn main() -> ExitCode {
         Command::Unet(args) => unet(args, ort),
         Command::Sam2(args) => sam2(args, ort),
         Command::Info { models } => info(&models, ort),
+        Command::Providers { device, json } => providers(device, json, ort),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -271,6 +281,25 @@ fn info(models: &[PathBuf], ort: Option<PathBuf>) -> CliResult {
     Ok(())
 }
 
+fn providers(device: i32, json: bool, ort: Option<PathBuf>) -> CliResult {
+    let options = Options { ort_path: ort, device_id: device, ..Options::default() };
+    let probes = segrt::engine::probe_providers(&options).map_err(|e| e.to_string())?;
+    let mut out = std::io::stdout();
+    if json {
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&probes).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    let rt = segrt::runtime::RuntimeInfo::current();
+    let _ = writeln!(out, "ONNX Runtime {} from {}", rt.version, rt.path);
+    let _ = writeln!(out, "{:<12} {:>5}  {:<26} {:<8} {:<11} why not", "provider", "value", "ONNX Runtime name", "in build", "initialises");
+    for p in &probes {
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        let reason = p.reason.as_deref().unwrap_or("").lines().next().unwrap_or("");
+        let _ = writeln!(out, "{:<12} {:>5}  {:<26} {:<8} {:<11} {reason}", p.name, p.value, p.onnxruntime_name, yes(p.in_this_build), yes(p.initialises));
+    }
+    Ok(())
+}
+
 fn parse_numbers(s: &str, what: &str, counts: &[usize]) -> CliResult<Vec<f32>> {
     let v: Vec<f32> = s.split(',').map(|p| p.trim().parse::<f32>()).collect::<Result<_, _>>().map_err(|_| format!("{what} '{s}': not a list of numbers"))?;
     if !counts.contains(&v.len()) {
@@ -332,7 +361,10 @@ fn parse_provider(s: &str) -> CliResult<(SegProvider, i32)> {
     match name.to_ascii_lowercase().as_str() {
         "cpu" => Ok((SegProvider::SEG_PROVIDER_CPU, 0)),
         "cuda" => Ok((SegProvider::SEG_PROVIDER_CUDA, id)),
-        _ => Err(format!("--provider '{s}': expected cpu, cuda or cuda:ID")),
+        "tensorrt" => Ok((SegProvider::SEG_PROVIDER_TENSORRT, id)),
+        "directml" => Ok((SegProvider::SEG_PROVIDER_DIRECTML, id)),
+        "openvino" => Ok((SegProvider::SEG_PROVIDER_OPENVINO, 0)),
+        _ => Err(format!("--provider '{s}': expected cpu, cuda[:ID], tensorrt[:ID], directml[:ID] or openvino (see `segrt providers`)")),
     }
 }
 

@@ -77,6 +77,27 @@ pub(crate) unsafe fn copy_out(text: &str, buf: *mut c_char, cap: usize) -> usize
     bytes.len() + 1
 }
 
+/// Copies a JSON text out with the size-query convention of `seg_session_info`: `*out_len` (optional)
+/// gets the size needed including the NUL; `buf` NULL with `cap` 0 is a query (`Ok`); a buffer that is
+/// too small is `SEG_BUFFER_TOO_SMALL` and receives nothing.
+///
+/// # Safety
+/// `buf` must be NULL or point to `cap` writable bytes; `out_len` NULL or writable.
+pub(crate) unsafe fn copy_json_out(json: &str, buf: *mut c_char, cap: usize, out_len: *mut usize) -> Result<()> {
+    let needed = json.len() + 1;
+    if !out_len.is_null() {
+        out_len.write(needed);
+    }
+    if buf.is_null() && cap == 0 && !out_len.is_null() {
+        return Ok(());
+    }
+    if buf.is_null() || cap < needed {
+        return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("the JSON needs {needed} bytes, the buffer has {cap}")));
+    }
+    copy_out(json, buf, cap);
+    Ok(())
+}
+
 /// A UTF-8 C string argument as a path.
 ///
 /// # Safety

@@ -3,11 +3,12 @@
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
-use crate::error::SegStatus;
+use crate::error::{Error, SegStatus};
 use crate::log::SegLogLevel;
 use crate::runtime;
 
-use super::boundary::{copy_out, guard, last_error, utf8_path};
+use super::boundary::{copy_json_out, copy_out, guard, last_error, utf8_path};
+use super::types::SegOptions;
 
 /// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 /// Wrappers check it before their first call.
@@ -115,5 +116,27 @@ pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_dat
             }
         }
         Ok(())
+    })
+}
+
+/// Lists every execution provider segrt can use, as JSON: its `SegProvider` value, whether the
+/// loaded ONNX Runtime build includes it, and whether it actually initialises on this machine (a
+/// tiny session is created with it alone, with `error_on_failure`), with ONNX Runtime's reason when
+/// not (e.g. a missing `libcublasLt.so.13`). Needs no GPU tools or admin rights.
+///
+/// `options` (may be NULL) supplies `device_id` and `ort_path`. Loads ONNX Runtime if needed. Output
+/// as for `seg_session_info`: the JSON is copied into `buf` (`cap` bytes); `*out_len` receives the size
+/// needed; a size query (`buf` NULL, `cap` 0) returns `SEG_OK`, a too-small buffer
+/// `SEG_BUFFER_TOO_SMALL`. Takes tens of milliseconds (a session per provider). Thread safety: any thread.
+///
+/// # Safety
+/// `options` NULL or a valid `SegOptions`; `buf` NULL or `cap` writable bytes; `out_len` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_providers(options: *const SegOptions, buf: *mut c_char, cap: usize, out_len: *mut usize) -> SegStatus {
+    guard(|| {
+        let options = SegOptions::read(options)?;
+        let probes = crate::engine::probe_providers(&options)?;
+        let json = serde_json::to_string_pretty(&probes).map_err(|e| Error::new(SegStatus::SEG_INTERNAL, e.to_string()))?;
+        copy_json_out(&json, buf, cap, out_len)
     })
 }

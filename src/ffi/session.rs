@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use crate::error::{Error, SegStatus};
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{copy_out, guard, guard_quiet, lookup, register, unregister, utf8_path, Handle};
+use super::boundary::{copy_json_out, guard, guard_quiet, lookup, register, unregister, utf8_path, Handle};
 use super::types::{SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
 
 /// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
@@ -195,17 +195,6 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
             Handle::Sam2(s) => serde_json::to_string_pretty(&s.info()),
         }
         .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, e.to_string()))?;
-        let needed = json.len() + 1;
-        if !out_len.is_null() {
-            out_len.write(needed);
-        }
-        if buf.is_null() && cap == 0 && !out_len.is_null() {
-            return Ok(());
-        }
-        if buf.is_null() || cap < needed {
-            return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("session info needs {needed} bytes, the buffer has {cap}")));
-        }
-        copy_out(&json, buf, cap);
-        Ok(())
+        copy_json_out(&json, buf, cap, out_len)
     })
 }

@@ -176,6 +176,8 @@ static class SegrtTests
         Console.WriteLine("      " + SegRuntime.Version);
         Check(SegRuntime.Version.StartsWith("segrt "), "version text");
         Check(SegRuntime.AbiVersion == 1, "ABI 1");
+        string providers = SegRuntime.ProbeProvidersJson();
+        Check(providers.Contains("\"CPUExecutionProvider\"") && providers.Contains("CUDA:0 could not be initialised"), "provider probe: " + providers);
     }
 
     static unsafe void OptionsDefaultsMatchNative()
