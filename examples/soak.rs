@@ -28,6 +28,10 @@ struct Args {
     image: Option<PathBuf>,
     #[arg(long)]
     model: Option<PathBuf>,
+    /// Each run creates a session from the model bytes, runs it once and frees it (a host that
+    /// opens and closes models all day), instead of reusing one session.
+    #[arg(long)]
+    create_free: bool,
 }
 
 fn mb(bytes: u64) -> f64 {
@@ -46,19 +50,35 @@ fn main() {
     let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
 
     let path = CString::new(model.to_str().unwrap()).unwrap();
+    let model_bytes = std::fs::read(&model).expect("model");
     let mut session = ptr::null_mut();
     let st = unsafe { seg_create(path.as_ptr(), ptr::null(), &mut session) };
     assert_eq!(st, SegStatus::SEG_OK, "seg_create failed");
+    let create_free = args.create_free;
     let run = |n: usize| {
         for _ in 0..n {
-            let st = unsafe { seg_run_unet(session, &desc, &out, ptr::null_mut(), 0, ptr::null_mut()) };
+            let mut s = session;
+            if create_free {
+                let st = unsafe { seg_create_from_memory(model_bytes.as_ptr(), model_bytes.len(), ptr::null(), &mut s) };
+                assert_eq!(st, SegStatus::SEG_OK, "seg_create_from_memory failed");
+            }
+            let st = unsafe { seg_run_unet(s, &desc, &out, ptr::null_mut(), 0, ptr::null_mut()) };
             assert_eq!(st, SegStatus::SEG_OK, "seg_run_unet failed");
+            if create_free {
+                assert_eq!(unsafe { seg_free(s) }, SegStatus::SEG_OK);
+            }
         }
     };
 
     run(args.warmup);
     let start_rss = resident_bytes().unwrap_or(0);
-    println!("soak: {} runs of {} on a {w}x{h} image after {} warm-up runs", args.runs, model.display(), args.warmup);
+    println!(
+        "soak: {} runs of {} on a {w}x{h} image after {} warm-up runs{}",
+        args.runs,
+        model.display(),
+        args.warmup,
+        if create_free { ", each with its own seg_create_from_memory + seg_free" } else { " on one session" }
+    );
     println!("{:>8} {:>10} {:>10}", "runs", "RSS MiB", "ms/run");
     println!("{:>8} {:>10.2} {:>10}", 0, mb(start_rss), "-");
     let steps = 20.min(args.runs.max(1));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the C ABI surfaces that parse host input (fuzz/fuzz_targets/):
+# image descriptors + buffers, SAM2 prompts, options structs, model bytes. cargo fuzz + libFuzzer +
+# AddressSanitizer. Installs cargo-fuzz from crates.io on first use. This machine has only the stable
+# toolchain, so RUSTC_BOOTSTRAP=1 lets it take the -Zsanitizer flag cargo fuzz passes.
+# Crashes are written to fuzz/artifacts/<target>/; keep each as a regression input (see README).
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+./scripts/fetch-ort.sh >/dev/null
+command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+export RUSTC_BOOTSTRAP=1
+cd fuzz
+cargo fuzz build -O
+for target in image_descriptor sam2_prompts options_struct model_bytes; do
+  mkdir -p "corpus/$target"
+  seeds=()
+  # Real models as the starting point for mutated model files (read only; new inputs go to corpus/).
+  [ "$target" = model_bytes ] && seeds=(../models/test ../models/sam2)
+  echo "== fuzz $target for ${secs} s"
+  cargo fuzz run -O "$target" "corpus/$target" "${seeds[@]}" -- \
+    -max_total_time="$secs" -detect_leaks=0 -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 2>&1 \
+    | grep -E "^(stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb|Done|==[0-9]+==|SUMMARY|.*panicked)" || true
+  # libFuzzer exits non-zero on a crash and leaves the input in artifacts/: fail loudly.
+  if compgen -G "artifacts/$target/*" >/dev/null; then
+    echo "fuzz $target found a crash: fuzz/artifacts/$target/"; exit 1
+  fi
+done
