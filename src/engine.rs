@@ -120,6 +120,9 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         SegProvider::SEG_PROVIDER_OPENVINO => Some(ep::OpenVINO::default().build().error_on_failure()),
     };
     if let Some(dispatch) = dispatch {
+        if matches!(options.provider, SegProvider::SEG_PROVIDER_CUDA | SegProvider::SEG_PROVIDER_TENSORRT) {
+            runtime::preload_gpu_libraries();
+        }
         builder = match builder.with_execution_providers([dispatch]) {
             Ok(b) => b,
             Err(e) => {

@@ -268,3 +268,57 @@ fn own_module_path() -> Option<PathBuf> {
 pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment::Environment> {
     init(explicit).map(|rt| &rt.environment)
 }
+
+/// CUDA, cuBLAS and cuDNN libraries the CUDA and TensorRT providers of onnxruntime-gpu 1.31 need
+/// (CUDA 13, cuDNN 9), by the names the dynamic loader looks for.
+#[cfg(unix)]
+const GPU_LIBRARIES: &[&str] = &[
+    "libcudart.so.13",
+    "libcublasLt.so.13",
+    "libcublas.so.13",
+    "libcurand.so.10",
+    "libcufft.so.12",
+    "libcudnn.so.9",
+    "libnvinfer.so.10",
+];
+#[cfg(windows)]
+const GPU_LIBRARIES: &[&str] = &[
+    "cudart64_13.dll",
+    "cublasLt64_13.dll",
+    "cublas64_13.dll",
+    "curand64_10.dll",
+    "cufft64_12.dll",
+    "cudnn64_9.dll",
+    "nvinfer_10.dll",
+];
+
+/// Loads the GPU libraries found beside ONNX Runtime, by absolute path, before a GPU provider is
+/// registered: the provider library then finds them already loaded instead of searching
+/// LD_LIBRARY_PATH / PATH (which a locked-down PC may not let you set). Returns the files loaded;
+/// missing ones are left to the system search, and ONNX Runtime's error names whatever is still missing.
+pub fn preload_gpu_libraries() -> Vec<PathBuf> {
+    static DONE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    let mut done = DONE.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(dir) = loaded().and_then(|rt| rt.path.parent().map(Path::to_path_buf)) else { return Vec::new() };
+    for name in GPU_LIBRARIES {
+        let path = dir.join(name);
+        if done.contains(&path) || !path.is_file() {
+            continue;
+        }
+        // SAFETY: these are the vendor's libraries the provider would load itself; they stay loaded
+        // for the life of the process, as the provider expects.
+        #[cfg(unix)]
+        let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.map(libloading::Library::from);
+        #[cfg(windows)]
+        let lib = unsafe { libloading::Library::new(&path) };
+        match lib {
+            Ok(lib) => {
+                std::mem::forget(lib);
+                crate::log::emit(crate::log::SegLogLevel::SEG_LOG_INFO, &format!("preloaded {}", path.display()));
+                done.push(path);
+            }
+            Err(e) => crate::log::emit(crate::log::SegLogLevel::SEG_LOG_WARN, &format!("could not preload {}: {e}", path.display())),
+        }
+    }
+    done.clone()
+}
