@@ -24,7 +24,7 @@ pkgs=("onnxruntime-gpu==$version")
 # CUDA 13 + cuDNN 9 runtime libraries, as onnxruntime-gpu 1.31 is built against them.
 [ "$with_cuda" = 1 ] && pkgs+=("nvidia-cuda-runtime>=13,<14" "nvidia-cublas>=13,<14" "nvidia-curand" "nvidia-cufft" "nvidia-cudnn-cu13>=9,<10")
 python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  --platform manylinux_2_28_x86_64 --python-version 3.11 -d "$tmp" "${pkgs[@]}"
+  -d "$tmp" "${pkgs[@]}"
 for wheel in "$tmp"/*.whl; do
   # Only the shared libraries, flattened: a wheel's Python layout means nothing to segrt.
   python3 - "$wheel" "$dest" <<'PY'

@@ -44,4 +44,8 @@ start=$(date +%s)
 SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
   --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
   "$build/test_vg" . "$build/inputs" "${workload[@]}"
+g++ -O1 -g "${cxx[@]}" -o "$build/test_cpp_vg"
+SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
+  --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
+  "$build/test_cpp_vg" . "${workload[@]}"
 echo "valgrind: no errors, no definite leaks ($(( $(date +%s) - start )) s)"
