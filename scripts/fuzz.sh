@@ -3,7 +3,8 @@
 # image descriptors + buffers, SAM2 prompts, options structs, model bytes. cargo fuzz + libFuzzer +
 # AddressSanitizer. Installs cargo-fuzz from crates.io on first use. This machine has only the stable
 # toolchain, so RUSTC_BOOTSTRAP=1 lets it take the -Zsanitizer flag cargo fuzz passes.
-# Crashes are written to fuzz/artifacts/<target>/; keep each as a regression input (see README).
+# Crashes are written to fuzz/artifacts/<target>/; once fixed, copy each to fuzz/regressions/<target>/,
+# where tests/fuzz_smoke.rs replays it on every test run.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."

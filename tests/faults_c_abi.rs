@@ -12,7 +12,9 @@ use std::ptr;
 use common::*;
 use segrt::ffi::*;
 use segrt::options::{SegProvider, SegProviderPolicy};
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::SegStatus;
+#[cfg(feature = "fault-injection")]
+use segrt::SegPixelFormat;
 
 struct Outcome {
     case: &'static str,

@@ -3,19 +3,9 @@
 //! ONNX Runtime's own parser would be reported upstream.
 #![no_main]
 
-use std::ptr;
+#[path = "../harness/paths.rs"]
+mod paths;
+#[path = "../harness/model_bytes.rs"]
+mod harness;
 
-use libfuzzer_sys::fuzz_target;
-use segrt::ffi::*;
-
-fuzz_target!(|data: &[u8]| {
-    let mut s = ptr::null_mut();
-    if unsafe { seg_create_from_memory(data.as_ptr(), data.len(), ptr::null(), &mut s) } as i32 == 0 {
-        unsafe { seg_free(s) };
-    }
-    // The same bytes as both halves of a SAM2 pair exercise the convention detection.
-    let mut s = ptr::null_mut();
-    if unsafe { seg_create_sam2_from_memory(data.as_ptr(), data.len(), data.as_ptr(), data.len(), ptr::null(), &mut s) } as i32 == 0 {
-        unsafe { seg_free(s) };
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::run(data));

@@ -3,85 +3,9 @@
 //! struct_size it claims up to, so segrt must never read past what it knows.
 #![no_main]
 
-use std::ptr;
-use std::sync::OnceLock;
+#[path = "../harness/paths.rs"]
+mod paths;
+#[path = "../harness/options_struct.rs"]
+mod harness;
 
-use arbitrary::Arbitrary;
-use libfuzzer_sys::fuzz_target;
-use segrt::ffi::*;
-
-#[derive(Arbitrary, Debug)]
-struct Input {
-    struct_size: u32,
-    provider: i32,
-    device_id: i32,
-    provider_policy: i32,
-    intra_threads: u8,
-    input_width: i16,
-    input_height: i16,
-    size_multiple: i32,
-    resize_filter: i32,
-    channel_order: i32,
-    scale: f32,
-    mean: [f32; 3],
-    std: [f32; 3],
-    sigmoid: i32,
-    threshold_mode: i32,
-    threshold: f32,
-    min_area: u32,
-    close_kernel: u32,
-    fill_holes: u32,
-    max_pixels: u64,
-    run_after: bool,
-}
-
-fn model() -> &'static Vec<u8> {
-    static M: OnceLock<Vec<u8>> = OnceLock::new();
-    M.get_or_init(|| std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/test/unet_dynamic.onnx")).unwrap())
-}
-
-fuzz_target!(|i: Input| {
-    // A SegOptions inside a larger zeroed buffer: struct_size may claim more than SegOptions.
-    #[repr(C)]
-    struct Padded {
-        options: SegOptions,
-        tail: [u64; 64],
-    }
-    let mut p: Padded = unsafe { std::mem::zeroed() };
-    let o = &mut p.options;
-    o.struct_size = i.struct_size.min(std::mem::size_of::<Padded>() as u32);
-    o.provider = i.provider;
-    o.device_id = i.device_id;
-    o.provider_policy = i.provider_policy;
-    o.intra_threads = i.intra_threads as i32 % 4; // thread pools of hundreds of threads only slow the fuzzer
-    o.input_width = i.input_width as i32 % 512;
-    o.input_height = i.input_height as i32 % 512;
-    o.size_multiple = i.size_multiple;
-    o.resize_filter = i.resize_filter;
-    o.channel_order = i.channel_order;
-    o.scale = i.scale;
-    o.mean = i.mean;
-    o.std = i.std;
-    o.sigmoid = i.sigmoid;
-    o.threshold_mode = i.threshold_mode;
-    o.threshold = i.threshold;
-    o.min_area = i.min_area;
-    o.close_kernel = i.close_kernel;
-    o.fill_holes = i.fill_holes;
-    o.max_pixels = i.max_pixels;
-    o.ort_path = ptr::null();
-    let m = model();
-    let mut s = ptr::null_mut();
-    if unsafe { seg_create_from_memory(m.as_ptr(), m.len(), &p.options, &mut s) } as i32 != 0 {
-        return;
-    }
-    if i.run_after {
-        let (w, h) = (40usize, 30usize);
-        let pixels = vec![100u8; w * h * 3];
-        let image = SegImage { data: pixels.as_ptr(), width: w as i32, height: h as i32, stride: 0, format: 1, plane1: ptr::null(), plane2: ptr::null() };
-        let mut mask = vec![0u8; w * h];
-        let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
-        unsafe { seg_run_unet(s, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) };
-    }
-    unsafe { seg_free(s) };
-});
+libfuzzer_sys::fuzz_target!(|input: harness::Input| harness::run(input));

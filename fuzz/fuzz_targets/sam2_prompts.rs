@@ -2,78 +2,9 @@
 //! outside the image), any labels, boxes in any order, any flags, and output buffers of any size.
 #![no_main]
 
-use std::ptr;
-use std::sync::OnceLock;
+#[path = "../harness/paths.rs"]
+mod paths;
+#[path = "../harness/sam2_prompts.rs"]
+mod harness;
 
-use arbitrary::Arbitrary;
-use libfuzzer_sys::fuzz_target;
-use segrt::ffi::*;
-
-#[derive(Arbitrary, Debug)]
-struct Input {
-    points: Vec<(f32, f32, i32)>,
-    null_points: bool,
-    bbox: Option<(f32, f32, f32, f32)>,
-    flags: u32,
-    want_result: bool,
-    all_masks_len: u16,
-    low_res_len: u16,
-    result_struct_size: u8,
-}
-
-const W: usize = 96;
-const H: usize = 64;
-
-struct Handle(*mut SegSession);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
-
-fn session() -> &'static Handle {
-    static S: OnceLock<Handle> = OnceLock::new();
-    S.get_or_init(|| {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../models/sam2/");
-        let enc = std::ffi::CString::new(format!("{dir}sam2_tiny_samexporter_encoder.onnx")).unwrap();
-        let dec = std::ffi::CString::new(format!("{dir}sam2_tiny_samexporter_decoder.onnx")).unwrap();
-        let mut s = ptr::null_mut();
-        assert_eq!(unsafe { seg_create_sam2(enc.as_ptr(), dec.as_ptr(), ptr::null(), &mut s) } as i32, 0, "fuzz session");
-        let pixels: Vec<u8> = (0..W * H * 3).map(|i| (i * 7 % 251) as u8).collect();
-        let image = SegImage { data: pixels.as_ptr(), width: W as i32, height: H as i32, stride: 0, format: 3, plane1: ptr::null(), plane2: ptr::null() };
-        assert_eq!(unsafe { seg_sam2_set_image(s, &image, ptr::null_mut()) } as i32, 0);
-        Handle(s)
-    })
-}
-
-fuzz_target!(|input: Input| {
-    let s = session();
-    let points: Vec<SegPoint> = input.points.iter().take(64).map(|&(x, y, label)| SegPoint { x, y, label }).collect();
-    let bbox = input.bbox.map(|(x1, y1, x2, y2)| SegBox { x1, y1, x2, y2 });
-    let mut mask = vec![0u8; W * H];
-    let out = SegMask { data: mask.as_mut_ptr(), width: W as i32, height: H as i32, stride: 0 };
-    let mut all = vec![0u8; input.all_masks_len as usize];
-    let mut low = vec![0f32; input.low_res_len as usize];
-    let mut result: SegSam2Result = unsafe { std::mem::zeroed() };
-    result.struct_size = input.result_struct_size as u32;
-    if !all.is_empty() {
-        result.all_masks = all.as_mut_ptr();
-        result.all_masks_len = all.len();
-    }
-    if !low.is_empty() {
-        result.low_res_logits = low.as_mut_ptr();
-        result.low_res_len = low.len();
-    }
-    let mut score = 0f32;
-    let pts = if input.null_points { ptr::null() } else { points.as_ptr() };
-    unsafe {
-        seg_run_sam2_points(
-            s.0,
-            ptr::null(),
-            pts,
-            points.len(),
-            bbox.as_ref().map_or(ptr::null(), |b| b as *const SegBox),
-            input.flags,
-            &out,
-            &mut score,
-            if input.want_result { &mut result } else { ptr::null_mut() },
-        )
-    };
-});
+libfuzzer_sys::fuzz_target!(|input: harness::Input| harness::run(input));
