@@ -200,7 +200,10 @@ fn several_threads_on_one_handle_give_identical_results() {
         }
     });
     let info: serde_json::Value = serde_json::from_str(&session_info(&s)).unwrap();
-    assert_eq!(info["threads_with_session"], 5, "{info}");
+    assert_eq!(info["sessions_created"], 5, "one session per calling thread: {info}");
+    // Scoped threads are joined before their thread-local destructors finish, so the release of
+    // their sessions may still be under way here (tests/reliability_c_abi.rs checks it exactly).
+    assert!(info["threads_with_session"].as_u64().unwrap() <= 5, "{info}");
     let extra = info["bytes_per_extra_thread"].as_u64().unwrap_or(0);
     println!("first session {} bytes, extra thread {extra} bytes", info["bytes_first_session"]);
     assert!(extra > 0, "{info}");
