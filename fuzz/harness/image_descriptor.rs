@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
+use crate::paths::Handle;
+
 #[derive(Arbitrary, Debug)]
 pub struct Input {
     width: i32,
@@ -28,10 +30,6 @@ pub struct Input {
 const MAX_PIXELS: u64 = 1 << 14;
 /// Spans the harness is willing to allocate (a short, wide-stride image can span a lot).
 const MAX_SPAN: i64 = 8 << 20;
-
-struct Handle(*mut SegSession);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 fn session() -> &'static Handle {
     static S: OnceLock<Handle> = OnceLock::new();

@@ -1,8 +1,16 @@
-//! Where the harnesses find the repository's models, whether built from fuzz/ (cargo fuzz) or from
-//! the repository root (tests/fuzz_smoke.rs). Not every target uses both helpers.
+//! What the harnesses share: where they find the repository's models, whether built from fuzz/
+//! (cargo fuzz) or from the repository root (tests/fuzz_smoke.rs), and a session handle they can keep
+//! in a static. Not every target uses every item.
 #![allow(dead_code)]
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
+
+use segrt::ffi::SegSession;
+
+/// A session created once per process and used by every fuzz execution (any thread).
+pub struct Handle(pub *mut SegSession);
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
 
 pub fn model_path(relative: &str) -> PathBuf {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
+use crate::paths::Handle;
+
 #[derive(Arbitrary, Debug)]
 pub struct Input {
     points: Vec<(f32, f32, i32)>,
@@ -23,10 +25,6 @@ pub struct Input {
 
 const W: usize = 96;
 const H: usize = 64;
-
-struct Handle(*mut SegSession);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
 
 fn session() -> &'static Handle {
     static S: OnceLock<Handle> = OnceLock::new();
