@@ -502,7 +502,8 @@ def export(model, path, in_shape, out_name="logits", dynamic=False):
     dummy = torch.rand(*in_shape, generator=torch.Generator().manual_seed(0))
     kw = {}
     if dynamic:
-        kw["dynamic_axes"] = {"image": {2: "height", 3: "width"}, out_name: {2: "height", 3: "width"}}
+        # batch too: tiled inference runs several tiles per call
+        kw["dynamic_axes"] = {"image": {0: "batch", 2: "height", 3: "width"}, out_name: {0: "batch", 2: "height", 3: "width"}}
     torch.onnx.export(model, dummy, path, input_names=["image"], output_names=[out_name],
                       opset_version=17, do_constant_folding=True, dynamo=False, **kw)
     onnx.checker.check_model(onnx.load(path))

@@ -157,10 +157,25 @@ impl<'a> ImageView<'a> {
         self.format
     }
 
-    fn row(&self, plane: usize, y: usize) -> &'a [u8] {
+    /// Row `y` of `plane` (0 for interleaved and gray images; 0, 1, 2 = R, G, B for planar ones),
+    /// exactly `width` pixels long.
+    pub fn row(&self, plane: usize, y: usize) -> &'a [u8] {
         let start = (self.layout.first_row as isize + y as isize * self.layout.stride) as usize;
         let len = self.width * if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
         &self.planes[plane][start..start + len]
+    }
+
+    /// The `w` x `h` region whose top-left pixel is `(x, y)`; it borrows the same pixels.
+    pub fn crop(&self, x: usize, y: usize, w: usize, h: usize) -> Result<Self> {
+        if w == 0 || h == 0 || x.checked_add(w).map_or(true, |r| r > self.width) || y.checked_add(h).map_or(true, |b| b > self.height) {
+            return Err(Error::invalid(format!(
+                "region {w}x{h} at ({x}, {y}) is not inside the {}x{} image",
+                self.width, self.height
+            )));
+        }
+        let bpp = if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
+        let first_row = self.layout.first_row as isize + y as isize * self.layout.stride + (x * bpp) as isize;
+        Ok(ImageView { width: w, height: h, layout: PlaneLayout { first_row: first_row as usize, ..self.layout }, ..*self })
     }
 
     /// A fast hash of the pixels (not the row padding) plus size and format: the key under which
@@ -202,12 +217,29 @@ impl<'a> ImageView<'a> {
     /// Packed 8-bit luminance, `width * height`: ITU-R 601-2 (`L = (299 R + 587 G + 114 B) / 1000`),
     /// the same rounding as Pillow's `convert("L")`. Gray input is copied as is.
     pub fn to_gray8(&self) -> Vec<u8> {
-        if self.format == SegPixelFormat::SEG_FORMAT_GRAY8 {
-            let mut out = Vec::with_capacity(self.width * self.height);
-            (0..self.height).for_each(|y| out.extend_from_slice(self.row(0, y)));
-            return out;
+        let mut out = Vec::new();
+        self.to_gray8_into(&mut out);
+        out
+    }
+
+    /// [`Self::to_gray8`] into a reused buffer.
+    pub fn to_gray8_into(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.reserve(self.width * self.height);
+        for y in 0..self.height {
+            let row = self.row(0, y);
+            match self.format {
+                SegPixelFormat::SEG_FORMAT_GRAY8 => out.extend_from_slice(row),
+                SegPixelFormat::SEG_FORMAT_RGB24 => out.extend(row.chunks_exact(3).map(|p| luminance(p[0], p[1], p[2]))),
+                SegPixelFormat::SEG_FORMAT_BGR24 => out.extend(row.chunks_exact(3).map(|p| luminance(p[2], p[1], p[0]))),
+                SegPixelFormat::SEG_FORMAT_RGBA32 => out.extend(row.chunks_exact(4).map(|p| luminance(p[0], p[1], p[2]))),
+                SegPixelFormat::SEG_FORMAT_BGRA32 => out.extend(row.chunks_exact(4).map(|p| luminance(p[2], p[1], p[0]))),
+                SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => {
+                    let (g, b) = (self.row(1, y), self.row(2, y));
+                    out.extend(row.iter().zip(g).zip(b).map(|((r, g), b)| luminance(*r, *g, *b)))
+                }
+            }
         }
-        self.to_rgb8().chunks_exact(3).map(|p| luminance(p[0], p[1], p[2])).collect()
     }
 }
 
@@ -250,6 +282,25 @@ mod tests {
         }
         let v = ImageView::new(&buf[..buf.len() - 2], w, h, -4, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap();
         assert_eq!(v.to_gray8(), vec![1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn crops_read_the_same_pixels() {
+        let (w, h) = (5usize, 4usize);
+        let rgb: Vec<u8> = (0..(w * h * 3) as u8).collect();
+        // bottom-up with padding: rows stored last-first, 2 bytes of padding each
+        let stride = w * 3 + 2;
+        let mut buf = vec![0xEEu8; stride * h];
+        for y in 0..h {
+            let at = (h - 1 - y) * stride;
+            buf[at..at + w * 3].copy_from_slice(&rgb[y * w * 3..(y + 1) * w * 3]);
+        }
+        let view = ImageView::new(&buf, w, h, -(stride as isize), SegPixelFormat::SEG_FORMAT_RGB24).unwrap();
+        let crop = view.crop(1, 2, 3, 2).unwrap();
+        let expected: Vec<u8> = (2..4).flat_map(|y| rgb[(y * w + 1) * 3..(y * w + 4) * 3].to_vec()).collect();
+        assert_eq!(crop.to_rgb8(), expected);
+        assert!(view.crop(3, 0, 3, 1).is_err());
+        assert!(view.crop(0, 0, 0, 1).is_err());
     }
 
     #[test]

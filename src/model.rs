@@ -84,6 +84,8 @@ pub struct UnetSpec {
     /// Fixed input height/width, `None` when the axis is dynamic.
     pub height: Option<usize>,
     pub width: Option<usize>,
+    /// The batch axis is dynamic: several tiles can run in one call.
+    pub batch_dynamic: bool,
     pub output_name: String,
     pub output_element: Element,
     /// Output classes when the model declares them; 1 = binary probability/logit map.
@@ -155,17 +157,24 @@ impl UnetSpec {
             channels,
             height: dim(h),
             width: dim(w),
+            batch_dynamic: in_shape[0] < 0,
             output_name: output.name().to_string(),
             output_element: Element::of(out_ty).expect("filtered above"),
             classes,
         })
     }
 
-    /// The input tensor shape for a model-space size `(w, h)`.
+    /// The input tensor shape for a model-space size `(w, h)`, batch 1.
     pub fn input_shape(&self, w: usize, h: usize) -> [i64; 4] {
+        self.batch_input_shape(1, w, h)
+    }
+
+    /// The input tensor shape for `batch` images of model-space size `(w, h)`.
+    pub fn batch_input_shape(&self, batch: usize, w: usize, h: usize) -> [i64; 4] {
+        let (n, c, h, w) = (batch as i64, self.channels as i64, h as i64, w as i64);
         match self.input_layout {
-            Layout::Nchw => [1, self.channels as i64, h as i64, w as i64],
-            Layout::Nhwc => [1, h as i64, w as i64, self.channels as i64],
+            Layout::Nchw => [n, c, h, w],
+            Layout::Nhwc => [n, h, w, c],
         }
     }
 }

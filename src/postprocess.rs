@@ -78,6 +78,11 @@ fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
 }
 
+/// The inverse of the sigmoid: `sigmoid(x) > t` exactly when `x > logit(t)` (-inf at 0, +inf at 1).
+fn logit(t: f32) -> f32 {
+    (t / (1.0 - t)).ln()
+}
+
 /// Turns score maps into a mask of size `(w, h)`.
 pub fn segment(maps: ScoreMaps, (w, h): (usize, usize), options: &Options, want_probability: bool) -> Result<Segmentation> {
     let size = (maps.width, maps.height);
@@ -88,10 +93,27 @@ pub fn segment(maps: ScoreMaps, (w, h): (usize, usize), options: &Options, want_
             SegSigmoid::SEG_SIGMOID_OFF => false,
             SegSigmoid::SEG_SIGMOID_AUTO => prob.iter().any(|v| !(0.0..=1.0).contains(v)),
         };
+        let filter = probability_filter(options);
+        let upscale = w >= size.0 && h >= size.1 && size != (w, h);
+        if !want_probability && options.threshold_mode == SegThresholdMode::SEG_THRESHOLD_FIXED && upscale {
+            // Only the mask is wanted: threshold while upsampling instead of building the full-size
+            // map, comparing logits with logit(threshold) so the sigmoid runs only on boundaries.
+            let threshold = options.threshold;
+            let mut mask = match filter {
+                SegResizeFilter::SEG_RESIZE_NEAREST => {
+                    let raw = if logits { logit(threshold) } else { threshold };
+                    let small = prob.iter().map(|p| if *p > raw { 255 } else { 0 }).collect();
+                    resize_u8(small, size, 1, (w, h), SegResizeFilter::SEG_RESIZE_NEAREST)?
+                }
+                _ => upsampled_mask(&prob, size, (w, h), threshold, logits),
+            };
+            clean_binary(&mut mask, w, h, options);
+            return Ok(Segmentation { width: w, height: h, mask, probability: None, classes: 1, threshold });
+        }
         if logits {
             prob.iter_mut().for_each(|v| *v = sigmoid(*v));
         }
-        let prob = resize_f32(&prob, size, (w, h), probability_filter(options))?;
+        let prob = if size == (w, h) { prob } else { resize_f32(&prob, size, (w, h), filter)? };
         let threshold = match options.threshold_mode {
             SegThresholdMode::SEG_THRESHOLD_FIXED => options.threshold,
             SegThresholdMode::SEG_THRESHOLD_OTSU => otsu_threshold(&prob),
@@ -129,6 +151,84 @@ pub fn segment(maps: ScoreMaps, (w, h): (usize, usize), options: &Options, want_
         }
         Ok(Segmentation { width: w, height: h, mask, probability, classes: maps.classes, threshold: f32::NAN })
     }
+}
+
+/// For each output pixel along an axis of `n` -> `m` pixels (`m >= n`): the source pixel on its left
+/// and the weight of the one after it. Pixel centres map onto pixel centres, and positions beyond
+/// the outer centres take the edge pixel: bilinear upsampling as Pillow and `fast_image_resize` do it.
+fn bilinear_taps(n: usize, m: usize) -> Vec<(usize, f32)> {
+    (0..m)
+        .map(|i| {
+            let u = ((i as f64 + 0.5) * n as f64 / m as f64 - 0.5).max(0.0);
+            let i0 = (u.floor() as usize).min(n - 1);
+            (i0, if i0 + 1 < n { (u - i0 as f64) as f32 } else { 0.0 })
+        })
+        .collect()
+}
+
+/// The mask `bilinear_upsample(prob) > threshold` at `(w, h)` without building the upsampled map;
+/// with `logits`, `prob` holds logits and the mask is that of their sigmoid.
+///
+/// A bilinear value lies between the four source values around it, so where all four are above the
+/// threshold (or none is) a whole span of output pixels is decided at once; only spans on a boundary
+/// are interpolated pixel by pixel. Needs `w >= sw` and `h >= sh`.
+pub fn upsampled_mask(scores: &[f32], (sw, sh): (usize, usize), (w, h): (usize, usize), threshold: f32, logits: bool) -> Vec<u8> {
+    const MIXED: u8 = 1;
+    let (xs, ys) = (bilinear_taps(sw, w), bilinear_taps(sh, h));
+    // Output columns [spans[i], spans[i + 1]) have source column i on their left.
+    let mut spans = vec![0usize; sw + 1];
+    for (x, (i0, _)) in xs.iter().enumerate() {
+        spans[i0 + 1] = x + 1;
+    }
+    for i in 1..=sw {
+        spans[i] = spans[i].max(spans[i - 1]);
+    }
+    let mut mask = Vec::with_capacity(w * h);
+    // For the current source row pair: each cell's and each output column's verdict (255 / 0 /
+    // MIXED), and the cells to interpolate.
+    let (mut verdicts, mut template, mut mixed) = (vec![0u8; sw], vec![0u8; w], Vec::new());
+    let raw_threshold = if logits { logit(threshold) } else { threshold };
+    let above = |row: &[f32]| -> Vec<u8> { row.iter().map(|v| (*v > raw_threshold) as u8).collect() };
+    let prob = |v: f32| if logits { sigmoid(v) } else { v };
+    let mut template_row = usize::MAX;
+    for &(j0, fy) in &ys {
+        let j1 = (j0 + 1).min(sh - 1);
+        let (r0, r1) = (&scores[j0 * sw..(j0 + 1) * sw], &scores[j1 * sw..(j1 + 1) * sw]);
+        if template_row != j0 {
+            // Corners above the threshold per cell: 4 -> 255, 0 -> 0, else MIXED.
+            let (a0, a1) = (above(r0), above(r1));
+            let column = |a: &[u8], i: usize| a[i] + a[(i + 1).min(sw - 1)];
+            mixed.clear();
+            for (i, v) in verdicts.iter_mut().enumerate() {
+                let verdict = match column(&a0, i) + column(&a1, i) {
+                    4 => 255,
+                    0 => 0,
+                    _ => MIXED,
+                };
+                if verdict == MIXED {
+                    mixed.push(i);
+                }
+                // Neighbouring rows mostly agree: rewrite only the spans whose verdict changed.
+                if verdict != *v {
+                    *v = verdict;
+                    template[spans[i]..spans[i + 1]].fill(verdict);
+                }
+            }
+            template_row = j0;
+        }
+        let start = mask.len();
+        mask.extend_from_slice(&template);
+        let out = &mut mask[start..];
+        for &i in &mixed {
+            let i1 = (i + 1).min(sw - 1);
+            let (p00, p01, p10, p11) = (prob(r0[i]), prob(r0[i1]), prob(r1[i]), prob(r1[i1]));
+            let (left, right) = (p00 + fy * (p10 - p00), p01 + fy * (p11 - p01));
+            for (o, &(_, fx)) in out[spans[i]..spans[i + 1]].iter_mut().zip(&xs[spans[i]..spans[i + 1]]) {
+                *o = if left + fx * (right - left) > threshold { 255 } else { 0 };
+            }
+        }
+    }
+    mask
 }
 
 /// Probabilities are upsampled bilinearly (then thresholded) unless nearest is asked for.
@@ -338,6 +438,48 @@ mod tests {
         let m = ScoreMaps::from_output(&[1, 2, 1, 2], &[1.0, 2.0, 3.0, 4.0], Layout::Nhwc, (1, 2)).unwrap();
         assert_eq!((m.classes, m.width, m.height), (2, 1, 2));
         assert_eq!(m.data, vec![1.0, 3.0, 2.0, 4.0]);
+    }
+
+    #[test]
+    fn upsampled_mask_equals_thresholding_the_upsampled_map() {
+        // A smooth random field with many boundaries, upsampled by integer and odd factors.
+        let mut seed = 12345u64;
+        let mut noise = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for ((sw, sh), (w, h)) in [((16, 16), (64, 64)), ((37, 23), (1000, 333)), ((5, 7), (5, 700)), ((64, 48), (1920, 1080)), ((1, 3), (10, 10))] {
+            let prob: Vec<f32> = (0..sw * sh).map(|_| noise()).collect();
+            let full = resize_f32(&prob, (sw, sh), (w, h), SegResizeFilter::SEG_RESIZE_BILINEAR).unwrap();
+            let expected: Vec<u8> = full.iter().map(|p| if *p > 0.5 { 255 } else { 0 }).collect();
+            let got = upsampled_mask(&prob, (sw, sh), (w, h), 0.5, false);
+            let differ = got.iter().zip(&expected).filter(|(a, b)| a != b).count();
+            // Only pixels within float rounding of the threshold may differ.
+            let near: usize = full.iter().filter(|p| (**p - 0.5).abs() < 1e-5).count();
+            assert!(differ <= near, "{sw}x{sh} -> {w}x{h}: {differ} pixels differ, {near} within 1e-5 of the threshold");
+        }
+    }
+
+    #[test]
+    fn upsampled_mask_of_logits_equals_that_of_their_sigmoid() {
+        let logits: Vec<f32> = (0..40 * 30).map(|i| ((i % 40) as f32 - 19.7) * 0.9 + ((i / 40) as f32 * 0.37).sin() * 6.0).collect();
+        let prob: Vec<f32> = logits.iter().map(|v| sigmoid(*v)).collect();
+        for t in [0.0, 0.3, 0.5, 0.9, 1.0] {
+            assert_eq!(upsampled_mask(&logits, (40, 30), (613, 411), t, true), upsampled_mask(&prob, (40, 30), (613, 411), t, false), "threshold {t}");
+        }
+    }
+
+    #[test]
+    fn mask_does_not_depend_on_asking_for_the_probability() {
+        let data: Vec<f32> = (0..32 * 24).map(|i| ((i % 32) as f32 - 15.3) * 0.71 + ((i / 32) as f32 - 11.4) * 0.29).collect();
+        let maps = ScoreMaps { classes: 1, width: 32, height: 24, data };
+        for filter in [SegResizeFilter::SEG_RESIZE_BILINEAR, SegResizeFilter::SEG_RESIZE_NEAREST] {
+            let options = Options { resize_filter: filter, ..Options::default() };
+            let a = segment(maps.clone(), (301, 199), &options, false).unwrap();
+            let b = segment(maps.clone(), (301, 199), &options, true).unwrap();
+            assert_eq!(a.mask, b.mask, "{filter:?}");
+            assert!(a.probability.is_none() && b.probability.is_some());
+        }
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! Image resizing through `fast_image_resize` (SIMD convolution, the same filters as Pillow).
 
-use fast_image_resize::images::{Image, ImageRef};
-use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use std::marker::PhantomData;
+
+use fast_image_resize::images::{Image, ImageRef, TypedImage};
+use fast_image_resize::pixels::{InnerPixel, U8x3, U8x4, U8};
+use fast_image_resize::{FilterType, PixelTrait, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
 use crate::error::{Error, Result, SegStatus};
+use crate::image::ImageView;
 use crate::options::SegResizeFilter;
 
 fn algorithm(filter: SegResizeFilter) -> ResizeAlg {
@@ -12,6 +16,7 @@ fn algorithm(filter: SegResizeFilter) -> ResizeAlg {
         SegResizeFilter::SEG_RESIZE_BILINEAR => ResizeAlg::Convolution(FilterType::Bilinear),
         SegResizeFilter::SEG_RESIZE_BICUBIC => ResizeAlg::Convolution(FilterType::CatmullRom),
         SegResizeFilter::SEG_RESIZE_LANCZOS3 => ResizeAlg::Convolution(FilterType::Lanczos3),
+        SegResizeFilter::SEG_RESIZE_BILINEAR_NO_ANTIALIAS => ResizeAlg::Interpolation(FilterType::Bilinear),
     }
 }
 
@@ -26,14 +31,72 @@ fn scalar_only() -> bool {
     *SCALAR.get_or_init(|| std::env::var_os("SEGRT_SCALAR_RESIZE").is_some_and(|v| v == "1"))
 }
 
-fn run(src: ImageRef<'_>, dst: &mut Image<'_>, filter: SegResizeFilter) -> Result<()> {
-    let options = ResizeOptions::new().resize_alg(algorithm(filter));
+/// A resizer honouring `SEGRT_SCALAR_RESIZE`. It keeps scratch buffers: reuse one where calls repeat.
+pub fn new_resizer() -> Resizer {
     let mut resizer = Resizer::new();
     if scalar_only() {
         // SAFETY: `None` (plain Rust code) is supported on every CPU.
         unsafe { resizer.set_cpu_extensions(fast_image_resize::CpuExtensions::None) };
     }
-    resizer.resize(&src, dst, &options).map_err(internal)
+    resizer
+}
+
+fn run(src: ImageRef<'_>, dst: &mut Image<'_>, filter: SegResizeFilter) -> Result<()> {
+    let options = ResizeOptions::new().resize_alg(algorithm(filter));
+    new_resizer().resize(&src, dst, &options).map_err(internal)
+}
+
+/// One plane of a host image as `fast_image_resize` sees it: rows read in place, whatever the
+/// stride or row order, so nothing is copied before resizing.
+struct PlaneRows<'a, P> {
+    image: ImageView<'a>,
+    plane: usize,
+    pixel: PhantomData<P>,
+}
+
+// SAFETY: every row handed out is exactly `width` pixels long (`ImageView::row`).
+unsafe impl<P: InnerPixel> fast_image_resize::ImageView for PlaneRows<'_, P> {
+    type Pixel = P;
+    fn width(&self) -> u32 {
+        self.image.width() as u32
+    }
+    fn height(&self) -> u32 {
+        self.image.height() as u32
+    }
+    fn iter_rows(&self, start_row: u32) -> impl Iterator<Item = &[P]> {
+        (start_row as usize..self.image.height()).map(move |y| {
+            let bytes = self.image.row(self.plane, y);
+            // SAFETY: fast_image_resize's 8-bit pixels are `repr(C)` arrays of u8 (size = channels,
+            // alignment 1); `resize_plane_into` only picks P whose size is the plane's bytes per pixel.
+            unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<P>(), bytes.len() / P::size()) }
+        })
+    }
+}
+
+/// Resizes one plane of `image` (all channels of an interleaved image, one colour of a planar one)
+/// to `(dw, dh)` into `dst` (resized to fit, reused across calls). Alpha is carried, not applied.
+pub fn resize_plane_into(
+    resizer: &mut Resizer,
+    image: &ImageView<'_>,
+    plane: usize,
+    (dw, dh): (usize, usize),
+    filter: SegResizeFilter,
+    dst: &mut Vec<u8>,
+) -> Result<()> {
+    fn typed<P: PixelTrait>(resizer: &mut Resizer, src: PlaneRows<'_, P>, (dw, dh): (usize, usize), filter: SegResizeFilter, dst: &mut Vec<u8>) -> Result<()> {
+        dst.resize(dw * dh * P::size(), 0);
+        let mut out = TypedImage::<P>::from_buffer(dw as u32, dh as u32, dst).map_err(internal)?;
+        let options = ResizeOptions::new().resize_alg(algorithm(filter)).use_alpha(false);
+        resizer.resize_typed(&src, &mut out, &options).map_err(internal)
+    }
+    let bytes_per_pixel = if image.format().is_planar() { 1 } else { image.format().bytes_per_pixel() };
+    let image = *image;
+    match bytes_per_pixel {
+        1 => typed(resizer, PlaneRows::<U8> { image, plane, pixel: PhantomData }, (dw, dh), filter, dst),
+        3 => typed(resizer, PlaneRows::<U8x3> { image, plane, pixel: PhantomData }, (dw, dh), filter, dst),
+        4 => typed(resizer, PlaneRows::<U8x4> { image, plane, pixel: PhantomData }, (dw, dh), filter, dst),
+        n => Err(internal(format!("{n} bytes per pixel"))),
+    }
 }
 
 /// Resizes packed 8-bit pixels with 1 or 3 channels. Returns the input unchanged when sizes match.
@@ -63,4 +126,21 @@ pub fn resize_f32(src: &[f32], (w, h): (usize, usize), (dw, dh): (usize, usize),
     let mut dst = Image::from_slice_u8(dw as u32, dh as u32, bytemuck::cast_slice_mut(&mut out), PixelType::F32).map_err(internal)?;
     run(src_ref, &mut dst, filter)?;
     Ok(out)
+}
+
+/// Packed R,G,B at `(dw, dh)` from any host image, resized in the host's own layout (no full-size copy).
+pub fn resize_to_rgb8(resizer: &mut Resizer, image: &ImageView<'_>, (dw, dh): (usize, usize), filter: SegResizeFilter) -> Result<Vec<u8>> {
+    use crate::image::SegPixelFormat::*;
+    let format = image.format();
+    let mut planes: [Vec<u8>; 3] = Default::default();
+    let count = if format.is_planar() { 3 } else { 1 };
+    for (plane, buffer) in planes.iter_mut().enumerate().take(count) {
+        resize_plane_into(resizer, image, plane, (dw, dh), filter, buffer)?;
+    }
+    let small = ImageView::new(&planes[0], dw, dh, 0, if format.is_planar() { SEG_FORMAT_GRAY8 } else { format });
+    Ok(match format {
+        SEG_FORMAT_RGB24 => std::mem::take(&mut planes[0]),
+        SEG_FORMAT_PLANAR_RGB8 => ImageView::planar(&planes[0], &planes[1], &planes[2], dw, dh, 0)?.to_rgb8(),
+        _ => small?.to_rgb8(),
+    })
 }

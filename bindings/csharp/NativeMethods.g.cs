@@ -358,6 +358,24 @@ namespace Segrt.Native
         ///  Only read during `seg_create*`.
         /// </summary>
         public byte* ort_path;
+        /// <summary>
+        ///  A `SegTileMode` value (default OFF: the whole image is resized to the model's input size).
+        /// </summary>
+        public int tile_mode;
+        /// <summary>
+        ///  Tile size in image pixels for models with dynamic height/width; 0 = `input_width/height`
+        ///  when set, else 512. A model's fixed input size always wins.
+        /// </summary>
+        public int tile_width;
+        public int tile_height;
+        /// <summary>
+        ///  Pixels shared by neighbouring tiles, where their scores are blended (default 64).
+        /// </summary>
+        public int tile_overlap;
+        /// <summary>
+        ///  Tiles per ONNX Runtime run when the model's batch axis is dynamic (default 4; 1..=64).
+        /// </summary>
+        public int tile_batch;
     }
 
     /// <summary>
@@ -426,7 +444,10 @@ namespace Segrt.Native
         ///  Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
         /// </summary>
         public float threshold;
-        public uint reserved;
+        /// <summary>
+        ///  Tiles the image was cut into (0: not tiled, the whole image was resized).
+        /// </summary>
+        public uint tiles;
         /// <summary>
         ///  Pixels of the mask that are not 0.
         /// </summary>

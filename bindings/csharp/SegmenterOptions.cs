@@ -16,10 +16,21 @@ namespace Segrt
         Fallback = 1,
     }
 
-    public enum ResizeFilter { Nearest = 0, Bilinear = 1, Bicubic = 2, Lanczos3 = 3 }
+    public enum ResizeFilter { Nearest = 0, Bilinear = 1, Bicubic = 2, Lanczos3 = 3, BilinearNoAntialias = 4 }
     public enum ChannelOrder { Rgb = 0, Bgr = 1 }
     public enum SigmoidMode { Auto = 0, On = 1, Off = 2 }
     public enum ThresholdMode { Fixed = 0, Otsu = 1 }
+
+    /// <summary>Whether large images are segmented tile by tile at full resolution.</summary>
+    public enum TileMode
+    {
+        /// <summary>The whole image is resized to the model's input: one run.</summary>
+        Off = 0,
+        /// <summary>Always cut the image into model-sized tiles (no resizing); scores are blended where tiles overlap.</summary>
+        On = 1,
+        /// <summary>Tile when the image is more than twice the tile's width or height.</summary>
+        Auto = 2,
+    }
 
     /// <summary>
     /// Options for creating a segmenter. The defaults are segrt's own (seg_options_default); set only
@@ -55,6 +66,15 @@ namespace Segrt
         public bool FillHoles { get; set; }
         /// <summary>Images with more pixels are refused before anything is allocated.</summary>
         public long MaxPixels { get; set; } = 100000000;
+        /// <summary>Tiled inference for large images (small defects survive; see TileMode).</summary>
+        public TileMode TileMode { get; set; } = TileMode.Off;
+        /// <summary>Tile size for models with dynamic input size; 0 = InputWidth/Height, else 512. Fixed-size models use their own.</summary>
+        public int TileWidth { get; set; }
+        public int TileHeight { get; set; }
+        /// <summary>Pixels shared by neighbouring tiles, where their scores are blended.</summary>
+        public int TileOverlap { get; set; } = 64;
+        /// <summary>Tiles per run when the model's batch axis is dynamic (1..64).</summary>
+        public int TileBatch { get; set; } = 4;
         /// <summary>Absolute path of onnxruntime.dll / libonnxruntime.so; null = beside segrt.</summary>
         public string OnnxRuntimePath { get; set; }
 
@@ -89,6 +109,11 @@ namespace Segrt
             o.close_kernel = (uint)CloseKernel;
             o.fill_holes = FillHoles ? 1u : 0u;
             o.max_pixels = (ulong)MaxPixels;
+            o.tile_mode = (int)TileMode;
+            o.tile_width = TileWidth;
+            o.tile_height = TileHeight;
+            o.tile_overlap = TileOverlap;
+            o.tile_batch = TileBatch;
             o.ort_path = ortPath;
             return o;
         }

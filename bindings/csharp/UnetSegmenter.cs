@@ -27,6 +27,8 @@ namespace Segrt
         /// <summary>Wall time of the whole call as seen from .NET (stages + the P/Invoke boundary).</summary>
         public double TotalMs { get; internal set; }
         public long ForegroundPixels { get; internal set; }
+        /// <summary>Tiles the image was cut into (0 when the whole image was resized).</summary>
+        public int Tiles { get; internal set; }
 
         /// <summary>The mask as an 8bpp gray Bitmap (the caller disposes it).</summary>
         public Bitmap ToBitmap()
@@ -140,6 +142,7 @@ namespace Segrt
                 PostprocessMs = info.postprocess_ms,
                 TotalMs = clock.Elapsed.TotalMilliseconds,
                 ForegroundPixels = (long)info.foreground_pixels,
+                Tiles = (int)info.tiles,
             };
         }
 

@@ -32,6 +32,11 @@ pub struct Input {
     close_kernel: u32,
     fill_holes: u32,
     max_pixels: u64,
+    tile_mode: i32,
+    tile_width: i16,
+    tile_height: i16,
+    tile_overlap: i16,
+    tile_batch: i32,
     run_after: bool,
 }
 
@@ -70,6 +75,16 @@ pub fn run(i: Input) {
     o.fill_holes = i.fill_holes;
     o.max_pixels = i.max_pixels;
     o.ort_path = ptr::null();
+    // Tiles are kept small so a run stays fast; any value may still be invalid.
+    o.tile_mode = i.tile_mode;
+    let tile = |v: i16| match v as i32 % 96 {
+        n if n > 0 => n.max(16),
+        n => n,
+    };
+    o.tile_width = tile(i.tile_width);
+    o.tile_height = tile(i.tile_height);
+    o.tile_overlap = i.tile_overlap as i32 % 64;
+    o.tile_batch = i.tile_batch;
     let m = model();
     let mut s = ptr::null_mut();
     if unsafe { seg_create_from_memory(m.as_ptr(), m.len(), &p.options, &mut s) } as i32 != 0 {

@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use image::{DynamicImage, GrayImage, RgbImage};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use segrt::options::{SegProvider, SegProviderPolicy, SegThresholdMode};
+use segrt::options::{SegProvider, SegProviderPolicy, SegThresholdMode, SegTileMode};
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, Options, SegPixelFormat, UnetSegmenter};
 
@@ -116,6 +116,18 @@ struct UnetArgs {
     /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
     #[arg(long)]
     fallback: bool,
+    /// Tiled inference at full resolution: off, on, or auto (when the image is over twice the tile)
+    #[arg(long, default_value = "off")]
+    tile: String,
+    /// Tile size WxH for models with dynamic input size (fixed-size models use their own)
+    #[arg(long, value_name = "WxH")]
+    tile_size: Option<String>,
+    /// Pixels shared by neighbouring tiles, blended
+    #[arg(long, default_value_t = 64)]
+    tile_overlap: usize,
+    /// Tiles per run for models with a dynamic batch axis
+    #[arg(long, default_value_t = 4)]
+    tile_batch: usize,
     /// Image files or folders
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
@@ -230,6 +242,22 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         min_area: args.min_area,
         close_kernel: args.close,
         fill_holes: args.fill_holes,
+        tile_mode: match args.tile.as_str() {
+            "off" => SegTileMode::SEG_TILE_OFF,
+            "on" => SegTileMode::SEG_TILE_ON,
+            "auto" => SegTileMode::SEG_TILE_AUTO,
+            other => return Err(format!("--tile '{other}': expected off, on or auto")),
+        },
+        tile_size: match &args.tile_size {
+            None => None,
+            Some(v) => Some(
+                v.split_once('x')
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                    .ok_or_else(|| format!("--tile-size '{v}': expected WxH, e.g. 512x512"))?,
+            ),
+        },
+        tile_overlap: args.tile_overlap,
+        tile_batch: args.tile_batch,
         ..Options::default()
     };
     let inputs = list_images(&args.inputs)?;

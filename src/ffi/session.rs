@@ -165,7 +165,7 @@ pub unsafe extern "C" fn seg_run_unet(
                 inference_ms: stats.inference_ms,
                 postprocess_ms: stats.postprocess_ms,
                 threshold: seg.threshold,
-                reserved: 0,
+                tiles: stats.tiles as u32,
                 foreground_pixels: seg.mask.iter().filter(|v| **v != 0).count() as u64,
             };
             // A newer caller's struct may be longer: write only the fields this version knows.

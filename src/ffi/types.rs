@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use crate::error::{Error, Result};
 use crate::image::{check_size, plane_span, ImageView, SegPixelFormat};
-use crate::options::{Options, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode};
+use crate::options::{Options, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode};
 
 use super::boundary::utf8_path;
 
@@ -59,6 +59,17 @@ pub struct SegOptions {
     /// Absolute UTF-8 path of the ONNX Runtime library, or NULL for the default search.
     /// Only read during `seg_create*`.
     pub ort_path: *const c_char,
+    // ---- appended after ABI v1 (hosts built with an older header get the defaults below) ----
+    /// A `SegTileMode` value (default OFF: the whole image is resized to the model's input size).
+    pub tile_mode: i32,
+    /// Tile size in image pixels for models with dynamic height/width; 0 = `input_width/height`
+    /// when set, else 512. A model's fixed input size always wins.
+    pub tile_width: i32,
+    pub tile_height: i32,
+    /// Pixels shared by neighbouring tiles, where their scores are blended (default 64).
+    pub tile_overlap: i32,
+    /// Tiles per ONNX Runtime run when the model's batch axis is dynamic (default 4; 1..=64).
+    pub tile_batch: i32,
 }
 
 /// A borrowed image. The pixels are only read, and only during the call.
@@ -105,14 +116,15 @@ pub struct SegRunInfo {
     pub postprocess_ms: f64,
     /// Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
     pub threshold: f32,
-    pub reserved: u32,
+    /// Tiles the image was cut into (0: not tiled, the whole image was resized).
+    pub tiles: u32,
     /// Pixels of the mask that are not 0.
     pub foreground_pixels: u64,
 }
 
 /// The smallest `struct_size` accepted for each versioned struct: their size in ABI v1.
-/// When a field is appended, replace `size_of` here by the v1 number so older callers keep working.
-pub(crate) const OPTIONS_V1_SIZE: usize = std::mem::size_of::<SegOptions>();
+/// Fields appended later are read only when the caller's `struct_size` covers them.
+pub(crate) const OPTIONS_V1_SIZE: usize = std::mem::offset_of!(SegOptions, tile_mode);
 pub(crate) const RUN_INFO_V1_SIZE: usize = std::mem::size_of::<SegRunInfo>();
 
 impl SegOptions {
@@ -140,6 +152,11 @@ impl SegOptions {
             fill_holes: o.fill_holes as u32,
             max_pixels: o.max_pixels,
             ort_path: std::ptr::null(),
+            tile_mode: o.tile_mode as i32,
+            tile_width: 0,
+            tile_height: 0,
+            tile_overlap: o.tile_overlap as i32,
+            tile_batch: o.tile_batch as i32,
         }
     }
 
@@ -157,8 +174,10 @@ impl SegOptions {
                 "SegOptions.struct_size is {size}, the smallest valid size is {OPTIONS_V1_SIZE}: initialise options with seg_options_default()"
             )));
         }
-        // Fields this build does not know (a newer caller) are ignored.
-        let raw = std::ptr::read_unaligned(p);
+        // Read only what the caller has: fields it does not know keep their defaults, and fields this
+        // build does not know (a newer caller) are ignored.
+        let mut raw = SegOptions::defaults();
+        std::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut raw as *mut SegOptions).cast::<u8>(), size.min(std::mem::size_of::<SegOptions>()));
         raw.to_options()
     }
 
@@ -169,6 +188,10 @@ impl SegOptions {
         let input_size = match (self.input_width, self.input_height) {
             (0, 0) => None,
             (w, h) => Some((non_negative(w, "input_width")?, non_negative(h, "input_height")?)),
+        };
+        let tile_size = match (self.tile_width, self.tile_height) {
+            (0, 0) => None,
+            (w, h) => Some((non_negative(w, "tile_width")?, non_negative(h, "tile_height")?)),
         };
         let options = Options {
             ort_path: if self.ort_path.is_null() { None } else { Some(unsafe { utf8_path(self.ort_path, "SegOptions.ort_path")? }) },
@@ -190,6 +213,10 @@ impl SegOptions {
             close_kernel: self.close_kernel as usize,
             fill_holes: self.fill_holes != 0,
             max_pixels: self.max_pixels,
+            tile_mode: SegTileMode::try_from(self.tile_mode)?,
+            tile_size,
+            tile_overlap: non_negative(self.tile_overlap, "tile_overlap")?,
+            tile_batch: non_negative(self.tile_batch, "tile_batch")?,
         };
         options.validate()?;
         Ok(options)

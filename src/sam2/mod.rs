@@ -21,7 +21,7 @@ use crate::error::{Error, Result, SegStatus};
 use crate::image::{check_size, ImageView};
 use crate::model::{inputs_of, outputs_of, TensorInfo};
 use crate::options::{Options, SegResizeFilter};
-use crate::resize::{resize_f32, resize_u8};
+use crate::resize::{new_resizer, resize_f32, resize_to_rgb8};
 use crate::runtime::RuntimeInfo;
 
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
@@ -233,7 +233,7 @@ impl Sam2Segmenter {
                 (((w as f64 * scale).round() as usize).clamp(1, s), ((h as f64 * scale).round() as usize).clamp(1, s))
             }
         };
-        let rgb = resize_u8(image.to_rgb8(), (w, h), 3, (rw, rh), SegResizeFilter::SEG_RESIZE_BILINEAR)?;
+        let rgb = resize_to_rgb8(&mut new_resizer(), image, (rw, rh), SegResizeFilter::SEG_RESIZE_BILINEAR)?;
         let plane = s * s;
         let input: SessionInputValue<'static> = match self.spec.encoder_input {
             EncoderInput::NormalizedF32 => {

@@ -30,6 +30,7 @@ static class SegrtTests
         Test("8bpp indexed gray Bitmap equals Gray8 bytes", Unet8bppGray);
         Test("a bottom-up Bitmap (negative Stride) gives the top-down mask", UnetBottomUpBitmap);
         Test("probabilities, mask Bitmap, multi-class model", UnetProbabilityAndMulticlass);
+        Test("tiled inference at full resolution: tiles, IoU, bad tiling options", UnetTiled);
         Test("a model under a Chinese path, and from bytes", ChinesePathAndBytes);
         Test("SAM2 clicks, box and background point match the PyTorch reference", Sam2Fixtures);
         Test("SAM2 click lands where clicked on a 1920x1080 image (geometric oracle)", Sam2OracleCoordinates);
@@ -191,7 +192,9 @@ static class SegrtTests
             && native.size_multiple == d.size_multiple && native.resize_filter == d.resize_filter
             && native.channel_order == d.channel_order && native.scale == d.scale && native.sigmoid == d.sigmoid
             && native.threshold_mode == d.threshold_mode && native.threshold == d.threshold && native.min_area == d.min_area
-            && native.close_kernel == d.close_kernel && native.fill_holes == d.fill_holes && native.max_pixels == d.max_pixels,
+            && native.close_kernel == d.close_kernel && native.fill_holes == d.fill_holes && native.max_pixels == d.max_pixels
+            && native.tile_mode == d.tile_mode && native.tile_width == d.tile_width && native.tile_height == d.tile_height
+            && native.tile_overlap == d.tile_overlap && native.tile_batch == d.tile_batch,
             "every scalar field equals the native default");
         for (int i = 0; i < 3; i++) Check(native.mean[i] == d.mean[i] && native.std[i] == d.std[i], "mean/std " + i);
     }
@@ -215,6 +218,24 @@ static class SegrtTests
             Check(unet.ExecutionProvider == "CPU", "provider");
             s_reference = r;
         }
+    }
+
+    static void UnetTiled()
+    {
+        // 333x777 at full resolution in 256x256 tiles (2 x 4 with the default 64-pixel overlap).
+        var options = new SegmenterOptions { TileMode = TileMode.On };
+        using (var unet = new UnetSegmenter(Model("demo_unet.onnx"), options))
+        using (var bmp = Load(Model("samples/lesion_04.png")))
+        {
+            var r = unet.Segment(bmp);
+            double iou = IoU(r.Mask, LoadMask(Model("samples/lesion_04_gt.png")));
+            Console.WriteLine(string.Format("      {0} tiles, IoU {1:F3}, {2:F1} ms", r.Tiles, iou, r.TotalMs));
+            Check(r.Tiles == 8 && r.ModelWidth == 256 && r.Width == 333 && r.Height == 777, "8 tiles of 256x256, mask at the image's size");
+            Check(iou > 0.95, "tiled IoU with ground truth " + iou);
+        }
+        var bad = new SegmenterOptions { TileMode = TileMode.On, TileBatch = 0 };
+        try { using (new UnetSegmenter(Model("demo_unet.onnx"), bad)) { } Check(false, "TileBatch 0 accepted"); }
+        catch (SegException e) { Check(e.Status == SegStatus.InvalidArgument && e.Message.Contains("tile_batch"), "TileBatch 0 refused: " + e.Message); }
     }
 
     static void UnetOtherLayoutsAgree()

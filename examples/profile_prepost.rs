@@ -1,0 +1,98 @@
+//! segrt's pre- and post-processing alone, no ONNX Runtime: a loop to profile and a per-stage figure.
+//!
+//!   cargo run --release --example profile_prepost -- [--size 256] [--iters 200] [--format bgr|bgra|gray|planar]
+//!   perf record -e cpu-clock -g target/release/examples/profile_prepost --iters 500
+//!
+//! A 1920x1080 frame is turned into a `size`x`size` NCHW f32 tensor (the demo model's input), and a
+//! fixed pseudo-random logit map of that size into a 1920x1080 mask, as `UnetSegmenter::segment` does.
+
+use std::time::Instant;
+
+use segrt::model::{Element, Layout, UnetSpec};
+use segrt::postprocess::{segment, ScoreMaps};
+use segrt::preprocess::{prepare, Preprocessor};
+use segrt::{ImageView, Options, SegPixelFormat};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    let iters: usize = value("--iters").and_then(|v| v.parse().ok()).unwrap_or(200);
+    let size: usize = value("--size").and_then(|v| v.parse().ok()).unwrap_or(256);
+    let format = value("--format").unwrap_or_else(|| "bgr".into());
+    let (w, h) = (1920usize, 1080usize);
+
+    // A smooth synthetic frame (gradients and a disc), not constant: resizers short-cut nothing.
+    let bgr: Vec<u8> = (0..w * h)
+        .flat_map(|i| {
+            let (x, y) = (i % w, i / w);
+            let d = ((x as f32 - 900.0).powi(2) + (y as f32 - 500.0).powi(2)).sqrt();
+            [(x / 8) as u8, (y / 5) as u8, if d < 300.0 { 220 } else { 40 }]
+        })
+        .collect();
+    let bgra: Vec<u8> = bgr.chunks(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect();
+    let gray: Vec<u8> = bgr.chunks(3).map(|p| p[1]).collect();
+    let planes: Vec<Vec<u8>> = (0..3).map(|c| bgr.chunks(3).map(|p| p[2 - c]).collect()).collect();
+    let view = match format.as_str() {
+        "bgr" => ImageView::new(&bgr, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24)?,
+        "bgra" => ImageView::new(&bgra, w, h, 0, SegPixelFormat::SEG_FORMAT_BGRA32)?,
+        "gray" => ImageView::new(&gray, w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY8)?,
+        "planar" => ImageView::planar(&planes[0], &planes[1], &planes[2], w, h, 0)?,
+        other => return Err(format!("unknown --format {other}").into()),
+    };
+
+    let spec = UnetSpec {
+        input_name: "input".into(),
+        input_layout: Layout::Nchw,
+        input_element: Element::F32,
+        channels: 3,
+        height: Some(size),
+        width: Some(size),
+        batch_dynamic: false,
+        output_name: "logits".into(),
+        output_element: Element::F32,
+        classes: Some(1),
+    };
+    let options = Options::default();
+    // Logits of a blob: about a third foreground, with a soft edge to upsample.
+    let logits: Vec<f32> = (0..size * size)
+        .map(|i| {
+            let (x, y) = ((i % size) as f32 / size as f32, (i / size) as f32 / size as f32);
+            8.0 * (0.3 - ((x - 0.45).powi(2) + (y - 0.5).powi(2)).sqrt())
+        })
+        .collect();
+    let shape = [1i64, 1, size as i64, size as i64];
+
+    let mut pre = Preprocessor::default();
+    let (mut t_pre, mut t_post) = (Vec::new(), Vec::new());
+    let mut foreground = 0usize;
+    for i in 0..iters + 5 {
+        let t = Instant::now();
+        let tensor = pre.prepare(&view, &spec, (size, size), &options)?;
+        let a = t.elapsed().as_secs_f64() * 1e3;
+        std::hint::black_box(tensor);
+        let t = Instant::now();
+        let maps = ScoreMaps::from_output(&shape, &logits, Layout::Nchw, (size, size))?;
+        let seg = segment(maps, (w, h), &options, false)?;
+        let b = t.elapsed().as_secs_f64() * 1e3;
+        foreground = seg.mask.iter().filter(|v| **v != 0).count();
+        if i >= 5 {
+            t_pre.push(a);
+            t_post.push(b);
+        }
+    }
+    // The one-shot function gives the same tensor as the reusing preprocessor.
+    assert!(prepare(&view, &spec, (size, size), &options)? == *pre.prepare(&view, &spec, (size, size), &options)?);
+    println!(
+        "{format} {w}x{h} -> {size}x{size} f32 NCHW: pre-processing {:.3} ms (min {:.3}); {size}x{size} logits -> {w}x{h} mask: post-processing {:.3} ms (min {:.3}); medians of {iters}; {foreground} foreground pixels",
+        median(&mut t_pre),
+        t_pre[0],
+        median(&mut t_post),
+        t_post[0]
+    );
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}

@@ -1,0 +1,159 @@
+//! Tiled inference through the C ABI: a small defect that resizing the whole image erases is found
+//! when the image is cut into model-sized tiles at full resolution.
+mod common;
+
+use std::ptr;
+
+use common::*;
+use segrt::ffi::*;
+use segrt::options::SegTileMode;
+use segrt::{SegPixelFormat, SegStatus};
+
+/// A 2560x1920 RGB frame of flat, slightly noisy background with one 64x64 patch holding a bundled
+/// lesion sample shrunk to that size, and the ground truth. Resized whole to the demo model's
+/// 256x256, the patch becomes about 6x8 pixels.
+fn frame_with_small_defect() -> (Rgb, Vec<u8>) {
+    const PATCH: u32 = 64;
+    let (w, h, x0, y0) = (2560usize, 1920usize, 1600usize, 1200usize);
+    let lesion = image::open(sample("lesion_05.png")).unwrap().to_rgb8();
+    let truth = image::open(sample("lesion_05_gt.png")).unwrap().to_luma8();
+    let patch = image::imageops::resize(&lesion, PATCH, PATCH, image::imageops::FilterType::Triangle);
+    let patch_truth = image::imageops::resize(&truth, PATCH, PATCH, image::imageops::FilterType::Nearest);
+
+    // Background colour: the sample's mean outside the lesions.
+    let (mut sum, mut n) = ([0f64; 3], 0f64);
+    for (p, t) in lesion.pixels().zip(truth.pixels()) {
+        if t[0] == 0 {
+            (0..3).for_each(|c| sum[c] += p[c] as f64);
+            n += 1.0;
+        }
+    }
+    let mut seed = 7u32;
+    let mut data = Vec::with_capacity(w * h * 3);
+    for _ in 0..w * h {
+        seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+        let noise = (seed >> 24) as f64 / 255.0 * 12.0 - 6.0;
+        data.extend((0..3).map(|c| (sum[c] / n + noise).clamp(0.0, 255.0) as u8));
+    }
+    let mut gt = vec![0u8; w * h];
+    for y in 0..PATCH as usize {
+        for x in 0..PATCH as usize {
+            let at = (y0 + y) * w + x0 + x;
+            data[at * 3..at * 3 + 3].copy_from_slice(&patch.get_pixel(x as u32, y as u32).0);
+            gt[at] = patch_truth.get_pixel(x as u32, y as u32)[0];
+        }
+    }
+    (Rgb { w, h, data }, gt)
+}
+
+fn tiled_options(mode: i32) -> SegOptions {
+    SegOptions { tile_mode: mode, ..default_options() }
+}
+
+/// A run that asks for the mask only (the path hosts use most).
+fn run_mask(s: &Session, img: &Rgb) -> (Vec<u8>, SegRunInfo) {
+    let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let mut mask = vec![0u8; img.w * img.h];
+    let out = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
+    let mut info = SegRunInfo { struct_size: std::mem::size_of::<SegRunInfo>() as u32, ..Default::default() };
+    let st = unsafe { seg_run_unet(s.0, &desc, &out, ptr::null_mut(), 0, &mut info) };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    (mask, info)
+}
+
+fn foreground(mask: &[u8]) -> usize {
+    mask.iter().filter(|v| **v != 0).count()
+}
+
+#[test]
+fn a_small_defect_is_found_only_by_tiling() {
+    let (img, gt) = frame_with_small_defect();
+    let defect = foreground(&gt);
+    assert!(defect > 100, "the patch holds {defect} lesion pixels");
+
+    let whole = create(&model("demo_unet.onnx"), None).unwrap();
+    let (mask, info) = run_mask(&whole, &img);
+    let found: usize = mask.iter().zip(&gt).filter(|(m, g)| **m != 0 && **g != 0).count();
+    println!("whole image resized to 256x256: {} foreground pixels, {found} of {defect} defect pixels", foreground(&mask));
+    assert_eq!(info.tiles, 0);
+    assert!((found as f64) < 0.2 * defect as f64, "resizing the whole frame should lose the defect; found {found} of {defect}");
+
+    // Fixed 256x256 model: one tile per run. 13 x 10 tiles with the default 64-pixel overlap.
+    let tiled = create(&model("demo_unet.onnx"), Some(&tiled_options(SegTileMode::SEG_TILE_ON as i32))).unwrap();
+    let (mask_tiled, info) = run_mask(&tiled, &img);
+    let iou_tiled = iou(&mask_tiled, &gt);
+    println!("tiled (256x256 tiles): {} tiles, IoU {iou_tiled:.3}, {} foreground pixels", info.tiles, foreground(&mask_tiled));
+    assert_eq!(info.tiles, 130);
+    assert_eq!((info.model_width, info.model_height), (256, 256));
+    assert!(iou_tiled > 0.8, "IoU {iou_tiled:.3}");
+
+    // The same weights with dynamic batch and size axes: 4 tiles per run, the same answer.
+    let options = SegOptions { tile_width: 256, tile_height: 256, tile_batch: 4, ..tiled_options(SegTileMode::SEG_TILE_AUTO as i32) };
+    let batched = create(&model("test/unet_dynamic.onnx"), Some(&options)).unwrap();
+    let (mask_batched, info) = run_mask(&batched, &img);
+    let same = agreement(&mask_batched, &mask_tiled);
+    println!("batched tiles (dynamic model, 4 per run): {} tiles, IoU {:.3}, {:.5} of pixels equal to one-at-a-time", info.tiles, iou(&mask_batched, &gt), same);
+    assert_eq!(info.tiles, 130);
+    assert!(same > 0.9999, "batched and one-at-a-time tiles differ on {:.5} of pixels", 1.0 - same);
+}
+
+#[test]
+fn one_tile_equals_the_untiled_run() {
+    // An image exactly the model's size: tiling is one tile, no resize, no blending.
+    let src = load_rgb(&sample("lesion_01.png"));
+    let rgb = image::imageops::crop_imm(&image::RgbImage::from_raw(src.w as u32, src.h as u32, src.data).unwrap(), 10, 10, 256, 256).to_image();
+    let img = Rgb { w: 256, h: 256, data: rgb.into_raw() };
+    let plain = create(&model("demo_unet.onnx"), None).unwrap();
+    let tiled = create(&model("demo_unet.onnx"), Some(&tiled_options(SegTileMode::SEG_TILE_ON as i32))).unwrap();
+    let (a, _) = run_mask(&plain, &img);
+    let (b, info) = run_mask(&tiled, &img);
+    assert_eq!(info.tiles, 1);
+    assert_eq!(a, b);
+    // With the probability map too.
+    let (pa, pb) = (run_rgb(&plain, &img), run_rgb(&tiled, &img));
+    assert_eq!(pa.mask, pb.mask);
+    assert!(pa.prob.iter().zip(&pb.prob).all(|(x, y)| (x - y).abs() < 1e-6));
+}
+
+#[test]
+fn images_smaller_than_a_tile_are_padded_not_stretched() {
+    // 200x120 with a fixed 256x256 model: one padded tile; the mask keeps the image's size.
+    let src = load_rgb(&sample("lesion_03.png"));
+    let rgb = image::imageops::crop_imm(&image::RgbImage::from_raw(src.w as u32, src.h as u32, src.data).unwrap(), 0, 0, 200, 120).to_image();
+    let img = Rgb { w: 200, h: 120, data: rgb.into_raw() };
+    let tiled = create(&model("demo_unet.onnx"), Some(&tiled_options(SegTileMode::SEG_TILE_ON as i32))).unwrap();
+    let out = run_rgb(&tiled, &img);
+    assert_eq!(out.info.tiles, 1);
+    assert_eq!(out.mask.len(), 200 * 120);
+    assert!(out.prob.iter().all(|p| (0.0..=1.0).contains(p)));
+}
+
+#[test]
+fn tiling_options_are_checked() {
+    let bad = |o: SegOptions| create(&model("demo_unet.onnx"), Some(&o)).err().map(|e| e.0);
+    assert_eq!(bad(SegOptions { tile_mode: 7, ..default_options() }), Some(SegStatus::SEG_INVALID_ARGUMENT));
+    assert_eq!(bad(SegOptions { tile_batch: 0, ..default_options() }), Some(SegStatus::SEG_INVALID_ARGUMENT));
+    assert_eq!(bad(SegOptions { tile_overlap: -1, ..default_options() }), Some(SegStatus::SEG_INVALID_ARGUMENT));
+    assert_eq!(bad(SegOptions { tile_width: 256, tile_height: -5, ..default_options() }), Some(SegStatus::SEG_INVALID_ARGUMENT));
+
+    // An overlap of half the tile or more cannot tile: refused at the run, with the reason.
+    let s = create(&model("demo_unet.onnx"), Some(&SegOptions { tile_overlap: 128, ..tiled_options(SegTileMode::SEG_TILE_ON as i32) })).unwrap();
+    let img = load_rgb(&sample("lesion_01.png"));
+    let (st, msg) = run(&s, &image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24)).err().unwrap();
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("tile_overlap 128"), "{msg}");
+}
+
+#[test]
+fn callers_built_before_tiling_get_the_defaults() {
+    // A host compiled against the first header passes the shorter struct: the tiling fields it does
+    // not have must not be read (they would be whatever follows in its memory).
+    let v1_size = std::mem::offset_of!(SegOptions, tile_mode);
+    let mut options = SegOptions { tile_mode: 99, tile_batch: -3, ..default_options() };
+    options.struct_size = v1_size as u32;
+    let s = create(&model("demo_unet.onnx"), Some(&options)).unwrap_or_else(|e| panic!("{e:?}"));
+    let img = load_rgb(&sample("lesion_01.png"));
+    assert_eq!(run_rgb(&s, &img).info.tiles, 0);
+    options.struct_size = v1_size as u32 - 8;
+    assert_eq!(create(&model("demo_unet.onnx"), Some(&options)).err().map(|e| e.0), Some(SegStatus::SEG_INVALID_ARGUMENT));
+}
