@@ -1,9 +1,13 @@
 """The usual Python pre/post-processing around a UNet, timed: what segrt's stages are compared with.
 
-usage: prepost_cv2.py IMAGE MODEL_W MODEL_H ITERS   -> one JSON line {"pre_ms": median, "post_ms": median}
+usage: prepost_cv2.py IMAGE MODEL_W MODEL_H ITERS
+       -> one JSON line {"pre_ms", "pre_area_ms", "post_ms"}: medians
 
 pre:  cv2.imread result (BGR) -> cvtColor to RGB -> cv2.resize (INTER_LINEAR) to the model size ->
-      float32 / 255 -> HWC to NCHW, contiguous.
+      float32 / 255 -> HWC to NCHW, contiguous. INTER_LINEAR samples 2x2 pixels even when shrinking
+      (no antialiasing), like segrt's SEG_RESIZE_BILINEAR_NO_ANTIALIAS.
+pre_area: the same with INTER_AREA, OpenCV's antialiased shrink, the counterpart of segrt's default
+      (Pillow-style) BILINEAR.
 post: logits [1,1,h,w] -> sigmoid -> cv2.resize back to the image size (INTER_LINEAR) -> > 0.5 -> uint8 0/255.
 """
 import json
@@ -19,9 +23,9 @@ h, w = bgr.shape[:2]
 logits = np.random.default_rng(0).standard_normal((1, 1, mh, mw)).astype(np.float32)
 
 
-def pre():
+def pre(interpolation=cv2.INTER_LINEAR):
     rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-    small = cv2.resize(rgb, (mw, mh), interpolation=cv2.INTER_LINEAR)
+    small = cv2.resize(rgb, (mw, mh), interpolation=interpolation)
     x = small.astype(np.float32) / 255.0
     return np.ascontiguousarray(x.transpose(2, 0, 1)[None])
 
@@ -42,4 +46,4 @@ def median_ms(fn):
     return sorted(times)[len(times) // 2]
 
 
-print(json.dumps({"pre_ms": median_ms(pre), "post_ms": median_ms(post), "cv2": cv2.__version__, "threads": cv2.getNumThreads()}))
+print(json.dumps({"pre_ms": median_ms(pre), "pre_area_ms": median_ms(lambda: pre(cv2.INTER_AREA)), "post_ms": median_ms(post), "cv2": cv2.__version__, "threads": cv2.getNumThreads()}))

@@ -1,6 +1,6 @@
 //! segrt's pre- and post-processing alone, no ONNX Runtime: a loop to profile and a per-stage figure.
 //!
-//!   cargo run --release --example profile_prepost -- [--size 256] [--iters 200] [--format bgr|bgra|gray|planar]
+//!   cargo run --release --example profile_prepost -- [--size 256] [--iters 200] [--format bgr|bgra|gray|planar] [--no-antialias]
 //!   perf record -e cpu-clock -g target/release/examples/profile_prepost --iters 500
 //!
 //! A 1920x1080 frame is turned into a `size`x`size` NCHW f32 tensor (the demo model's input), and a
@@ -19,6 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let iters: usize = value("--iters").and_then(|v| v.parse().ok()).unwrap_or(200);
     let size: usize = value("--size").and_then(|v| v.parse().ok()).unwrap_or(256);
     let format = value("--format").unwrap_or_else(|| "bgr".into());
+    let no_antialias = args.iter().any(|a| a == "--no-antialias");
     let (w, h) = (1920usize, 1080usize);
 
     // A smooth synthetic frame (gradients and a disc), not constant: resizers short-cut nothing.
@@ -52,7 +53,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         output_element: Element::F32,
         classes: Some(1),
     };
-    let options = Options::default();
+    let options = if no_antialias {
+        Options { resize_filter: segrt::options::SegResizeFilter::SEG_RESIZE_BILINEAR_NO_ANTIALIAS, ..Options::default() }
+    } else {
+        Options::default()
+    };
     // Logits of a blob: about a third foreground, with a soft edge to upsample.
     let logits: Vec<f32> = (0..size * size)
         .map(|i| {
