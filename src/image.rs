@@ -165,6 +165,12 @@ impl<'a> ImageView<'a> {
         &self.planes[plane][start..start + len]
     }
 
+    /// The whole plane as one slice when its rows are packed top-down (no padding, positive stride).
+    pub fn packed_plane(&self, plane: usize) -> Option<&'a [u8]> {
+        let row_bytes = self.width * if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
+        (self.layout.stride == row_bytes as isize).then(|| &self.planes[plane][self.layout.first_row..self.layout.first_row + row_bytes * self.height])
+    }
+
     /// The `w` x `h` region whose top-left pixel is `(x, y)`; it borrows the same pixels.
     pub fn crop(&self, x: usize, y: usize, w: usize, h: usize) -> Result<Self> {
         if w == 0 || h == 0 || x.checked_add(w).map_or(true, |r| r > self.width) || y.checked_add(h).map_or(true, |b| b > self.height) {

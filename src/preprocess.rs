@@ -1,8 +1,8 @@
 //! Image -> model input tensor: colour conversion, resize, normalisation and layout, per the
 //! model's metadata and the session options.
 //!
-//! The host's pixels are resized where they lie (any stride, row order, channel order or alpha),
-//! then one pass of per-channel lookup tables does channel order, scale, mean/std, layout and the
+//! The host's pixels are resized in their own layout (any channel order, alpha carried; packed
+//! images in place, padded or bottom-up rows gathered first), then one pass of per-channel lookup tables does channel order, scale, mean/std, layout and the
 //! element type together. The buffers are kept per thread and reused across calls.
 
 use std::cell::RefCell;
@@ -58,12 +58,14 @@ pub struct Preprocessor {
     gray: Vec<u8>,
     /// Resized pixels: one buffer for interleaved and gray images, three for planar ones.
     resized: [Vec<u8>; 3],
+    /// Rows of a padded or bottom-up image gathered for the resizer.
+    packed: Vec<u8>,
     tensor: TensorData,
 }
 
 impl Default for Preprocessor {
     fn default() -> Self {
-        Preprocessor { resizer: new_resizer(), gray: Vec::new(), resized: Default::default(), tensor: TensorData::default() }
+        Preprocessor { resizer: new_resizer(), gray: Vec::new(), resized: Default::default(), packed: Vec::new(), tensor: TensorData::default() }
     }
 }
 
@@ -112,7 +114,7 @@ impl Preprocessor {
 
     /// Writes `image` as batch item `index` of the tensor sized by [`Self::start_batch`].
     pub fn fill(&mut self, index: usize, image: &ImageView<'_>, spec: &UnetSpec, (mw, mh): (usize, usize), options: &Options, fit: Fit) -> Result<()> {
-        let Preprocessor { resizer, gray, resized, tensor } = self;
+        let Preprocessor { resizer, gray, resized, packed, tensor } = self;
         let channels = spec.channels;
         if channels != 1 && channels != 3 {
             return Err(Error::unsupported_model(format!("{channels} input channels")));
@@ -130,7 +132,7 @@ impl Preprocessor {
         let resize = fit == Fit::Resize && (source.width(), source.height()) != (mw, mh);
         if resize {
             for (plane, buffer) in resized.iter_mut().enumerate().take(planes) {
-                resize_plane_into(resizer, &source, plane, (mw, mh), options.resize_filter, buffer)?;
+                resize_plane_into(resizer, &source, plane, (mw, mh), options.resize_filter, packed, buffer)?;
             }
         }
         let (src_w, src_h) = if resize { (mw, mh) } else { (source.width(), source.height()) };

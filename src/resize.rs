@@ -1,10 +1,7 @@
 //! Image resizing through `fast_image_resize` (SIMD convolution, the same filters as Pillow).
 
-use std::marker::PhantomData;
-
-use fast_image_resize::images::{Image, ImageRef, TypedImage};
-use fast_image_resize::pixels::{InnerPixel, U8x3, U8x4, U8};
-use fast_image_resize::{FilterType, PixelTrait, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use fast_image_resize::images::{Image, ImageRef};
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
 use crate::error::{Error, Result, SegStatus};
 use crate::image::ImageView;
@@ -46,57 +43,40 @@ fn run(src: ImageRef<'_>, dst: &mut Image<'_>, filter: SegResizeFilter) -> Resul
     new_resizer().resize(&src, dst, &options).map_err(internal)
 }
 
-/// One plane of a host image as `fast_image_resize` sees it: rows read in place, whatever the
-/// stride or row order, so nothing is copied before resizing.
-struct PlaneRows<'a, P> {
-    image: ImageView<'a>,
-    plane: usize,
-    pixel: PhantomData<P>,
-}
-
-// SAFETY: every row handed out is exactly `width` pixels long (`ImageView::row`).
-unsafe impl<P: InnerPixel> fast_image_resize::ImageView for PlaneRows<'_, P> {
-    type Pixel = P;
-    fn width(&self) -> u32 {
-        self.image.width() as u32
-    }
-    fn height(&self) -> u32 {
-        self.image.height() as u32
-    }
-    fn iter_rows(&self, start_row: u32) -> impl Iterator<Item = &[P]> {
-        (start_row as usize..self.image.height()).map(move |y| {
-            let bytes = self.image.row(self.plane, y);
-            // SAFETY: fast_image_resize's 8-bit pixels are `repr(C)` arrays of u8 (size = channels,
-            // alignment 1); `resize_plane_into` only picks P whose size is the plane's bytes per pixel.
-            unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<P>(), bytes.len() / P::size()) }
-        })
-    }
-}
-
 /// Resizes one plane of `image` (all channels of an interleaved image, one colour of a planar one)
 /// to `(dw, dh)` into `dst` (resized to fit, reused across calls). Alpha is carried, not applied.
+/// Packed top-down planes are read in place; padded or bottom-up rows are first gathered into
+/// `packed` (reused too).
 pub fn resize_plane_into(
     resizer: &mut Resizer,
     image: &ImageView<'_>,
     plane: usize,
     (dw, dh): (usize, usize),
     filter: SegResizeFilter,
+    packed: &mut Vec<u8>,
     dst: &mut Vec<u8>,
 ) -> Result<()> {
-    fn typed<P: PixelTrait>(resizer: &mut Resizer, src: PlaneRows<'_, P>, (dw, dh): (usize, usize), filter: SegResizeFilter, dst: &mut Vec<u8>) -> Result<()> {
-        dst.resize(dw * dh * P::size(), 0);
-        let mut out = TypedImage::<P>::from_buffer(dw as u32, dh as u32, dst).map_err(internal)?;
-        let options = ResizeOptions::new().resize_alg(algorithm(filter)).use_alpha(false);
-        resizer.resize_typed(&src, &mut out, &options).map_err(internal)
-    }
     let bytes_per_pixel = if image.format().is_planar() { 1 } else { image.format().bytes_per_pixel() };
-    let image = *image;
-    match bytes_per_pixel {
-        1 => typed(resizer, PlaneRows::<U8> { image, plane, pixel: PhantomData }, (dw, dh), filter, dst),
-        3 => typed(resizer, PlaneRows::<U8x3> { image, plane, pixel: PhantomData }, (dw, dh), filter, dst),
-        4 => typed(resizer, PlaneRows::<U8x4> { image, plane, pixel: PhantomData }, (dw, dh), filter, dst),
-        n => Err(internal(format!("{n} bytes per pixel"))),
-    }
+    let pixel_type = match bytes_per_pixel {
+        1 => PixelType::U8,
+        3 => PixelType::U8x3,
+        4 => PixelType::U8x4,
+        n => return Err(internal(format!("{n} bytes per pixel"))),
+    };
+    let (w, h) = (image.width(), image.height());
+    let src = match image.packed_plane(plane) {
+        Some(bytes) => bytes,
+        None => {
+            packed.clear();
+            (0..h).for_each(|y| packed.extend_from_slice(image.row(plane, y)));
+            packed.as_slice()
+        }
+    };
+    let src = ImageRef::new(w as u32, h as u32, src, pixel_type).map_err(internal)?;
+    dst.resize(dw * dh * bytes_per_pixel, 0);
+    let mut out = Image::from_slice_u8(dw as u32, dh as u32, dst, pixel_type).map_err(internal)?;
+    let options = ResizeOptions::new().resize_alg(algorithm(filter)).use_alpha(false);
+    resizer.resize(&src, &mut out, &options).map_err(internal)
 }
 
 /// Resizes packed 8-bit pixels with 1 or 3 channels. Returns the input unchanged when sizes match.
@@ -132,10 +112,10 @@ pub fn resize_f32(src: &[f32], (w, h): (usize, usize), (dw, dh): (usize, usize),
 pub fn resize_to_rgb8(resizer: &mut Resizer, image: &ImageView<'_>, (dw, dh): (usize, usize), filter: SegResizeFilter) -> Result<Vec<u8>> {
     use crate::image::SegPixelFormat::*;
     let format = image.format();
-    let mut planes: [Vec<u8>; 3] = Default::default();
+    let (mut planes, mut packed): ([Vec<u8>; 3], Vec<u8>) = Default::default();
     let count = if format.is_planar() { 3 } else { 1 };
     for (plane, buffer) in planes.iter_mut().enumerate().take(count) {
-        resize_plane_into(resizer, image, plane, (dw, dh), filter, buffer)?;
+        resize_plane_into(resizer, image, plane, (dw, dh), filter, &mut packed, buffer)?;
     }
     let small = ImageView::new(&planes[0], dw, dh, 0, if format.is_planar() { SEG_FORMAT_GRAY8 } else { format });
     Ok(match format {
