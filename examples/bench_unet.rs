@@ -2,7 +2,7 @@
 //!
 //!   cargo run --release --example bench_unet -- [MODEL.onnx ...] [--iters N] [--python PATH] [--no-tiling]
 //!
-//! Defaults to the demo model plus the real-size base-32/64 UNets at 512x512 that
+//! Defaults to the demo model plus the real-size base-32 (fp32, fp16) and base-64 UNets at 512x512 that
 //! `models/make_bench_models.py` writes into models/generated/ (git-ignored; needs PyTorch).
 //! For each model: the stages of `UnetSegmenter::segment` (pre-processing, ONNX Runtime run,
 //! post-processing), the whole call through the C ABI, and a bare `session.run` of the same model on
@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut models: Vec<PathBuf> = args.iter().filter(|a| a.ends_with(".onnx")).map(PathBuf::from).collect();
     if models.is_empty() {
         models.push(repo.join("models/demo_unet.onnx"));
-        for name in ["unet_base32_512.onnx", "unet_base64_512.onnx"] {
+        for name in ["unet_base32_512.onnx", "unet_base32_512_fp16.onnx", "unet_base64_512.onnx"] {
             let p = repo.join("models/generated").join(name);
             if p.exists() {
                 models.push(p);

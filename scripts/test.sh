@@ -34,6 +34,9 @@ fi
 echo "== soak, short form (figures only; the closing figures use --runs 10000 in release)"
 cargo run --quiet --example soak -- --runs 100 --warmup 20
 
+# The compile-heavy part is over: CI (.ci/run) starts its fuzzing beside the lighter stages from here.
+if [ -n "${SEGRT_HEAVY_STAGES_DONE:-}" ]; then touch "$SEGRT_HEAVY_STAGES_DONE"; fi
+
 echo "== header checks"
 ./tests/c/check_header.sh
 
