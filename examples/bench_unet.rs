@@ -79,7 +79,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut session = Session::builder(env)?.commit_from_file(model)?;
         let tensor = prepare(&view, seg.spec(), size, seg.options())?;
         let shape = seg.spec().input_shape(size.0, size.1).to_vec();
-        let mut bare_run = |session: &mut Session| -> Result<f64, Box<dyn std::error::Error>> {
+        let bare_run = |session: &mut Session| -> Result<f64, Box<dyn std::error::Error>> {
             let input = match &tensor {
                 TensorData::F32(v) => TensorRef::from_array_view((shape.clone(), v.as_slice()))?.into_dyn(),
                 TensorData::F16(v) => TensorRef::from_array_view((shape.clone(), v.as_slice()))?.into_dyn(),
