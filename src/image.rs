@@ -161,13 +161,13 @@ impl<'a> ImageView<'a> {
     /// exactly `width` pixels long.
     pub fn row(&self, plane: usize, y: usize) -> &'a [u8] {
         let start = (self.layout.first_row as isize + y as isize * self.layout.stride) as usize;
-        let len = self.width * if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
+        let len = self.width * self.format.bytes_per_pixel(); // per plane
         &self.planes[plane][start..start + len]
     }
 
     /// The whole plane as one slice when its rows are packed top-down (no padding, positive stride).
     pub fn packed_plane(&self, plane: usize) -> Option<&'a [u8]> {
-        let row_bytes = self.width * if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
+        let row_bytes = self.width * self.format.bytes_per_pixel();
         (self.layout.stride == row_bytes as isize).then(|| &self.planes[plane][self.layout.first_row..self.layout.first_row + row_bytes * self.height])
     }
 
@@ -179,7 +179,7 @@ impl<'a> ImageView<'a> {
                 self.width, self.height
             )));
         }
-        let bpp = if self.format.is_planar() { 1 } else { self.format.bytes_per_pixel() };
+        let bpp = self.format.bytes_per_pixel();
         let first_row = self.layout.first_row as isize + y as isize * self.layout.stride + (x * bpp) as isize;
         Ok(ImageView { width: w, height: h, layout: PlaneLayout { first_row: first_row as usize, ..self.layout }, ..*self })
     }

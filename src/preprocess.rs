@@ -2,8 +2,8 @@
 //! model's metadata and the session options.
 //!
 //! The host's pixels are resized in their own layout (any channel order, alpha carried; packed
-//! images in place, padded or bottom-up rows gathered first), then one pass of per-channel lookup tables does channel order, scale, mean/std, layout and the
-//! element type together. The buffers are kept per thread and reused across calls.
+//! images in place, padded or bottom-up rows gathered first), then one pass of per-channel lookup
+//! tables does channel order, scale, mean/std, layout and the element type together. The buffers are kept per thread and reused across calls.
 
 use std::cell::RefCell;
 
@@ -128,7 +128,7 @@ impl Preprocessor {
             *image
         };
         let planes = if source.format().is_planar() { 3 } else { 1 };
-        let step = if source.format().is_planar() { 1 } else { source.format().bytes_per_pixel() };
+        let step = source.format().bytes_per_pixel();
         let resize = fit == Fit::Resize && (source.width(), source.height()) != (mw, mh);
         if resize {
             for (plane, buffer) in resized.iter_mut().enumerate().take(planes) {

@@ -56,7 +56,7 @@ pub fn resize_plane_into(
     packed: &mut Vec<u8>,
     dst: &mut Vec<u8>,
 ) -> Result<()> {
-    let bytes_per_pixel = if image.format().is_planar() { 1 } else { image.format().bytes_per_pixel() };
+    let bytes_per_pixel = image.format().bytes_per_pixel();
     let pixel_type = match bytes_per_pixel {
         1 => PixelType::U8,
         3 => PixelType::U8x3,
@@ -117,10 +117,9 @@ pub fn resize_to_rgb8(resizer: &mut Resizer, image: &ImageView<'_>, (dw, dh): (u
     for (plane, buffer) in planes.iter_mut().enumerate().take(count) {
         resize_plane_into(resizer, image, plane, (dw, dh), filter, &mut packed, buffer)?;
     }
-    let small = ImageView::new(&planes[0], dw, dh, 0, if format.is_planar() { SEG_FORMAT_GRAY8 } else { format });
     Ok(match format {
         SEG_FORMAT_RGB24 => std::mem::take(&mut planes[0]),
         SEG_FORMAT_PLANAR_RGB8 => ImageView::planar(&planes[0], &planes[1], &planes[2], dw, dh, 0)?.to_rgb8(),
-        _ => small?.to_rgb8(),
+        _ => ImageView::new(&planes[0], dw, dh, 0, format)?.to_rgb8(),
     })
 }

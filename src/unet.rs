@@ -197,8 +197,8 @@ impl UnetSegmenter {
             })?;
             let t2 = Instant::now();
             let item = scores.len() / chunk.len().max(1);
+            let one = [&[1i64][..], &shape[1..]].concat(); // each tile's output shape
             for (i, tile) in chunk.iter().enumerate() {
-                let one = [&[1i64][..], &shape[1..]].concat();
                 let maps = ScoreMaps::from_output(&one, &scores[i * item..(i + 1) * item], self.spec.input_layout, (tw, th))?;
                 blend.add(tile, maps)?;
             }
