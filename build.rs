@@ -3,7 +3,16 @@
 
 use std::path::Path;
 
-const FFI_FILES: &[&str] = &["src/ffi/runtime.rs", "src/ffi/session.rs", "src/ffi/sam2.rs", "src/ffi/types.rs", "src/error.rs", "src/image.rs", "src/options.rs", "src/log.rs"];
+const FFI_FILES: &[&str] = &[
+    "src/ffi/runtime.rs",
+    "src/ffi/session.rs",
+    "src/ffi/sam2.rs",
+    "src/ffi/types.rs",
+    "src/error.rs",
+    "src/image.rs",
+    "src/options.rs",
+    "src/log.rs",
+];
 
 fn main() {
     for f in FFI_FILES.iter().chain(&["src/lib.rs", "cbindgen.toml", "build.rs"]) {

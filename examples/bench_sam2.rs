@@ -26,17 +26,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => (dir.join("sam2_tiny_random_1024_samexporter_encoder.onnx"), dir.join("sam2_tiny_random_1024_samexporter_decoder.onnx")),
     };
     if !enc.exists() || !dec.exists() {
-        eprintln!("{} not found: generate it with `python models/sam2/export_sam2.py --real-size models/sam2/real-size` (needs PyTorch)", enc.display());
+        eprintln!(
+            "{} not found: generate it with `python models/sam2/export_sam2.py --real-size models/sam2/real-size` (needs PyTorch)",
+            enc.display()
+        );
         std::process::exit(2);
     }
 
     // A 1920x1080 BGR frame with some structure.
     let (w, h) = (1920usize, 1080usize);
-    let bgr: Vec<u8> = (0..w * h).flat_map(|i| {
-        let (x, y) = (i % w, i / w);
-        let inside = (x as i64 - 900).pow(2) + (y as i64 - 500).pow(2) < 200 * 200;
-        if inside { [40, 60, 220] } else { [(x / 8) as u8, (y / 5) as u8, 90] }
-    }).collect();
+    let bgr: Vec<u8> = (0..w * h)
+        .flat_map(|i| {
+            let (x, y) = (i % w, i / w);
+            let inside = (x as i64 - 900).pow(2) + (y as i64 - 500).pow(2) < 200 * 200;
+            if inside {
+                [40, 60, 220]
+            } else {
+                [(x / 8) as u8, (y / 5) as u8, 90]
+            }
+        })
+        .collect();
     let view = ImageView::new(&bgr, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24)?;
 
     let options = Options::default();
@@ -86,7 +95,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (name, shape, data) in &features {
             inputs.push((name.as_str().into(), Tensor::from_array((shape.clone(), data.clone()))?.into()));
         }
-        inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, 1, 2], vec![900.0 * s / w as f32, 500.0 * s / h as f32]))?.into()));
+        inputs.push((
+            spec.point_coords.as_str().into(),
+            Tensor::from_array(([1usize, 1, 2], vec![900.0 * s / w as f32, 500.0 * s / h as f32]))?.into(),
+        ));
         inputs.push((spec.point_labels.as_str().into(), Tensor::from_array(([1usize, 1], vec![1f32]))?.into()));
         inputs.push((spec.mask_input.as_str().into(), Tensor::from_array(([1usize, 1, mh, mw], vec![0f32; mh * mw]))?.into()));
         inputs.push((spec.has_mask_input.as_str().into(), Tensor::from_array((spec.has_mask_input_shape.clone(), vec![0f32]))?.into()));

@@ -42,7 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A 1920x1080 BGR frame: a bundled sample scaled up, so the model sees real structure.
     let (w, h) = (1920u32, 1080u32);
-    let sample = image::open(repo.join("models/samples/lesion_05.png"))?.resize_exact(w, h, image::imageops::FilterType::Triangle).to_rgb8();
+    let sample =
+        image::open(repo.join("models/samples/lesion_05.png"))?.resize_exact(w, h, image::imageops::FilterType::Triangle).to_rgb8();
     let frame_png = std::env::temp_dir().join("segrt-bench-frame.png");
     sample.save(&frame_png)?;
     let bgr: Vec<u8> = sample.pixels().flat_map(|p| [p[2], p[1], p[0]]).collect();
@@ -72,7 +73,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let path = std::ffi::CString::new(model.to_str().unwrap())?;
         let mut handle = ptr::null_mut();
         assert_eq!(unsafe { seg_create(path.as_ptr(), ptr::null(), &mut handle) }, SegStatus::SEG_OK);
-        let image = SegImage { data: bgr.as_ptr(), width: w as i32, height: h as i32, stride: 0, format: SegPixelFormat::SEG_FORMAT_BGR24 as i32, plane1: ptr::null(), plane2: ptr::null() };
+        let image = SegImage {
+            data: bgr.as_ptr(),
+            width: w as i32,
+            height: h as i32,
+            stride: 0,
+            format: SegPixelFormat::SEG_FORMAT_BGR24 as i32,
+            plane1: ptr::null(),
+            plane2: ptr::null(),
+        };
         let mut mask = vec![0u8; w * h];
         let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
         let env = segrt::runtime::environment(None)?;
@@ -118,13 +127,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             pre_no_aa.push(ms(t));
         }
 
-        let (wall, pre, run, post, ffi, bare, pre_no_aa) =
-            (median(&mut wall), median(&mut pre), median(&mut run), median(&mut post), median(&mut ffi), median(&mut bare), median(&mut pre_no_aa));
+        let (wall, pre, run, post, ffi, bare, pre_no_aa) = (
+            median(&mut wall),
+            median(&mut pre),
+            median(&mut run),
+            median(&mut post),
+            median(&mut ffi),
+            median(&mut bare),
+            median(&mut pre_no_aa),
+        );
         let name = model.file_name().unwrap().to_string_lossy();
         println!("\n{name} at {}x{}:", size.0, size.1);
         println!("  segrt stages: pre-processing {pre:.2} ms | ONNX Runtime run {run:.2} ms | post-processing {post:.2} ms");
         println!("  UnetSegmenter::segment {wall:.2} ms; through the C ABI (seg_run_unet, mask only) {ffi:.2} ms; bare session.run {bare:.2} ms (alternating blocks of {BLOCK})");
-        println!("  ratio end-to-end (C ABI) / bare run: {:.3}   (goal: <= 1.02 on a base-32 UNet at 512, <= 1.15 on the demo model)", ffi / bare);
+        println!(
+            "  ratio end-to-end (C ABI) / bare run: {:.3}   (goal: <= 1.02 on a base-32 UNet at 512, <= 1.15 on the demo model)",
+            ffi / bare
+        );
         println!("  pre-processing with SEG_RESIZE_BILINEAR_NO_ANTIALIAS (OpenCV INTER_LINEAR's kind): {pre_no_aa:.2} ms");
         match cv2_prepost(&python, &frame_png, size, iters) {
             Some((cv_pre, cv_pre_area, cv_post)) => {
@@ -136,7 +155,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 );
                 println!("  ratio segrt default (BILINEAR, antialiased) / cv2 INTER_LINEAR: {:.3}", (pre + post) / (cv_pre + cv_post));
             }
-            None => println!("  (no Python with OpenCV at {}: `{} -m pip install opencv-python-headless numpy` for the cv2 comparison)", python.display(), python.display()),
+            None => println!(
+                "  (no Python with OpenCV at {}: `{} -m pip install opencv-python-headless numpy` for the cv2 comparison)",
+                python.display(),
+                python.display()
+            ),
         }
     }
 
@@ -176,7 +199,12 @@ fn tiling_throughput(repo: &std::path::Path) -> Result<(), Box<dyn std::error::E
 /// Runs benches/prepost_cv2.py; None when that Python has no OpenCV.
 fn cv2_prepost(python: &std::path::Path, image: &std::path::Path, (mw, mh): (usize, usize), iters: usize) -> Option<(f64, f64, f64)> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/prepost_cv2.py");
-    let out = std::process::Command::new(python).arg(script).arg(image).args([mw.to_string(), mh.to_string(), iters.to_string()]).output().ok()?;
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(image)
+        .args([mw.to_string(), mh.to_string(), iters.to_string()])
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }

@@ -45,7 +45,15 @@ fn main() {
     let image = args.image.unwrap_or_else(|| repo.join("models/samples/lesion_06.png"));
     let img = image::open(&image).expect("image").to_rgb8();
     let (w, h) = (img.width() as usize, img.height() as usize);
-    let desc = SegImage { data: img.as_raw().as_ptr(), width: w as i32, height: h as i32, stride: 0, format: SegPixelFormat::SEG_FORMAT_RGB24 as i32, plane1: ptr::null(), plane2: ptr::null() };
+    let desc = SegImage {
+        data: img.as_raw().as_ptr(),
+        width: w as i32,
+        height: h as i32,
+        stride: 0,
+        format: SegPixelFormat::SEG_FORMAT_RGB24 as i32,
+        plane1: ptr::null(),
+        plane2: ptr::null(),
+    };
     let mut mask = vec![0u8; w * h];
     let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
 

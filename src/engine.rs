@@ -78,7 +78,8 @@ pub fn probe_providers(options: &Options) -> Result<Vec<ProviderProbe>> {
     Ok(SegProvider::ALL
         .iter()
         .map(|&p| {
-            let probe_options = Options { provider: p, provider_policy: SegProviderPolicy::SEG_PROVIDER_REQUIRE, intra_threads: 1, ..options.clone() };
+            let probe_options =
+                Options { provider: p, provider_policy: SegProviderPolicy::SEG_PROVIDER_REQUIRE, intra_threads: 1, ..options.clone() };
             let outcome = build_session(PROBE_MODEL, &probe_options);
             ProviderProbe {
                 name: provider_name(p, options.device_id),
@@ -138,9 +139,9 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         };
     }
 
-    let session = builder.commit_from_memory(model).map_err(|e| {
-        Error::new(SegStatus::SEG_MODEL_INVALID, format!("ONNX Runtime cannot load the model: {}", e.message()))
-    })?;
+    let session = builder
+        .commit_from_memory(model)
+        .map_err(|e| Error::new(SegStatus::SEG_MODEL_INVALID, format!("ONNX Runtime cannot load the model: {}", e.message())))?;
     Ok((session, report))
 }
 

@@ -84,9 +84,7 @@ pub struct ImageView<'a> {
 
 /// The byte span one plane covers: `(offset of the lowest byte relative to row 0, total length)`.
 pub fn plane_span(width: usize, height: usize, bytes_per_pixel: usize, stride: isize) -> Result<(isize, usize)> {
-    let row_bytes = width
-        .checked_mul(bytes_per_pixel)
-        .ok_or_else(|| Error::new(SegStatus::SEG_IMAGE_TOO_LARGE, "row size overflows"))?;
+    let row_bytes = width.checked_mul(bytes_per_pixel).ok_or_else(|| Error::new(SegStatus::SEG_IMAGE_TOO_LARGE, "row size overflows"))?;
     if stride.unsigned_abs() < row_bytes {
         return Err(Error::invalid(format!(
             "stride {stride} is smaller than one row ({width} px x {bytes_per_pixel} bytes = {row_bytes} bytes)"
@@ -140,7 +138,11 @@ impl<'a> ImageView<'a> {
             if p.len() < span {
                 return Err(Error::new(
                     SegStatus::SEG_BUFFER_TOO_SMALL,
-                    format!("image buffer holds {} bytes, a {width}x{height} {} image with stride {stride} needs {span}", p.len(), format.name()),
+                    format!(
+                        "image buffer holds {} bytes, a {width}x{height} {} image with stride {stride} needs {span}",
+                        p.len(),
+                        format.name()
+                    ),
                 ));
             }
         }
@@ -168,16 +170,14 @@ impl<'a> ImageView<'a> {
     /// The whole plane as one slice when its rows are packed top-down (no padding, positive stride).
     pub fn packed_plane(&self, plane: usize) -> Option<&'a [u8]> {
         let row_bytes = self.width * self.format.bytes_per_pixel();
-        (self.layout.stride == row_bytes as isize).then(|| &self.planes[plane][self.layout.first_row..self.layout.first_row + row_bytes * self.height])
+        (self.layout.stride == row_bytes as isize)
+            .then(|| &self.planes[plane][self.layout.first_row..self.layout.first_row + row_bytes * self.height])
     }
 
     /// The `w` x `h` region whose top-left pixel is `(x, y)`; it borrows the same pixels.
     pub fn crop(&self, x: usize, y: usize, w: usize, h: usize) -> Result<Self> {
         if w == 0 || h == 0 || x.checked_add(w).map_or(true, |r| r > self.width) || y.checked_add(h).map_or(true, |b| b > self.height) {
-            return Err(Error::invalid(format!(
-                "region {w}x{h} at ({x}, {y}) is not inside the {}x{} image",
-                self.width, self.height
-            )));
+            return Err(Error::invalid(format!("region {w}x{h} at ({x}, {y}) is not inside the {}x{} image", self.width, self.height)));
         }
         let bpp = self.format.bytes_per_pixel();
         let first_row = self.layout.first_row as isize + y as isize * self.layout.stride + (x * bpp) as isize;
@@ -208,9 +208,13 @@ impl<'a> ImageView<'a> {
             match self.format {
                 SegPixelFormat::SEG_FORMAT_GRAY8 => px.zip(self.row(0, y)).for_each(|(d, &v)| d.copy_from_slice(&[v, v, v])),
                 SegPixelFormat::SEG_FORMAT_RGB24 => dst.copy_from_slice(self.row(0, y)),
-                SegPixelFormat::SEG_FORMAT_BGR24 => px.zip(self.row(0, y).chunks_exact(3)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
+                SegPixelFormat::SEG_FORMAT_BGR24 => {
+                    px.zip(self.row(0, y).chunks_exact(3)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]]))
+                }
                 SegPixelFormat::SEG_FORMAT_RGBA32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3])),
-                SegPixelFormat::SEG_FORMAT_BGRA32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
+                SegPixelFormat::SEG_FORMAT_BGRA32 => {
+                    px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]]))
+                }
                 SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => {
                     let (r, g, b) = (self.row(0, y), self.row(1, y), self.row(2, y));
                     px.enumerate().for_each(|(x, d)| d.copy_from_slice(&[r[x], g[x], b[x]]))

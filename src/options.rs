@@ -88,7 +88,13 @@ pub enum SegResizeFilter {
     /// way; several times cheaper than BILINEAR on large downscales. (The others filter like Pillow.)
     SEG_RESIZE_BILINEAR_NO_ANTIALIAS = 4,
 }
-try_from_i32!(SegResizeFilter { SEG_RESIZE_NEAREST, SEG_RESIZE_BILINEAR, SEG_RESIZE_BICUBIC, SEG_RESIZE_LANCZOS3, SEG_RESIZE_BILINEAR_NO_ANTIALIAS });
+try_from_i32!(SegResizeFilter {
+    SEG_RESIZE_NEAREST,
+    SEG_RESIZE_BILINEAR,
+    SEG_RESIZE_BICUBIC,
+    SEG_RESIZE_LANCZOS3,
+    SEG_RESIZE_BILINEAR_NO_ANTIALIAS
+});
 
 /// Channel order a 3-channel model expects.
 #[repr(i32)]

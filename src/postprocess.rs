@@ -448,7 +448,9 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (seed >> 40) as f32 / (1u64 << 24) as f32
         };
-        for ((sw, sh), (w, h)) in [((16, 16), (64, 64)), ((37, 23), (1000, 333)), ((5, 7), (5, 700)), ((64, 48), (1920, 1080)), ((1, 3), (10, 10))] {
+        for ((sw, sh), (w, h)) in
+            [((16, 16), (64, 64)), ((37, 23), (1000, 333)), ((5, 7), (5, 700)), ((64, 48), (1920, 1080)), ((1, 3), (10, 10))]
+        {
             let prob: Vec<f32> = (0..sw * sh).map(|_| noise()).collect();
             let full = resize_f32(&prob, (sw, sh), (w, h), SegResizeFilter::SEG_RESIZE_BILINEAR).unwrap();
             let expected: Vec<u8> = full.iter().map(|p| if *p > 0.5 { 255 } else { 0 }).collect();
@@ -465,7 +467,11 @@ mod tests {
         let logits: Vec<f32> = (0..40 * 30).map(|i| ((i % 40) as f32 - 19.7) * 0.9 + ((i / 40) as f32 * 0.37).sin() * 6.0).collect();
         let prob: Vec<f32> = logits.iter().map(|v| sigmoid(*v)).collect();
         for t in [0.0, 0.3, 0.5, 0.9, 1.0] {
-            assert_eq!(upsampled_mask(&logits, (40, 30), (613, 411), t, true), upsampled_mask(&prob, (40, 30), (613, 411), t, false), "threshold {t}");
+            assert_eq!(
+                upsampled_mask(&logits, (40, 30), (613, 411), t, true),
+                upsampled_mask(&prob, (40, 30), (613, 411), t, false),
+                "threshold {t}"
+            );
         }
     }
 

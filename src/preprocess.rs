@@ -65,7 +65,13 @@ pub struct Preprocessor {
 
 impl Default for Preprocessor {
     fn default() -> Self {
-        Preprocessor { resizer: new_resizer(), gray: Vec::new(), resized: Default::default(), packed: Vec::new(), tensor: TensorData::default() }
+        Preprocessor {
+            resizer: new_resizer(),
+            gray: Vec::new(),
+            resized: Default::default(),
+            packed: Vec::new(),
+            tensor: TensorData::default(),
+        }
     }
 }
 
@@ -113,7 +119,15 @@ impl Preprocessor {
     }
 
     /// Writes `image` as batch item `index` of the tensor sized by [`Self::start_batch`].
-    pub fn fill(&mut self, index: usize, image: &ImageView<'_>, spec: &UnetSpec, (mw, mh): (usize, usize), options: &Options, fit: Fit) -> Result<()> {
+    pub fn fill(
+        &mut self,
+        index: usize,
+        image: &ImageView<'_>,
+        spec: &UnetSpec,
+        (mw, mh): (usize, usize),
+        options: &Options,
+        fit: Fit,
+    ) -> Result<()> {
         let Preprocessor { resizer, gray, resized, packed, tensor } = self;
         let channels = spec.channels;
         if channels != 1 && channels != 3 {
@@ -159,9 +173,8 @@ impl Preprocessor {
             })
             .collect();
         // One table per model channel folds scale, mean and std into a load.
-        let luts: Vec<[f32; 256]> = (0..channels)
-            .map(|c| std::array::from_fn(|v| (v as f32 * options.scale - options.mean[c]) / options.std[c]))
-            .collect();
+        let luts: Vec<[f32; 256]> =
+            (0..channels).map(|c| std::array::from_fn(|v| (v as f32 * options.scale - options.mean[c]) / options.std[c])).collect();
 
         let item = mw * mh * channels;
         let shape = Shape { width: mw, height: mh, src_width: src_w, step, layout: spec.input_layout };
@@ -299,8 +312,12 @@ mod tests {
         let rgb = test_image(w, h);
         let view = ImageView::new(&rgb, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24).unwrap();
         let options = Options { mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225], ..Options::default() };
-        let TensorData::F32(f32s) = prepare(&view, &spec(3, Layout::Nchw, Element::F32, (8, 8)), (8, 8), &options).unwrap() else { panic!() };
-        let TensorData::F16(f16s) = prepare(&view, &spec(3, Layout::Nchw, Element::F16, (8, 8)), (8, 8), &options).unwrap() else { panic!() };
+        let TensorData::F32(f32s) = prepare(&view, &spec(3, Layout::Nchw, Element::F32, (8, 8)), (8, 8), &options).unwrap() else {
+            panic!()
+        };
+        let TensorData::F16(f16s) = prepare(&view, &spec(3, Layout::Nchw, Element::F16, (8, 8)), (8, 8), &options).unwrap() else {
+            panic!()
+        };
         assert_eq!(f16s, f32s.iter().map(|v| f16::from_f32(*v)).collect::<Vec<_>>());
     }
 

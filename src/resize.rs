@@ -80,7 +80,13 @@ pub fn resize_plane_into(
 }
 
 /// Resizes packed 8-bit pixels with 1 or 3 channels. Returns the input unchanged when sizes match.
-pub fn resize_u8(src: Vec<u8>, (w, h): (usize, usize), channels: usize, (dw, dh): (usize, usize), filter: SegResizeFilter) -> Result<Vec<u8>> {
+pub fn resize_u8(
+    src: Vec<u8>,
+    (w, h): (usize, usize),
+    channels: usize,
+    (dw, dh): (usize, usize),
+    filter: SegResizeFilter,
+) -> Result<Vec<u8>> {
     if (w, h) == (dw, dh) {
         return Ok(src);
     }

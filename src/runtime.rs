@@ -72,7 +72,11 @@ pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
         if let Some(path) = explicit.filter(|p| *p != rt.path) {
             crate::log::emit(
                 crate::log::SegLogLevel::SEG_LOG_WARN,
-                &format!("ONNX Runtime path '{}' ignored: the process already uses {} (a process loads ONNX Runtime once)", path.display(), rt.path.display()),
+                &format!(
+                    "ONNX Runtime path '{}' ignored: the process already uses {} (a process loads ONNX Runtime once)",
+                    path.display(),
+                    rt.path.display()
+                ),
             );
         }
         return Ok(rt);
@@ -272,25 +276,11 @@ pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment:
 /// CUDA, cuBLAS and cuDNN libraries the CUDA and TensorRT providers of onnxruntime-gpu 1.31 need
 /// (CUDA 13, cuDNN 9), by the names the dynamic loader looks for.
 #[cfg(unix)]
-const GPU_LIBRARIES: &[&str] = &[
-    "libcudart.so.13",
-    "libcublasLt.so.13",
-    "libcublas.so.13",
-    "libcurand.so.10",
-    "libcufft.so.12",
-    "libcudnn.so.9",
-    "libnvinfer.so.10",
-];
+const GPU_LIBRARIES: &[&str] =
+    &["libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libcufft.so.12", "libcudnn.so.9", "libnvinfer.so.10"];
 #[cfg(windows)]
-const GPU_LIBRARIES: &[&str] = &[
-    "cudart64_13.dll",
-    "cublasLt64_13.dll",
-    "cublas64_13.dll",
-    "curand64_10.dll",
-    "cufft64_12.dll",
-    "cudnn64_9.dll",
-    "nvinfer_10.dll",
-];
+const GPU_LIBRARIES: &[&str] =
+    &["cudart64_13.dll", "cublasLt64_13.dll", "cublas64_13.dll", "curand64_10.dll", "cufft64_12.dll", "cudnn64_9.dll", "nvinfer_10.dll"];
 
 /// Loads the GPU libraries found beside ONNX Runtime, by absolute path, before a GPU provider is
 /// registered: the provider library then finds them already loaded instead of searching
@@ -308,7 +298,8 @@ pub fn preload_gpu_libraries() -> Vec<PathBuf> {
         // SAFETY: these are the vendor's libraries the provider would load itself; they stay loaded
         // for the life of the process, as the provider expects.
         #[cfg(unix)]
-        let lib = unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.map(libloading::Library::from);
+        let lib =
+            unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.map(libloading::Library::from);
         #[cfg(windows)]
         let lib = unsafe { libloading::Library::new(&path) };
         match lib {

@@ -66,8 +66,6 @@ pub struct SessionInfo<'a> {
     pub onnxruntime: RuntimeInfo,
 }
 
-
-
 impl UnetSegmenter {
     pub fn from_file(path: &Path, options: Options) -> Result<Self> {
         Self::from_memory(read_model_file(path)?, options)
@@ -137,8 +135,7 @@ impl UnetSegmenter {
     fn segment_whole(&self, image: &ImageView<'_>, want_probability: bool) -> Result<(Segmentation, RunStats)> {
         let t0 = Instant::now();
         let size = model_size(&self.spec, (image.width(), image.height()), &self.options);
-        check_size(size.0 as i64, size.1 as i64, self.options.max_pixels)
-            .map_err(|e| e.context("model input size"))?;
+        check_size(size.0 as i64, size.1 as i64, self.options.max_pixels).map_err(|e| e.context("model input size"))?;
         let mut t1 = t0;
         let (shape, scores) = with_thread_preprocessor(|pre| {
             let tensor = pre.prepare(image, &self.spec, size, &self.options)?;
@@ -149,7 +146,14 @@ impl UnetSegmenter {
         let maps = ScoreMaps::from_output(&shape, &scores, self.spec.input_layout, size)?;
         let seg = segment(maps, (image.width(), image.height()), &self.options, want_probability)?;
         let t3 = Instant::now();
-        let stats = RunStats { preprocess_ms: ms(t0, t1), inference_ms: ms(t1, t2), postprocess_ms: ms(t2, t3), model_width: size.0, model_height: size.1, tiles: 0 };
+        let stats = RunStats {
+            preprocess_ms: ms(t0, t1),
+            inference_ms: ms(t1, t2),
+            postprocess_ms: ms(t2, t3),
+            model_width: size.0,
+            model_height: size.1,
+            tiles: 0,
+        };
         Ok((seg, stats))
     }
 
@@ -168,7 +172,11 @@ impl UnetSegmenter {
         if score_bytes > MAX_TILED_SCORE_BYTES {
             return Err(Error::new(
                 SegStatus::SEG_IMAGE_TOO_LARGE,
-                format!("tiling a {w}x{h} image for a {classes}-class model needs {} MiB of score maps, more than {} MiB", score_bytes >> 20, MAX_TILED_SCORE_BYTES >> 20),
+                format!(
+                    "tiling a {w}x{h} image for a {classes}-class model needs {} MiB of score maps, more than {} MiB",
+                    score_bytes >> 20,
+                    MAX_TILED_SCORE_BYTES >> 20
+                ),
             ));
         }
         let grid = TileGrid::new((w, h), (tw, th), overlap);
@@ -209,7 +217,14 @@ impl UnetSegmenter {
         let t0 = Instant::now();
         let seg = segment(blend.finish(), (w, h), &self.options, want_probability)?;
         post_ms += ms(t0, Instant::now());
-        let stats = RunStats { preprocess_ms: pre_ms, inference_ms: run_ms, postprocess_ms: post_ms, model_width: tw, model_height: th, tiles: tiles.len() };
+        let stats = RunStats {
+            preprocess_ms: pre_ms,
+            inference_ms: run_ms,
+            postprocess_ms: post_ms,
+            model_width: tw,
+            model_height: th,
+            tiles: tiles.len(),
+        };
         Ok((seg, stats))
     }
 
@@ -322,7 +337,14 @@ impl<'a> Blend<'a> {
         } else {
             let plane = maps.width * maps.height;
             let data = (0..maps.classes)
-                .map(|c| resize_f32(&maps.data[c * plane..(c + 1) * plane], (maps.width, maps.height), (tw, th), SegResizeFilter::SEG_RESIZE_BILINEAR))
+                .map(|c| {
+                    resize_f32(
+                        &maps.data[c * plane..(c + 1) * plane],
+                        (maps.width, maps.height),
+                        (tw, th),
+                        SegResizeFilter::SEG_RESIZE_BILINEAR,
+                    )
+                })
                 .collect::<Result<Vec<_>>>()?
                 .concat();
             ScoreMaps { classes: maps.classes, width: tw, height: th, data }
@@ -386,7 +408,9 @@ mod tests {
 
     #[test]
     fn tiles_cover_the_image_with_at_least_the_overlap() {
-        for (len, tile, overlap) in [(1000usize, 256usize, 64usize), (256, 256, 32), (257, 256, 0), (5000, 512, 64), (100, 256, 64), (700, 256, 100)] {
+        for (len, tile, overlap) in
+            [(1000usize, 256usize, 64usize), (256, 256, 32), (257, 256, 0), (5000, 512, 64), (100, 256, 64), (700, 256, 100)]
+        {
             let grid = TileGrid::new((len, 10), (tile, 10), overlap);
             let xs = &grid.xs;
             assert_eq!(xs[0], 0);

@@ -33,35 +33,77 @@ fn bad_input_table() {
         results.push((case, got, msg));
     };
 
-    check(Case { name: "NULL handle", status: SegStatus::SEG_INVALID_HANDLE, message: "NULL" }, run_with(ptr::null_mut(), &good, &good_mask));
-    check(Case { name: "made-up handle", status: SegStatus::SEG_INVALID_HANDLE, message: "not a live segrt session" }, run_with(bad_session, &good, &good_mask));
-    check(Case { name: "NULL image", status: SegStatus::SEG_NULL_POINTER, message: "image is NULL" }, run_with(s.0, ptr::null(), &good_mask));
+    check(
+        Case { name: "NULL handle", status: SegStatus::SEG_INVALID_HANDLE, message: "NULL" },
+        run_with(ptr::null_mut(), &good, &good_mask),
+    );
+    check(
+        Case { name: "made-up handle", status: SegStatus::SEG_INVALID_HANDLE, message: "not a live segrt session" },
+        run_with(bad_session, &good, &good_mask),
+    );
+    check(
+        Case { name: "NULL image", status: SegStatus::SEG_NULL_POINTER, message: "image is NULL" },
+        run_with(s.0, ptr::null(), &good_mask),
+    );
     check(Case { name: "NULL mask", status: SegStatus::SEG_NULL_POINTER, message: "out_mask is NULL" }, run_with(s.0, &good, ptr::null()));
     let img = SegImage { data: ptr::null(), ..good };
-    check(Case { name: "NULL pixel data", status: SegStatus::SEG_NULL_POINTER, message: "image data is NULL" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "NULL pixel data", status: SegStatus::SEG_NULL_POINTER, message: "image data is NULL" },
+        run_with(s.0, &img, &good_mask),
+    );
     let m = SegMask { data: ptr::null_mut(), ..good_mask };
     check(Case { name: "NULL mask data", status: SegStatus::SEG_NULL_POINTER, message: "mask data is NULL" }, run_with(s.0, &good, &m));
     let img = SegImage { stride: (w * 3 - 1) as i32, ..good };
-    check(Case { name: "stride smaller than a row", status: SegStatus::SEG_INVALID_ARGUMENT, message: "smaller than one row" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "stride smaller than a row", status: SegStatus::SEG_INVALID_ARGUMENT, message: "smaller than one row" },
+        run_with(s.0, &img, &good_mask),
+    );
     let img = SegImage { width: 0, ..good };
-    check(Case { name: "zero width", status: SegStatus::SEG_INVALID_ARGUMENT, message: "must be positive" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "zero width", status: SegStatus::SEG_INVALID_ARGUMENT, message: "must be positive" },
+        run_with(s.0, &img, &good_mask),
+    );
     let img = SegImage { height: -5, ..good };
-    check(Case { name: "negative height", status: SegStatus::SEG_INVALID_ARGUMENT, message: "must be positive" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "negative height", status: SegStatus::SEG_INVALID_ARGUMENT, message: "must be positive" },
+        run_with(s.0, &img, &good_mask),
+    );
     let img = SegImage { width: 100_000, height: 100_000, ..good };
-    check(Case { name: "absurd size (refused before allocating)", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "more than the limit" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "absurd size (refused before allocating)", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "more than the limit" },
+        run_with(s.0, &img, &good_mask),
+    );
     let img = SegImage { width: 2_000_000_000, height: 1, stride: i32::MAX, ..good };
-    check(Case { name: "2-gigapixel row (refused by the pixel limit first)", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "limit" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "2-gigapixel row (refused by the pixel limit first)", status: SegStatus::SEG_IMAGE_TOO_LARGE, message: "limit" },
+        run_with(s.0, &img, &good_mask),
+    );
     let img = SegImage { format: 42, ..good };
-    check(Case { name: "unknown pixel format", status: SegStatus::SEG_UNSUPPORTED_FORMAT, message: "unknown pixel format 42" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "unknown pixel format", status: SegStatus::SEG_UNSUPPORTED_FORMAT, message: "unknown pixel format 42" },
+        run_with(s.0, &img, &good_mask),
+    );
     let img = SegImage { format: SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 as i32, ..good };
-    check(Case { name: "planar without G/B planes", status: SegStatus::SEG_NULL_POINTER, message: "plane1" }, run_with(s.0, &img, &good_mask));
+    check(
+        Case { name: "planar without G/B planes", status: SegStatus::SEG_NULL_POINTER, message: "plane1" },
+        run_with(s.0, &img, &good_mask),
+    );
     let m = SegMask { width: (w - 1) as i32, ..good_mask };
-    check(Case { name: "mask of the wrong size", status: SegStatus::SEG_INVALID_ARGUMENT, message: "must have the image's size" }, run_with(s.0, &good, &m));
+    check(
+        Case { name: "mask of the wrong size", status: SegStatus::SEG_INVALID_ARGUMENT, message: "must have the image's size" },
+        run_with(s.0, &good, &m),
+    );
     let m = SegMask { stride: (w - 1) as i32, ..good_mask };
-    check(Case { name: "mask stride smaller than width", status: SegStatus::SEG_INVALID_ARGUMENT, message: "smaller than its width" }, run_with(s.0, &good, &m));
+    check(
+        Case { name: "mask stride smaller than width", status: SegStatus::SEG_INVALID_ARGUMENT, message: "smaller than its width" },
+        run_with(s.0, &good, &m),
+    );
     let mut prob = vec![0f32; 10];
     let st = unsafe { seg_run_unet(s.0, &good, &good_mask, prob.as_mut_ptr(), prob.len(), ptr::null_mut()) };
-    check(Case { name: "probability buffer too small", status: SegStatus::SEG_BUFFER_TOO_SMALL, message: "probability buffer holds 10" }, st);
+    check(
+        Case { name: "probability buffer too small", status: SegStatus::SEG_BUFFER_TOO_SMALL, message: "probability buffer holds 10" },
+        st,
+    );
     let mut info = SegRunInfo { struct_size: 4, ..Default::default() };
     let st = unsafe { seg_run_unet(s.0, &good, &good_mask, ptr::null_mut(), 0, &mut info) };
     check(Case { name: "SegRunInfo.struct_size not set", status: SegStatus::SEG_INVALID_ARGUMENT, message: "struct_size" }, st);
@@ -69,32 +111,61 @@ fn bad_input_table() {
     // session creation
     let mut out: *mut SegSession = ptr::null_mut();
     let missing = cstr("/definitely/not/here/model.onnx");
-    check(Case { name: "missing model file", status: SegStatus::SEG_MODEL_NOT_FOUND, message: "/definitely/not/here/model.onnx" }, unsafe { seg_create(missing.as_ptr(), ptr::null(), &mut out) });
-    check(Case { name: "NULL model path", status: SegStatus::SEG_NULL_POINTER, message: "model_path is NULL" }, unsafe { seg_create(ptr::null(), ptr::null(), &mut out) });
+    check(
+        Case { name: "missing model file", status: SegStatus::SEG_MODEL_NOT_FOUND, message: "/definitely/not/here/model.onnx" },
+        unsafe { seg_create(missing.as_ptr(), ptr::null(), &mut out) },
+    );
+    check(Case { name: "NULL model path", status: SegStatus::SEG_NULL_POINTER, message: "model_path is NULL" }, unsafe {
+        seg_create(ptr::null(), ptr::null(), &mut out)
+    });
     let path = cstr(model("demo_unet.onnx").to_str().unwrap());
-    check(Case { name: "NULL out_session", status: SegStatus::SEG_NULL_POINTER, message: "out_session is NULL" }, unsafe { seg_create(path.as_ptr(), ptr::null(), ptr::null_mut()) });
+    check(Case { name: "NULL out_session", status: SegStatus::SEG_NULL_POINTER, message: "out_session is NULL" }, unsafe {
+        seg_create(path.as_ptr(), ptr::null(), ptr::null_mut())
+    });
     let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
-    check(Case { name: "garbage model bytes", status: SegStatus::SEG_MODEL_INVALID, message: "cannot load the model" }, unsafe { seg_create_from_memory(garbage.as_ptr(), garbage.len(), ptr::null(), &mut out) });
+    check(Case { name: "garbage model bytes", status: SegStatus::SEG_MODEL_INVALID, message: "cannot load the model" }, unsafe {
+        seg_create_from_memory(garbage.as_ptr(), garbage.len(), ptr::null(), &mut out)
+    });
     let model_bytes = std::fs::read(model("demo_unet.onnx")).unwrap();
     let truncated = &model_bytes[..model_bytes.len() / 2];
-    check(Case { name: "truncated model", status: SegStatus::SEG_MODEL_INVALID, message: "cannot load the model" }, unsafe { seg_create_from_memory(truncated.as_ptr(), truncated.len(), ptr::null(), &mut out) });
-    check(Case { name: "empty model", status: SegStatus::SEG_MODEL_INVALID, message: "empty" }, unsafe { seg_create_from_memory(model_bytes.as_ptr(), 0, ptr::null(), &mut out) });
+    check(Case { name: "truncated model", status: SegStatus::SEG_MODEL_INVALID, message: "cannot load the model" }, unsafe {
+        seg_create_from_memory(truncated.as_ptr(), truncated.len(), ptr::null(), &mut out)
+    });
+    check(Case { name: "empty model", status: SegStatus::SEG_MODEL_INVALID, message: "empty" }, unsafe {
+        seg_create_from_memory(model_bytes.as_ptr(), 0, ptr::null(), &mut out)
+    });
     let mut o = default_options();
     o.resize_filter = 99;
-    check(Case { name: "unknown option value", status: SegStatus::SEG_INVALID_ARGUMENT, message: "SegResizeFilter value 99" }, unsafe { seg_create(path.as_ptr(), &o, &mut out) });
+    check(Case { name: "unknown option value", status: SegStatus::SEG_INVALID_ARGUMENT, message: "SegResizeFilter value 99" }, unsafe {
+        seg_create(path.as_ptr(), &o, &mut out)
+    });
     let mut o = default_options();
     o.threshold = f32::NAN;
-    check(Case { name: "NaN threshold", status: SegStatus::SEG_INVALID_ARGUMENT, message: "threshold" }, unsafe { seg_create(path.as_ptr(), &o, &mut out) });
+    check(Case { name: "NaN threshold", status: SegStatus::SEG_INVALID_ARGUMENT, message: "threshold" }, unsafe {
+        seg_create(path.as_ptr(), &o, &mut out)
+    });
     let mut o = default_options();
     o.struct_size = 8;
-    check(Case { name: "options struct_size too small", status: SegStatus::SEG_INVALID_ARGUMENT, message: "seg_options_default" }, unsafe { seg_create(path.as_ptr(), &o, &mut out) });
+    check(
+        Case { name: "options struct_size too small", status: SegStatus::SEG_INVALID_ARGUMENT, message: "seg_options_default" },
+        unsafe { seg_create(path.as_ptr(), &o, &mut out) },
+    );
     let mut o = default_options();
     o.provider = segrt::options::SegProvider::SEG_PROVIDER_CUDA as i32;
-    check(Case { name: "CUDA on a CPU-only ONNX Runtime (policy require)", status: SegStatus::SEG_PROVIDER_UNAVAILABLE, message: "CUDA:0 could not be initialised" }, unsafe { seg_create(path.as_ptr(), &o, &mut out) });
+    check(
+        Case {
+            name: "CUDA on a CPU-only ONNX Runtime (policy require)",
+            status: SegStatus::SEG_PROVIDER_UNAVAILABLE,
+            message: "CUDA:0 could not be initialised",
+        },
+        unsafe { seg_create(path.as_ptr(), &o, &mut out) },
+    );
     assert!(out.is_null(), "out_session written by a failing call");
 
     // freeing
-    check(Case { name: "free of a made-up handle", status: SegStatus::SEG_INVALID_HANDLE, message: "not a live segrt session" }, unsafe { seg_free(bad_session) });
+    check(Case { name: "free of a made-up handle", status: SegStatus::SEG_INVALID_HANDLE, message: "not a live segrt session" }, unsafe {
+        seg_free(bad_session)
+    });
     let extra = create(&model("demo_unet.onnx"), None).unwrap();
     let raw = extra.0;
     std::mem::forget(extra);
@@ -107,7 +178,14 @@ fn bad_input_table() {
     for (case, got, msg) in &results {
         println!("{:<50} {:<26} {}", case.name, got.name(), msg.lines().next().unwrap_or(""));
         if *got != case.status || !msg.contains(case.message) {
-            failures.push(format!("{}: expected {} containing '{}', got {} '{}'", case.name, case.status.name(), case.message, got.name(), msg));
+            failures.push(format!(
+                "{}: expected {} containing '{}', got {} '{}'",
+                case.name,
+                case.status.name(),
+                case.message,
+                got.name(),
+                msg
+            ));
         }
     }
     assert!(results.len() >= 25);

@@ -21,7 +21,18 @@ fn tmp(name: &str) -> std::path::PathBuf {
 #[test]
 fn unet_writes_masks_and_overlays_for_a_folder() {
     let out = tmp("unet");
-    let (ok, _, err) = segrt(&["unet", "--model", model("demo_unet.onnx").to_str().unwrap(), "--out", out.to_str().unwrap(), "--overlay", "--min-area", "20", sample("lesion_03.png").to_str().unwrap(), sample("lesion_06.png").to_str().unwrap()]);
+    let (ok, _, err) = segrt(&[
+        "unet",
+        "--model",
+        model("demo_unet.onnx").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--overlay",
+        "--min-area",
+        "20",
+        sample("lesion_03.png").to_str().unwrap(),
+        sample("lesion_06.png").to_str().unwrap(),
+    ]);
     assert!(ok, "{err}");
     for stem in ["lesion_03", "lesion_06"] {
         let mask = image::open(out.join(format!("{stem}_mask.png"))).unwrap();
@@ -35,7 +46,14 @@ fn unet_writes_masks_and_overlays_for_a_folder() {
 #[test]
 fn multiclass_masks_hold_class_indices() {
     let out = tmp("multi");
-    let (ok, _, err) = segrt(&["unet", "--model", model("test/unet_multiclass.onnx").to_str().unwrap(), "--out", out.to_str().unwrap(), model("test/multiclass_01.png").to_str().unwrap()]);
+    let (ok, _, err) = segrt(&[
+        "unet",
+        "--model",
+        model("test/unet_multiclass.onnx").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        model("test/multiclass_01.png").to_str().unwrap(),
+    ]);
     assert!(ok, "{err}");
     let mask = image::open(out.join("multiclass_01_mask.png")).unwrap().to_luma8();
     let values: std::collections::BTreeSet<u8> = mask.pixels().map(|p| p.0[0]).collect();
@@ -84,7 +102,11 @@ fn info_describes_unet_and_sam2_pairs() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["interpretation"]["input_layout"], "NHWC");
     let dir = repo().join("models/sam2");
-    let (ok, json, err) = segrt(&["info", dir.join("sam2_tiny_osam_encoder.onnx").to_str().unwrap(), dir.join("sam2_tiny_osam_decoder.onnx").to_str().unwrap()]);
+    let (ok, json, err) = segrt(&[
+        "info",
+        dir.join("sam2_tiny_osam_encoder.onnx").to_str().unwrap(),
+        dir.join("sam2_tiny_osam_decoder.onnx").to_str().unwrap(),
+    ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["convention"], "osam");
@@ -95,9 +117,23 @@ fn info_describes_unet_and_sam2_pairs() {
 fn user_mistakes_give_one_line_and_a_non_zero_exit() {
     let cases: Vec<Vec<String>> = vec![
         vec!["unet".into(), "--model".into(), "/nope/m.onnx".into(), sample("lesion_06.png").display().to_string()],
-        vec!["unet".into(), "--model".into(), model("demo_unet.onnx").display().to_string(), "--threshold".into(), "high".into(), sample("lesion_06.png").display().to_string()],
+        vec![
+            "unet".into(),
+            "--model".into(),
+            model("demo_unet.onnx").display().to_string(),
+            "--threshold".into(),
+            "high".into(),
+            sample("lesion_06.png").display().to_string(),
+        ],
         vec!["unet".into(), "--model".into(), model("demo_unet.onnx").display().to_string(), "/nope/image.png".into()],
-        vec!["unet".into(), "--model".into(), model("demo_unet.onnx").display().to_string(), "--provider".into(), "cuda".into(), sample("lesion_06.png").display().to_string()],
+        vec![
+            "unet".into(),
+            "--model".into(),
+            model("demo_unet.onnx").display().to_string(),
+            "--provider".into(),
+            "cuda".into(),
+            sample("lesion_06.png").display().to_string(),
+        ],
         vec!["info".into(), model("samples/lesion_01.png").display().to_string()],
         vec!["demo".into(), "--ort".into(), "/nope/libonnxruntime.so".into()],
     ];

@@ -12,9 +12,9 @@ use std::ptr;
 use common::*;
 use segrt::ffi::*;
 use segrt::options::{SegProvider, SegProviderPolicy};
-use segrt::SegStatus;
 #[cfg(feature = "fault-injection")]
 use segrt::SegPixelFormat;
+use segrt::SegStatus;
 
 struct Outcome {
     case: &'static str,
@@ -70,7 +70,9 @@ fn fault_table() {
     let (encoder, decoder) = (sam.join("sam2_tiny_samexporter_encoder.onnx"), sam.join("sam2_tiny_samexporter_decoder.onnx"));
 
     let mut table: Vec<Outcome> = Vec::new();
-    let mut row = |case, expected, (got, message): (SegStatus, String), must_mention| table.push(Outcome { case, expected, got, message, must_mention });
+    let mut row = |case, expected, (got, message): (SegStatus, String), must_mention| {
+        table.push(Outcome { case, expected, got, message, must_mention })
+    };
 
     row("model file missing", SegStatus::SEG_MODEL_NOT_FOUND, create_unet_status(&dir.join("missing.onnx"), None), "missing.onnx");
     row("model path is a folder", SegStatus::SEG_MODEL_NOT_FOUND, create_unet_status(&dir, None), "cannot read model file");
@@ -78,15 +80,34 @@ fn fault_table() {
     row("model file truncated", SegStatus::SEG_MODEL_INVALID, create_unet_status(&truncated, None), "cannot load the model");
     row("model file of garbage bytes", SegStatus::SEG_MODEL_INVALID, create_unet_status(&garbage, None), "cannot load the model");
     row("model bytes: garbage", SegStatus::SEG_MODEL_INVALID, create_from_bytes_status(&[0xde, 0xad, 0xbe, 0xef]), "cannot load the model");
-    row("valid ONNX that is not a segmentation model", SegStatus::SEG_MODEL_UNSUPPORTED, create_unet_status(&model("test/not_segmentation.onnx"), None), "class_scores");
+    row(
+        "valid ONNX that is not a segmentation model",
+        SegStatus::SEG_MODEL_UNSUPPORTED,
+        create_unet_status(&model("test/not_segmentation.onnx"), None),
+        "class_scores",
+    );
     row("SAM2 decoder given as a UNet", SegStatus::SEG_MODEL_UNSUPPORTED, create_unet_status(&decoder, None), "point_coords");
-    row("UNet given as a SAM2 pair", SegStatus::SEG_MODEL_UNSUPPORTED, create_sam2_status(&model("demo_unet.onnx"), &model("demo_unet.onnx")), "encoder");
+    row(
+        "UNet given as a SAM2 pair",
+        SegStatus::SEG_MODEL_UNSUPPORTED,
+        create_sam2_status(&model("demo_unet.onnx"), &model("demo_unet.onnx")),
+        "encoder",
+    );
     row("SAM2 encoder and decoder swapped", SegStatus::SEG_MODEL_UNSUPPORTED, create_sam2_status(&decoder, &encoder), "");
     row("SAM2 decoder missing", SegStatus::SEG_MODEL_NOT_FOUND, create_sam2_status(&encoder, &dir.join("nope.onnx")), "nope.onnx");
     let mut o = default_options();
     o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
-    row("CUDA requested, policy require", SegStatus::SEG_PROVIDER_UNAVAILABLE, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "CUDA:0 could not be initialised");
-    for (p, name) in [(SegProvider::SEG_PROVIDER_TENSORRT, "TensorRT:0"), (SegProvider::SEG_PROVIDER_DIRECTML, "DirectML:0"), (SegProvider::SEG_PROVIDER_OPENVINO, "OpenVINO")] {
+    row(
+        "CUDA requested, policy require",
+        SegStatus::SEG_PROVIDER_UNAVAILABLE,
+        create_unet_status(&model("demo_unet.onnx"), Some(&o)),
+        "CUDA:0 could not be initialised",
+    );
+    for (p, name) in [
+        (SegProvider::SEG_PROVIDER_TENSORRT, "TensorRT:0"),
+        (SegProvider::SEG_PROVIDER_DIRECTML, "DirectML:0"),
+        (SegProvider::SEG_PROVIDER_OPENVINO, "OpenVINO"),
+    ] {
         o.provider = p as i32;
         let case: &'static str = Box::leak(format!("{name} requested, policy require").into_boxed_str());
         let mention: &'static str = Box::leak(format!("{name} could not be initialised").into_boxed_str());
@@ -147,7 +168,10 @@ fn providers_probe_reports_build_support_and_initialisation() {
     let list = v.as_array().unwrap();
     assert_eq!(list.len(), 5);
     let cpu = &list[0];
-    assert_eq!((cpu["name"].as_str(), cpu["value"].as_i64(), cpu["in_this_build"].as_bool(), cpu["initialises"].as_bool()), (Some("CPU"), Some(0), Some(true), Some(true)));
+    assert_eq!(
+        (cpu["name"].as_str(), cpu["value"].as_i64(), cpu["in_this_build"].as_bool(), cpu["initialises"].as_bool()),
+        (Some("CPU"), Some(0), Some(true), Some(true))
+    );
     // The PyPI onnxruntime wheel is CPU-only: every GPU provider says so, with ONNX Runtime's reason.
     for p in &list[1..] {
         assert_eq!(p["in_this_build"], false, "{p}");

@@ -39,7 +39,8 @@ fn log_callback_reports_runtime_sessions_fallbacks_and_failures_but_not_frees() 
     assert!(seen.iter().all(|(_, _, u)| *u == tag), "user_data passed back untouched: {seen:?}");
     let warn = seen.iter().find(|(l, _, _)| *l == SegLogLevel::SEG_LOG_WARN as i32).unwrap_or_else(|| panic!("no warning in {seen:?}"));
     assert!(warn.1.contains("CUDA:0 could not be initialised") && warn.1.contains("running on the CPU"), "{}", warn.1);
-    let info = seen.iter().find(|(l, m, _)| *l == SegLogLevel::SEG_LOG_INFO as i32 && m.contains("session")).expect("session created message");
+    let info =
+        seen.iter().find(|(l, m, _)| *l == SegLogLevel::SEG_LOG_INFO as i32 && m.contains("session")).expect("session created message");
     assert!(info.1.contains("execution provider in use: CPU"), "{}", info.1);
 
     // A failed call: the error level with the same text as seg_last_error.

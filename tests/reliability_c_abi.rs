@@ -94,7 +94,10 @@ fn unet_storm_matches_single_thread_bit_for_bit() {
 
 fn sam2_session() -> Session {
     let dir = repo().join("models/sam2");
-    let (e, d) = (cstr(dir.join("sam2_tiny_sam2onnx_encoder.onnx").to_str().unwrap()), cstr(dir.join("sam2_tiny_sam2onnx_decoder.onnx").to_str().unwrap()));
+    let (e, d) = (
+        cstr(dir.join("sam2_tiny_sam2onnx_encoder.onnx").to_str().unwrap()),
+        cstr(dir.join("sam2_tiny_sam2onnx_decoder.onnx").to_str().unwrap()),
+    );
     let mut s = ptr::null_mut();
     let o = one_thread_options();
     assert_eq!(unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), &o, &mut s) }, SegStatus::SEG_OK, "{}", last_error());
@@ -105,8 +108,13 @@ fn sam2_mask(s: &Session, img: &Rgb, points: &[SegPoint]) -> Result<Vec<u8>, (Se
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let mut mask = vec![0u8; img.w * img.h];
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
-    let st = unsafe { seg_run_sam2_points(s.0, &desc, points.as_ptr(), points.len(), ptr::null(), 0, &m, ptr::null_mut(), ptr::null_mut()) };
-    if st == SegStatus::SEG_OK { Ok(mask) } else { Err((st, last_error())) }
+    let st =
+        unsafe { seg_run_sam2_points(s.0, &desc, points.as_ptr(), points.len(), ptr::null(), 0, &m, ptr::null_mut(), ptr::null_mut()) };
+    if st == SegStatus::SEG_OK {
+        Ok(mask)
+    } else {
+        Err((st, last_error()))
+    }
 }
 
 #[test]
@@ -126,7 +134,8 @@ fn sam2_storm_with_mixed_set_image_and_clicks_matches_single_thread() {
     let start = Instant::now();
     let threads: Vec<_> = (0..THREADS)
         .map(|t| {
-            let (s, images, prompts, expected, mismatches) = (s.clone(), images.clone(), prompts.clone(), expected.clone(), mismatches.clone());
+            let (s, images, prompts, expected, mismatches) =
+                (s.clone(), images.clone(), prompts.clone(), expected.clone(), mismatches.clone());
             std::thread::spawn(move || {
                 for i in 0..calls {
                     let k = (t + i) % prompts.len();
@@ -170,7 +179,12 @@ fn handles_created_and_freed_concurrently() {
                 let o = one_thread_options();
                 for _ in 0..per_thread {
                     let mut s = ptr::null_mut();
-                    assert_eq!(unsafe { seg_create_from_memory(model_bytes.as_ptr(), model_bytes.len(), &o, &mut s) }, SegStatus::SEG_OK, "{}", last_error());
+                    assert_eq!(
+                        unsafe { seg_create_from_memory(model_bytes.as_ptr(), model_bytes.len(), &o, &mut s) },
+                        SegStatus::SEG_OK,
+                        "{}",
+                        last_error()
+                    );
                     let session = Session(s);
                     assert_eq!(run_rgb(&session, &img).mask, *expected);
                     let raw = session.0;
@@ -223,7 +237,11 @@ fn freeing_a_handle_while_calls_are_in_flight_is_safe() {
     for w in workers {
         w.join().expect("a worker panicked");
     }
-    println!("free while in flight: {} runs completed, then {} calls got SEG_INVALID_HANDLE", ok.load(Ordering::Relaxed), invalid.load(Ordering::Relaxed));
+    println!(
+        "free while in flight: {} runs completed, then {} calls got SEG_INVALID_HANDLE",
+        ok.load(Ordering::Relaxed),
+        invalid.load(Ordering::Relaxed)
+    );
     assert_eq!(invalid.load(Ordering::Relaxed), 4);
 }
 

@@ -39,7 +39,9 @@ fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
     assert!(last_error().contains("absolute path"));
 
     // a library that is not ONNX Runtime at all (libc exports no OrtGetApiBase)
-    if let Some(libc_path) = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"].iter().find(|p| std::path::Path::new(p).exists()) {
+    if let Some(libc_path) =
+        ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"].iter().find(|p| std::path::Path::new(p).exists())
+    {
         let p = cstr(libc_path);
         assert_eq!(unsafe { seg_runtime_init(p.as_ptr()) }, SegStatus::SEG_RUNTIME_INIT_FAILED);
         assert!(last_error().contains("not an ONNX Runtime library"), "{}", last_error());

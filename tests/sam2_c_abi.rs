@@ -32,7 +32,15 @@ struct Click {
     low_res: Vec<f32>,
 }
 
-fn click(s: &Session, img: Option<&SegImage>, w: usize, h: usize, points: &[SegPoint], bbox: Option<SegBox>, flags: u32) -> Result<Click, (SegStatus, String)> {
+fn click(
+    s: &Session,
+    img: Option<&SegImage>,
+    w: usize,
+    h: usize,
+    points: &[SegPoint],
+    bbox: Option<SegBox>,
+    flags: u32,
+) -> Result<Click, (SegStatus, String)> {
     let mut mask = vec![0u8; w * h];
     let m = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
     let mut all = vec![0u8; 4 * w * h];
@@ -82,18 +90,27 @@ fn read_f32(name: &str) -> Vec<f32> {
 
 #[test]
 fn every_convention_matches_the_pytorch_reference() {
-    let index: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(sam2_dir().join("reference/index.json")).unwrap()).unwrap();
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sam2_dir().join("reference/index.json")).unwrap()).unwrap();
     let mut sessions: HashMap<String, Session> = HashMap::new();
     let mut images: HashMap<String, Rgb> = HashMap::new();
     let mut failures = Vec::new();
     // "refine" follows "point" on the same session and image, as a user's second click would.
     let order = ["point", "refine", "point_neg", "box", "box_point"];
     let mut entries: Vec<&serde_json::Value> = index["entries"].as_array().unwrap().iter().collect();
-    entries.sort_by_key(|e| (e["convention"].as_str().unwrap().to_string(), e["image"].as_str().unwrap().to_string(), order.iter().position(|p| *p == e["prompt"]).unwrap()));
+    entries.sort_by_key(|e| {
+        (
+            e["convention"].as_str().unwrap().to_string(),
+            e["image"].as_str().unwrap().to_string(),
+            order.iter().position(|p| *p == e["prompt"]).unwrap(),
+        )
+    });
     for e in entries {
         let conv = e["convention"].as_str().unwrap();
         let name = format!("{conv} {} {}", e["image"].as_str().unwrap(), e["prompt"].as_str().unwrap());
-        let s = sessions.entry(conv.to_string()).or_insert_with(|| create_sam2(e["encoder"].as_str().unwrap(), e["decoder"].as_str().unwrap()).unwrap());
+        let s = sessions
+            .entry(conv.to_string())
+            .or_insert_with(|| create_sam2(e["encoder"].as_str().unwrap(), e["decoder"].as_str().unwrap()).unwrap());
         let file = index["images"][e["image"].as_str().unwrap()]["file"].as_str().unwrap();
         let img = images.entry(file.to_string()).or_insert_with(|| load_rgb(&sam2_dir().join("reference").join(file)));
         let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
@@ -107,9 +124,15 @@ fn every_convention_matches_the_pytorch_reference() {
             .filter(|(_, l)| **l == 0 || **l == 1)
             .map(|(p, l)| SegPoint { x: p[0].as_f64().unwrap() as f32, y: p[1].as_f64().unwrap() as f32, label: *l as i32 })
             .collect();
-        let bbox = e["box"].as_array().map(|b| SegBox { x1: b[0].as_f64().unwrap() as f32, y1: b[1].as_f64().unwrap() as f32, x2: b[2].as_f64().unwrap() as f32, y2: b[3].as_f64().unwrap() as f32 });
+        let bbox = e["box"].as_array().map(|b| SegBox {
+            x1: b[0].as_f64().unwrap() as f32,
+            y1: b[1].as_f64().unwrap() as f32,
+            x2: b[2].as_f64().unwrap() as f32,
+            y2: b[3].as_f64().unwrap() as f32,
+        });
         let refine = e["prompt"] == "refine";
-        let out = click(s, Some(&desc), img.w, img.h, &pts, bbox, if refine { SEG_SAM2_REFINE } else { 0 }).unwrap_or_else(|err| panic!("{name}: {err:?}"));
+        let out = click(s, Some(&desc), img.w, img.h, &pts, bbox, if refine { SEG_SAM2_REFINE } else { 0 })
+            .unwrap_or_else(|err| panic!("{name}: {err:?}"));
 
         let ref_iou: Vec<f32> = e["iou_predictions"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
         let k = ref_iou.len();

@@ -92,7 +92,12 @@ fn a_small_defect_is_found_only_by_tiling() {
     let batched = create(&model("test/unet_dynamic.onnx"), Some(&options)).unwrap();
     let (mask_batched, info) = run_mask(&batched, &img);
     let same = agreement(&mask_batched, &mask_tiled);
-    println!("batched tiles (dynamic model, 4 per run): {} tiles, IoU {:.3}, {:.5} of pixels equal to one-at-a-time", info.tiles, iou(&mask_batched, &gt), same);
+    println!(
+        "batched tiles (dynamic model, 4 per run): {} tiles, IoU {:.3}, {:.5} of pixels equal to one-at-a-time",
+        info.tiles,
+        iou(&mask_batched, &gt),
+        same
+    );
     assert_eq!(info.tiles, 130);
     assert!(same > 0.9999, "batched and one-at-a-time tiles differ on {:.5} of pixels", 1.0 - same);
 }
@@ -101,7 +106,8 @@ fn a_small_defect_is_found_only_by_tiling() {
 fn one_tile_equals_the_untiled_run() {
     // An image exactly the model's size: tiling is one tile, no resize, no blending.
     let src = load_rgb(&sample("lesion_01.png"));
-    let rgb = image::imageops::crop_imm(&image::RgbImage::from_raw(src.w as u32, src.h as u32, src.data).unwrap(), 10, 10, 256, 256).to_image();
+    let rgb =
+        image::imageops::crop_imm(&image::RgbImage::from_raw(src.w as u32, src.h as u32, src.data).unwrap(), 10, 10, 256, 256).to_image();
     let img = Rgb { w: 256, h: 256, data: rgb.into_raw() };
     let plain = create(&model("demo_unet.onnx"), None).unwrap();
     let tiled = create(&model("demo_unet.onnx"), Some(&tiled_options(SegTileMode::SEG_TILE_ON as i32))).unwrap();
@@ -119,7 +125,8 @@ fn one_tile_equals_the_untiled_run() {
 fn images_smaller_than_a_tile_are_padded_not_stretched() {
     // 200x120 with a fixed 256x256 model: one padded tile; the mask keeps the image's size.
     let src = load_rgb(&sample("lesion_03.png"));
-    let rgb = image::imageops::crop_imm(&image::RgbImage::from_raw(src.w as u32, src.h as u32, src.data).unwrap(), 0, 0, 200, 120).to_image();
+    let rgb =
+        image::imageops::crop_imm(&image::RgbImage::from_raw(src.w as u32, src.h as u32, src.data).unwrap(), 0, 0, 200, 120).to_image();
     let img = Rgb { w: 200, h: 120, data: rgb.into_raw() };
     let tiled = create(&model("demo_unet.onnx"), Some(&tiled_options(SegTileMode::SEG_TILE_ON as i32))).unwrap();
     let out = run_rgb(&tiled, &img);
@@ -137,7 +144,8 @@ fn tiling_options_are_checked() {
     assert_eq!(bad(SegOptions { tile_width: 256, tile_height: -5, ..default_options() }), Some(SegStatus::SEG_INVALID_ARGUMENT));
 
     // An overlap of half the tile or more cannot tile: refused at the run, with the reason.
-    let s = create(&model("demo_unet.onnx"), Some(&SegOptions { tile_overlap: 128, ..tiled_options(SegTileMode::SEG_TILE_ON as i32) })).unwrap();
+    let s = create(&model("demo_unet.onnx"), Some(&SegOptions { tile_overlap: 128, ..tiled_options(SegTileMode::SEG_TILE_ON as i32) }))
+        .unwrap();
     let img = load_rgb(&sample("lesion_01.png"));
     let (st, msg) = run(&s, &image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24)).err().unwrap();
     assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);

@@ -4,9 +4,9 @@
 //! status, never a crash or an out-of-bounds read.
 #![no_main]
 
-#[path = "../harness/paths.rs"]
-mod paths;
 #[path = "../harness/image_descriptor.rs"]
 mod harness;
+#[path = "../harness/paths.rs"]
+mod paths;
 
 libfuzzer_sys::fuzz_target!(|input: harness::Input| harness::run(input));

@@ -3,9 +3,9 @@
 //! ONNX Runtime's own parser would be reported upstream.
 #![no_main]
 
-#[path = "../harness/paths.rs"]
-mod paths;
 #[path = "../harness/model_bytes.rs"]
 mod harness;
+#[path = "../harness/paths.rs"]
+mod paths;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::run(data));

@@ -3,9 +3,9 @@
 //! struct_size it claims up to, so segrt must never read past what it knows.
 #![no_main]
 
-#[path = "../harness/paths.rs"]
-mod paths;
 #[path = "../harness/options_struct.rs"]
 mod harness;
+#[path = "../harness/paths.rs"]
+mod paths;
 
 libfuzzer_sys::fuzz_target!(|input: harness::Input| harness::run(input));

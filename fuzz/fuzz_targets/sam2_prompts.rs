@@ -2,9 +2,9 @@
 //! outside the image), any labels, boxes in any order, any flags, and output buffers of any size.
 #![no_main]
 
-#[path = "../harness/paths.rs"]
-mod paths;
 #[path = "../harness/sam2_prompts.rs"]
 mod harness;
+#[path = "../harness/paths.rs"]
+mod paths;
 
 libfuzzer_sys::fuzz_target!(|input: harness::Input| harness::run(input));

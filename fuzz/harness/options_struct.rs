@@ -93,7 +93,15 @@ pub fn run(i: Input) {
     if i.run_after {
         let (w, h) = (40usize, 30usize);
         let pixels = vec![100u8; w * h * 3];
-        let image = SegImage { data: pixels.as_ptr(), width: w as i32, height: h as i32, stride: 0, format: 1, plane1: ptr::null(), plane2: ptr::null() };
+        let image = SegImage {
+            data: pixels.as_ptr(),
+            width: w as i32,
+            height: h as i32,
+            stride: 0,
+            format: 1,
+            plane1: ptr::null(),
+            plane2: ptr::null(),
+        };
         let mut mask = vec![0u8; w * h];
         let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
         unsafe { seg_run_unet(s, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) };

@@ -34,7 +34,15 @@ fn session() -> &'static Handle {
         let mut s = ptr::null_mut();
         assert_eq!(unsafe { seg_create_sam2(enc.as_ptr(), dec.as_ptr(), ptr::null(), &mut s) } as i32, 0, "fuzz session");
         let pixels: Vec<u8> = (0..W * H * 3).map(|i| (i * 7 % 251) as u8).collect();
-        let image = SegImage { data: pixels.as_ptr(), width: W as i32, height: H as i32, stride: 0, format: 3, plane1: ptr::null(), plane2: ptr::null() };
+        let image = SegImage {
+            data: pixels.as_ptr(),
+            width: W as i32,
+            height: H as i32,
+            stride: 0,
+            format: 3,
+            plane1: ptr::null(),
+            plane2: ptr::null(),
+        };
         assert_eq!(unsafe { seg_sam2_set_image(s, &image, ptr::null_mut()) } as i32, 0);
         Handle(s)
     })

@@ -323,15 +323,30 @@ fn providers(device: i32, json: bool, ort: Option<PathBuf>) -> CliResult {
     for p in &probes {
         let yes = |b: bool| if b { "yes" } else { "no" };
         let reason = p.reason.as_deref().unwrap_or("").lines().next().unwrap_or("");
-        let _ = writeln!(out, "{:<12} {:>5}  {:<26} {:<8} {:<11} {reason}", p.name, p.value, p.onnxruntime_name, yes(p.in_this_build), yes(p.initialises));
+        let _ = writeln!(
+            out,
+            "{:<12} {:>5}  {:<26} {:<8} {:<11} {reason}",
+            p.name,
+            p.value,
+            p.onnxruntime_name,
+            yes(p.in_this_build),
+            yes(p.initialises)
+        );
     }
     Ok(())
 }
 
 fn parse_numbers(s: &str, what: &str, counts: &[usize]) -> CliResult<Vec<f32>> {
-    let v: Vec<f32> = s.split(',').map(|p| p.trim().parse::<f32>()).collect::<Result<_, _>>().map_err(|_| format!("{what} '{s}': not a list of numbers"))?;
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{what} '{s}': not a list of numbers"))?;
     if !counts.contains(&v.len()) {
-        return Err(format!("{what} '{s}': expected {} comma-separated numbers", counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ")));
+        return Err(format!(
+            "{what} '{s}': expected {} comma-separated numbers",
+            counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ")
+        ));
     }
     Ok(v)
 }
@@ -349,7 +364,12 @@ fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let options = Options { ort_path: ort, intra_threads: args.threads, ..Options::default() };
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    eprintln!("models loaded in {:.1} ms; convention {}; provider {}", t.elapsed().as_secs_f64() * 1e3, sam.spec().convention, sam.provider().in_use);
+    eprintln!(
+        "models loaded in {:.1} ms; convention {}; provider {}",
+        t.elapsed().as_secs_f64() * 1e3,
+        sam.spec().convention,
+        sam.provider().in_use
+    );
     let img = decode(&args.image)?;
     let rgb = img.to_rgb8();
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
@@ -374,7 +394,11 @@ fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
     let s = &out.stats;
     eprintln!(
         "{what}: encoder {} | decoder {:.1} ms | upsample+threshold {:.1} ms | mask {} of {} (predicted IoU {:.3})",
-        if s.encoder_reused { "cached".to_string() } else { format!("{:.1} ms (+ {:.1} ms pre-processing)", s.encoder_ms, s.encoder_preprocess_ms) },
+        if s.encoder_reused {
+            "cached".to_string()
+        } else {
+            format!("{:.1} ms (+ {:.1} ms pre-processing)", s.encoder_ms, s.encoder_preprocess_ms)
+        },
         s.decoder_ms,
         s.postprocess_ms,
         out.chosen,

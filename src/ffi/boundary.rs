@@ -162,20 +162,15 @@ pub(crate) fn lookup(session: *const SegSession) -> Result<Arc<Handle>> {
     if session.is_null() {
         return Err(Error::new(SegStatus::SEG_INVALID_HANDLE, "session handle is NULL"));
     }
-    registry()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&(session as usize))
-        .cloned()
-        .ok_or_else(|| Error::new(SegStatus::SEG_INVALID_HANDLE, format!("{session:p} is not a live segrt session (already freed, or never created)")))
+    registry().lock().unwrap_or_else(|p| p.into_inner()).get(&(session as usize)).cloned().ok_or_else(|| {
+        Error::new(SegStatus::SEG_INVALID_HANDLE, format!("{session:p} is not a live segrt session (already freed, or never created)"))
+    })
 }
 
 pub(crate) fn unregister(session: *const SegSession) -> Result<Arc<Handle>> {
-    registry()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&(session as usize))
-        .ok_or_else(|| Error::new(SegStatus::SEG_INVALID_HANDLE, format!("{session:p} is not a live segrt session (double free, or never created)")))
+    registry().lock().unwrap_or_else(|p| p.into_inner()).remove(&(session as usize)).ok_or_else(|| {
+        Error::new(SegStatus::SEG_INVALID_HANDLE, format!("{session:p} is not a live segrt session (double free, or never created)"))
+    })
 }
 
 #[cfg(test)]

@@ -169,15 +169,28 @@ pub unsafe extern "C" fn seg_run_sam2_points(
         let (w, h) = (out.width, out.height);
         if Some((w, h)) != size {
             // another thread set a different cached image between the check and the run
-            return Err(Error::invalid("the cached image changed during the call (another thread set a new one); pass the image explicitly"));
+            return Err(Error::invalid(
+                "the cached image changed during the call (another thread set a new one); pass the image explicitly",
+            ));
         }
         let result = out_result.as_mut();
         if let Some(r) = &result {
             if want_all && r.all_masks_len < out.scores.len() * w * h {
-                return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("all_masks holds {} bytes, {} masks of {w}x{h} need {}", r.all_masks_len, out.scores.len(), out.scores.len() * w * h)));
+                return Err(Error::new(
+                    SegStatus::SEG_BUFFER_TOO_SMALL,
+                    format!(
+                        "all_masks holds {} bytes, {} masks of {w}x{h} need {}",
+                        r.all_masks_len,
+                        out.scores.len(),
+                        out.scores.len() * w * h
+                    ),
+                ));
             }
             if !r.low_res_logits.is_null() && r.low_res_len < out.low_res.len() {
-                return Err(Error::new(SegStatus::SEG_BUFFER_TOO_SMALL, format!("low_res_logits holds {} floats, needs {}", r.low_res_len, out.low_res.len())));
+                return Err(Error::new(
+                    SegStatus::SEG_BUFFER_TOO_SMALL,
+                    format!("low_res_logits holds {} floats, needs {}", r.low_res_len, out.low_res.len()),
+                ));
             }
         }
         for (y, row) in out.mask.chunks_exact(w).enumerate() {

@@ -169,7 +169,11 @@ pub unsafe extern "C" fn seg_run_unet(
                 foreground_pixels: seg.mask.iter().filter(|v| **v != 0).count() as u64,
             };
             // A newer caller's struct may be longer: write only the fields this version knows.
-            std::ptr::copy_nonoverlapping((&info as *const SegRunInfo).cast::<u8>(), out_info.cast::<u8>(), size.min(std::mem::size_of::<SegRunInfo>()));
+            std::ptr::copy_nonoverlapping(
+                (&info as *const SegRunInfo).cast::<u8>(),
+                out_info.cast::<u8>(),
+                size.min(std::mem::size_of::<SegRunInfo>()),
+            );
         }
         Ok(())
     })

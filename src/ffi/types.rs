@@ -5,7 +5,9 @@ use std::ffi::c_char;
 
 use crate::error::{Error, Result};
 use crate::image::{check_size, plane_span, ImageView, SegPixelFormat};
-use crate::options::{Options, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode};
+use crate::options::{
+    Options, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode,
+};
 
 use super::boundary::utf8_path;
 
@@ -177,7 +179,11 @@ impl SegOptions {
         // Read only what the caller has: fields it does not know keep their defaults, and fields this
         // build does not know (a newer caller) are ignored.
         let mut raw = SegOptions::defaults();
-        std::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut raw as *mut SegOptions).cast::<u8>(), size.min(std::mem::size_of::<SegOptions>()));
+        std::ptr::copy_nonoverlapping(
+            p.cast::<u8>(),
+            (&mut raw as *mut SegOptions).cast::<u8>(),
+            size.min(std::mem::size_of::<SegOptions>()),
+        );
         raw.to_options()
     }
 
@@ -240,7 +246,14 @@ impl SegImage {
             Ok(std::slice::from_raw_parts(p.offset(lowest), span))
         };
         if format.is_planar() {
-            ImageView::planar(plane(self.data, "image data (R plane)")?, plane(self.plane1, "image plane1 (G plane)")?, plane(self.plane2, "image plane2 (B plane)")?, w, h, stride)
+            ImageView::planar(
+                plane(self.data, "image data (R plane)")?,
+                plane(self.plane1, "image plane1 (G plane)")?,
+                plane(self.plane2, "image plane2 (B plane)")?,
+                w,
+                h,
+                stride,
+            )
         } else {
             ImageView::new(plane(self.data, "image data")?, w, h, stride, format)
         }

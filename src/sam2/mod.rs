@@ -143,9 +143,8 @@ impl Sam2Segmenter {
         options.validate()?;
         let encoder = ThreadSessions::new(encoder, &options).map_err(|e| e.context("encoder"))?;
         let decoder = ThreadSessions::new(decoder, &options).map_err(|e| e.context("decoder"))?;
-        let (spec, io) = encoder.with(|e| {
-            decoder.with(|d| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)])))
-        })?;
+        let (spec, io) = encoder
+            .with(|e| decoder.with(|d| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
         Ok(Sam2Segmenter { options, spec, encoder, decoder, io, state: Mutex::new(State::default()) })
     }
 
@@ -237,7 +236,8 @@ impl Sam2Segmenter {
         let plane = s * s;
         let input: SessionInputValue<'static> = match self.spec.encoder_input {
             EncoderInput::NormalizedF32 => {
-                let luts: Vec<[f32; 256]> = (0..3).map(|c| std::array::from_fn(|v| (v as f32 / 255.0 - IMAGENET_MEAN[c]) / IMAGENET_STD[c])).collect();
+                let luts: Vec<[f32; 256]> =
+                    (0..3).map(|c| std::array::from_fn(|v| (v as f32 / 255.0 - IMAGENET_MEAN[c]) / IMAGENET_STD[c])).collect();
                 let mut data = vec![0f32; 3 * plane]; // padding stays 0, as SAM1 pads after normalising
                 for y in 0..rh {
                     for x in 0..rw {
@@ -293,11 +293,8 @@ impl Sam2Segmenter {
         };
         let (w, h) = (embedding.width, embedding.height);
         validate_prompt(prompt, w, h)?;
-        let previous = if prompt.refine {
-            self.state().previous.as_ref().filter(|(k, _)| *k == embedding.key).map(|(_, l)| l.clone())
-        } else {
-            None
-        };
+        let previous =
+            if prompt.refine { self.state().previous.as_ref().filter(|(k, _)| *k == embedding.key).map(|(_, l)| l.clone()) } else { None };
 
         let t0 = Instant::now();
         let decoded = self.decoder.with(|session| self.decode(session, &embedding, prompt, previous))?;
@@ -306,10 +303,7 @@ impl Sam2Segmenter {
         let t2 = Instant::now();
         self.state().previous = Some((embedding.key, out.low_res.clone()));
         let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-        Ok(Sam2Output {
-            stats: Sam2Stats { decoder_ms: ms(t0, t1), postprocess_ms: ms(t1, t2), ..encoder_stats },
-            ..out
-        })
+        Ok(Sam2Output { stats: Sam2Stats { decoder_ms: ms(t0, t1), postprocess_ms: ms(t1, t2), ..encoder_stats }, ..out })
     }
 
     /// Model-space coordinates and labels: box corners first (labels 2, 3), then the points.
@@ -354,8 +348,12 @@ impl Sam2Segmenter {
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, n, 2], coords)).map_err(wrap)?.into()));
         let labels: SessionInputValue<'_> = match spec.label_type {
             NumberType::F32 => Tensor::from_array(([1usize, n], labels)).map_err(wrap)?.into(),
-            NumberType::I64 => Tensor::from_array(([1usize, n], labels.iter().map(|l| *l as i64).collect::<Vec<_>>())).map_err(wrap)?.into(),
-            NumberType::I32 => Tensor::from_array(([1usize, n], labels.iter().map(|l| *l as i32).collect::<Vec<_>>())).map_err(wrap)?.into(),
+            NumberType::I64 => {
+                Tensor::from_array(([1usize, n], labels.iter().map(|l| *l as i64).collect::<Vec<_>>())).map_err(wrap)?.into()
+            }
+            NumberType::I32 => {
+                Tensor::from_array(([1usize, n], labels.iter().map(|l| *l as i32).collect::<Vec<_>>())).map_err(wrap)?.into()
+            }
         };
         inputs.push((spec.point_labels.as_str().into(), labels));
         let (mh, mw) = spec.mask_input_size;
@@ -379,7 +377,9 @@ impl Sam2Segmenter {
 
         let outputs = session.run(inputs).map_err(|e| Error::inference(format!("SAM2 decoder run failed: {}", e.message())))?;
         let read = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
-            let (shape, data) = outputs[name].try_extract_tensor::<f32>().map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
+            let (shape, data) = outputs[name]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
             Ok((shape.to_vec(), data.to_vec()))
         };
         let masks = read(&spec.masks_output)?;

@@ -91,7 +91,17 @@ fn feature_role(name: &str, all: &[&str]) -> Option<Feature> {
     };
     if is_high(name) {
         // Rank among the high-res names by trailing number: `_0/_1` and `1/2` both order correctly.
-        let number = |n: &str| n.chars().rev().take_while(|c| c.is_ascii_digit()).collect::<String>().chars().rev().collect::<String>().parse::<u32>().unwrap_or(0);
+        let number = |n: &str| {
+            n.chars()
+                .rev()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+                .chars()
+                .rev()
+                .collect::<String>()
+                .parse::<u32>()
+                .unwrap_or(0)
+        };
         let mut highs: Vec<&str> = all.iter().copied().filter(|n| is_high(n)).collect();
         highs.sort_by_key(|n| number(n));
         return match highs.iter().position(|n| *n == name) {
@@ -144,10 +154,13 @@ impl Sam2Spec {
         let din_names = names(&din);
         let din_refs: Vec<&str> = din_names.iter().map(String::as_str).collect();
         let find = |pred: &dyn Fn(&str) -> bool| din.iter().find(|t| pred(&t.name.to_ascii_lowercase()));
-        let coords = find(&|n| n == "point_coords" || n.contains("coords")).ok_or_else(|| unsupported("the decoder has no point_coords input".into()))?;
-        let labels = find(&|n| n == "point_labels" || n.contains("labels")).ok_or_else(|| unsupported("the decoder has no point_labels input".into()))?;
+        let coords = find(&|n| n == "point_coords" || n.contains("coords"))
+            .ok_or_else(|| unsupported("the decoder has no point_coords input".into()))?;
+        let labels = find(&|n| n == "point_labels" || n.contains("labels"))
+            .ok_or_else(|| unsupported("the decoder has no point_labels input".into()))?;
         let has_mask = find(&|n| n.contains("has_mask")).ok_or_else(|| unsupported("the decoder has no has_mask_input input".into()))?;
-        let mask_in = find(&|n| n.contains("mask_input") && !n.contains("has_mask")).ok_or_else(|| unsupported("the decoder has no mask_input input".into()))?;
+        let mask_in = find(&|n| n.contains("mask_input") && !n.contains("has_mask"))
+            .ok_or_else(|| unsupported("the decoder has no mask_input input".into()))?;
         let orig = din.iter().find(|t| t.name.to_ascii_lowercase().contains("orig_im_size"));
         let decoder_features: Vec<(Feature, String)> = din_names
             .iter()
@@ -175,15 +188,20 @@ impl Sam2Spec {
         };
 
         // Decoder outputs: IoU (rank 2) and masks (rank 4, the one not called low_res when both exist).
-        let iou = dout.iter().find(|t| t.name.to_ascii_lowercase().contains("iou")).ok_or_else(|| unsupported("the decoder has no iou_predictions output".into()))?;
+        let iou = dout
+            .iter()
+            .find(|t| t.name.to_ascii_lowercase().contains("iou"))
+            .ok_or_else(|| unsupported("the decoder has no iou_predictions output".into()))?;
         let mask_outputs: Vec<&TensorInfo> = dout.iter().filter(|t| t.name != iou.name && t.shape.len() == 4 && t.dtype == "f32").collect();
         let low_res = mask_outputs.iter().find(|t| t.name.to_ascii_lowercase().contains("low_res"));
-        let main = mask_outputs.iter().find(|t| !t.name.to_ascii_lowercase().contains("low_res")).or(low_res).ok_or_else(|| unsupported("the decoder has no float mask output of rank 4".into()))?;
+        let main = mask_outputs
+            .iter()
+            .find(|t| !t.name.to_ascii_lowercase().contains("low_res"))
+            .or(low_res)
+            .ok_or_else(|| unsupported("the decoder has no float mask output of rank 4".into()))?;
         let low_res_output = low_res.filter(|l| l.name != main.name).map(|l| l.name.clone());
 
-        let family = if decoder_features.iter().all(|(r, _)| *r == Feature::Embed)
-            && orig.is_some_and(|o| o.dtype == "f32")
-        {
+        let family = if decoder_features.iter().all(|(r, _)| *r == Feature::Embed) && orig.is_some_and(|o| o.dtype == "f32") {
             Family::Sam1
         } else {
             Family::Sam2

@@ -84,7 +84,15 @@ pub fn create(model_path: &Path, options: Option<&SegOptions>) -> Result<Session
 }
 
 pub fn image_desc(data: &[u8], w: usize, h: usize, stride: i32, format: SegPixelFormat) -> SegImage {
-    SegImage { data: data.as_ptr(), width: w as i32, height: h as i32, stride, format: format as i32, plane1: ptr::null(), plane2: ptr::null() }
+    SegImage {
+        data: data.as_ptr(),
+        width: w as i32,
+        height: h as i32,
+        stride,
+        format: format as i32,
+        plane1: ptr::null(),
+        plane2: ptr::null(),
+    }
 }
 
 pub struct RunOut {
@@ -118,7 +126,11 @@ pub fn iou(mask: &[u8], gt: &[u8]) -> f64 {
         i += (a && b) as u64;
         u += (a || b) as u64;
     }
-    if u == 0 { 1.0 } else { i as f64 / u as f64 }
+    if u == 0 {
+        1.0
+    } else {
+        i as f64 / u as f64
+    }
 }
 
 pub fn agreement(a: &[u8], b: &[u8]) -> f64 {
