@@ -14,7 +14,7 @@ use std::time::Instant;
 use ort::session::Session;
 use ort::value::Tensor;
 use segrt::sam2::{Point, Prompt, Sam2Segmenter};
-use segrt::{ImageView, Options, SegPixelFormat};
+use segrt::{ImageView, Options, PixelFormat};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         })
         .collect();
-    let view = ImageView::new(&bgr, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24)?;
+    let view = ImageView::new(&bgr, w, h, 0, PixelFormat::Bgr24)?;
 
     let options = Options::default();
     let sam = Sam2Segmenter::from_files(&enc, &dec, options)?;
@@ -56,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut pre = Vec::new();
     for _ in 0..iters {
         let t = Instant::now();
-        let _ = sam.encoder_input(&view)?;
+        let _ = sam.encoder_tensor(&view)?;
         pre.push(ms(t));
     }
     let (pre_ms, enc_ms) = sam.set_image(&view)?;
@@ -69,8 +69,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let out = sam.predict(Some(&view), &prompt, false)?;
         click.push(ms(t));
-        dec_only.push(out.stats.decoder_ms);
-        assert!(out.stats.encoder_reused);
+        dec_only.push(out.run.stats.decoder_ms);
+        assert!(out.run.stats.encoder_reused);
     }
 
     // bare decoder: the same model in a plain ort session, inputs prepared once
@@ -78,8 +78,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut encoder = Session::builder(env)?.commit_from_file(&enc)?;
     let mut decoder = Session::builder(env)?.commit_from_file(&dec)?;
     let spec = sam.spec().clone();
-    let input = sam.encoder_input(&view)?;
-    let enc_out = encoder.run(vec![(std::borrow::Cow::from(spec.encoder_input_name.as_str()), input)])?;
+    let tensor = sam.encoder_tensor(&view)?;
+    let side = spec.image_size as i64;
+    let enc_out = encoder.run(ort::inputs![spec.encoder_input_name.as_str() => tensor.input(vec![1, 3, side, side])?])?;
     let mut features = Vec::new();
     for (role, dec_name) in &spec.decoder_features {
         let enc_name = &spec.encoder_outputs.iter().find(|(r, _)| r == role).unwrap().1;

@@ -15,11 +15,10 @@ use std::ptr;
 use std::time::Instant;
 
 use ort::session::Session;
-use ort::value::TensorRef;
 use segrt::ffi::*;
-use segrt::options::{SegResizeFilter, SegTileMode};
-use segrt::preprocess::{model_size, prepare, Preprocessor, TensorData};
-use segrt::{ImageView, Options, SegPixelFormat, SegStatus, UnetSegmenter};
+use segrt::image::tensor::{prepare, Fit, Normalisation, Preprocessor};
+use segrt::options::{ResizeFilter, TileMode};
+use segrt::{ImageView, Options, PixelFormat, UnetSegmenter};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -48,19 +47,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     sample.save(&frame_png)?;
     let bgr: Vec<u8> = sample.pixels().flat_map(|p| [p[2], p[1], p[0]]).collect();
     let (w, h) = (w as usize, h as usize);
-    let view = ImageView::new(&bgr, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24)?;
+    let view = ImageView::new(&bgr, w, h, 0, PixelFormat::Bgr24)?;
     println!("frame {w}x{h} BGR24, {iters} iterations per figure, medians; ONNX Runtime threads: its default (one per physical core)");
 
     for model in &models {
         let seg = UnetSegmenter::from_file(model, Options::default())?;
-        let size = model_size(seg.spec(), (w, h), seg.options());
+        let size = seg.spec().model_size((w, h), seg.options());
         for _ in 0..3 {
             seg.segment(&view, false)?;
         }
         let (mut wall, mut pre, mut run, mut post) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..iters {
             let t = Instant::now();
-            let (_, stats) = seg.segment(&view, false)?;
+            let stats = seg.segment(&view, false)?.run.stats;
             wall.push(ms(t));
             pre.push(stats.preprocess_ms);
             run.push(stats.inference_ms);
@@ -86,13 +85,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
         let env = segrt::runtime::environment(None)?;
         let mut session = Session::builder(env)?.commit_from_file(model)?;
-        let tensor = prepare(&view, seg.spec(), size, seg.options())?;
+        let tensor = prepare(&view, &seg.spec().tensor_format(), size, &Normalisation::from(seg.options()), Fit::Resize)?;
         let shape = seg.spec().input_shape(size.0, size.1).to_vec();
         let bare_run = |session: &mut Session| -> Result<f64, Box<dyn std::error::Error>> {
-            let input = match &tensor {
-                TensorData::F32(v) => TensorRef::from_array_view((shape.clone(), v.as_slice()))?.into_dyn(),
-                TensorData::F16(v) => TensorRef::from_array_view((shape.clone(), v.as_slice()))?.into_dyn(),
-            };
+            let input = tensor.input(shape.clone())?;
             let t = Instant::now();
             let outputs = session.run(ort::inputs![seg.spec().input_name.as_str() => input])?;
             let elapsed = ms(t);
@@ -118,12 +114,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         unsafe { seg_free(handle) };
 
         // Pre-processing with OpenCV's kind of bilinear (no antialiasing), for the like-for-like figure.
-        let no_aa = Options { resize_filter: SegResizeFilter::SEG_RESIZE_BILINEAR_NO_ANTIALIAS, ..Options::default() };
+        let no_aa = Options { resize_filter: ResizeFilter::BilinearNoAntialias, ..Options::default() };
         let mut pre_no_aa = Vec::new();
         let mut preprocessor = Preprocessor::default();
         for _ in 0..iters {
             let t = Instant::now();
-            preprocessor.prepare(&view, seg.spec(), size, &no_aa)?;
+            preprocessor.prepare(&view, &seg.spec().tensor_format(), size, &no_aa)?;
             pre_no_aa.push(ms(t));
         }
 
@@ -174,14 +170,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn tiling_throughput(repo: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     let (w, h) = (5000u32, 4000u32);
     let frame = image::open(repo.join("models/samples/lesion_02.png"))?.resize_exact(w, h, image::imageops::FilterType::Triangle).to_rgb8();
-    let view = ImageView::new(frame.as_raw(), w as usize, h as usize, 0, SegPixelFormat::SEG_FORMAT_RGB24)?;
+    let view = ImageView::new(frame.as_raw(), w as usize, h as usize, 0, PixelFormat::Rgb24)?;
     println!("\ntiled inference, {w}x{h} RGB ({:.0} MP), 256x256 tiles, 64-pixel overlap:", (w * h) as f64 / 1e6);
     for (model, batch) in [("models/demo_unet.onnx", 1usize), ("models/test/unet_dynamic.onnx", 4)] {
-        let options = Options { tile_mode: SegTileMode::SEG_TILE_ON, tile_size: Some((256, 256)), tile_batch: batch, ..Options::default() };
+        let options = Options { tile_mode: TileMode::On, tile_size: Some((256, 256)), tile_batch: batch, ..Options::default() };
         let seg = UnetSegmenter::from_file(&repo.join(model), options)?;
         seg.segment(&view, false)?; // warm-up
         let t = Instant::now();
-        let (_, stats) = seg.segment(&view, false)?;
+        let stats = seg.segment(&view, false)?.run.stats;
         let secs = t.elapsed().as_secs_f64();
         println!(
             "  {model}, {batch} tile(s) per run: {} tiles in {:.2} s = {:.2} MP/s (pre {:.0} ms, ONNX Runtime {:.0} ms, blending + post {:.0} ms)",

@@ -12,9 +12,9 @@ use std::ptr;
 use std::time::Instant;
 
 use clap::Parser;
-use segrt::engine::resident_bytes;
+use segrt::engine::memory::resident_bytes;
 use segrt::ffi::*;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 #[derive(Parser)]
 struct Args {

@@ -60,9 +60,11 @@ echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt
 
 # Last: this rebuilds the library with the test-only panic hook (target/debug/libsegrt.so included).
+# It also proves the fuzz harnesses fail on a panic inside segrt (tests/fuzz_smoke.rs).
 echo "== a panic forced inside a run (fault-injection build)"
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --features fault-injection --test faults_c_abi
+  cargo nextest run --features fault-injection --test faults_c_abi --test fuzz_smoke -E 'binary(faults_c_abi) | test(a_panic_inside_segrt_fails_the_harness)'
 else
   cargo test --features fault-injection --test faults_c_abi
+  cargo test --features fault-injection --test fuzz_smoke a_panic_inside_segrt_fails_the_harness
 fi

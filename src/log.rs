@@ -1,25 +1,24 @@
 //! Diagnostics for the host: one process-wide sink that receives what segrt wants a person to see
-//! (the ONNX Runtime it loaded, the provider a session got and why it fell back, failed calls).
+//! (the ONNX Runtime it loaded, the provider a session got and why it fell back, failed calls,
+//! ONNX Runtime's own warnings and errors).
 //!
 //! Messages are emitted synchronously on the thread making the call, never from a release path,
 //! so a host never sees a callback while it tears a session down.
 
 use std::sync::{Arc, RwLock};
 
-/// How much a message matters. The values are part of the C ABI (`SEG_LOG_*`).
-#[repr(i32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
-pub enum SegLogLevel {
-    /// A call failed; the message is the same as `seg_last_error` gives.
-    SEG_LOG_ERROR = 1,
+/// How much a message matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// A call failed.
+    Error,
     /// Something works, but not as asked (e.g. a provider fell back to the CPU).
-    SEG_LOG_WARN = 2,
+    Warn,
     /// Normal events worth a line in a log file (runtime loaded, session created).
-    SEG_LOG_INFO = 3,
+    Info,
 }
 
-type Sink = Arc<dyn Fn(SegLogLevel, &str) + Send + Sync>;
+type Sink = Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
 
 fn sink() -> &'static RwLock<Option<Sink>> {
     static SINK: RwLock<Option<Sink>> = RwLock::new(None);
@@ -34,7 +33,7 @@ pub fn set_sink(new: Option<Sink>) {
 
 /// Sends a message to the sink, if any. The lock is not held while the sink runs, so a sink
 /// may call back into segrt (even to replace itself).
-pub fn emit(level: SegLogLevel, message: &str) {
+pub fn emit(level: LogLevel, message: &str) {
     let current = sink().read().unwrap_or_else(|p| p.into_inner()).clone();
     if let Some(sink) = current {
         sink(level, message);
@@ -51,11 +50,11 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
         set_sink(Some(Arc::new(move |level, msg: &str| s.lock().unwrap().push((level, msg.to_string())))));
-        emit(SegLogLevel::SEG_LOG_WARN, "fell back");
+        emit(LogLevel::Warn, "fell back");
         set_sink(None);
-        emit(SegLogLevel::SEG_LOG_INFO, "nobody listens");
+        emit(LogLevel::Info, "nobody listens");
         let seen = seen.lock().unwrap();
-        assert!(seen.contains(&(SegLogLevel::SEG_LOG_WARN, "fell back".to_string())));
+        assert!(seen.contains(&(LogLevel::Warn, "fell back".to_string())));
         assert!(!seen.iter().any(|(_, m)| m == "nobody listens"));
     }
 }

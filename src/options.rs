@@ -1,171 +1,135 @@
-//! Everything a session can be told: execution provider, threads, pre- and post-processing.
-//! The enums are shared with the C ABI (their integer values are part of it).
+//! Everything a session can be told: execution provider, threads, pools, limits, pre- and
+//! post-processing. Plain Rust types; the C ABI's versions and their integer values live in `ffi`.
 
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::image::SEG_DEFAULT_MAX_PIXELS;
-
-/// `TryFrom<i32>` for enums whose values arrive from C as plain integers (an out-of-range value
-/// in a Rust enum would be undefined behaviour). The enums themselves are written out literally
-/// so cbindgen and csbindgen can see them.
-macro_rules! try_from_i32 {
-    ($name:ident { $($variant:ident),+ $(,)? }) => {
-        impl TryFrom<i32> for $name {
-            type Error = Error;
-            fn try_from(v: i32) -> Result<Self> {
-                $(if v == $name::$variant as i32 { return Ok($name::$variant); })+
-                Err(Error::invalid(format!(
-                    concat!("unknown ", stringify!($name), " value {} (expected one of:", $(" ", stringify!($variant)),+, ")"),
-                    v
-                )))
-            }
-        }
-    };
-}
+use crate::image::DEFAULT_MAX_PIXELS;
 
 /// Which execution provider runs the model.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegProvider {
-    SEG_PROVIDER_CPU = 0,
-    /// NVIDIA CUDA (needs the onnxruntime-gpu build and CUDA 13 + cuDNN 9 libraries).
-    SEG_PROVIDER_CUDA = 1,
-    /// NVIDIA TensorRT (onnxruntime-gpu build plus the TensorRT libraries).
-    SEG_PROVIDER_TENSORRT = 2,
-    /// DirectML on any DirectX 12 GPU (Windows; the onnxruntime-directml build).
-    SEG_PROVIDER_DIRECTML = 3,
+pub enum Provider {
+    Cpu,
+    /// NVIDIA CUDA (the onnxruntime-gpu build, CUDA 13 + cuDNN 9).
+    Cuda,
+    /// NVIDIA TensorRT (the onnxruntime-gpu build plus TensorRT).
+    TensorRt,
+    /// DirectML on any DirectX 12 GPU (Windows, the onnxruntime-directml build).
+    DirectMl,
     /// Intel OpenVINO (the onnxruntime-openvino build).
-    SEG_PROVIDER_OPENVINO = 4,
+    OpenVino,
 }
-try_from_i32!(SegProvider { SEG_PROVIDER_CPU, SEG_PROVIDER_CUDA, SEG_PROVIDER_TENSORRT, SEG_PROVIDER_DIRECTML, SEG_PROVIDER_OPENVINO });
 
-impl SegProvider {
-    pub const ALL: [SegProvider; 5] = [
-        SegProvider::SEG_PROVIDER_CPU,
-        SegProvider::SEG_PROVIDER_CUDA,
-        SegProvider::SEG_PROVIDER_TENSORRT,
-        SegProvider::SEG_PROVIDER_DIRECTML,
-        SegProvider::SEG_PROVIDER_OPENVINO,
-    ];
+impl Provider {
+    pub const ALL: [Provider; 5] = [Provider::Cpu, Provider::Cuda, Provider::TensorRt, Provider::DirectMl, Provider::OpenVino];
 
     /// The name ONNX Runtime lists in `GetAvailableProviders` for builds that include it.
     pub fn ort_name(self) -> &'static str {
         match self {
-            SegProvider::SEG_PROVIDER_CPU => "CPUExecutionProvider",
-            SegProvider::SEG_PROVIDER_CUDA => "CUDAExecutionProvider",
-            SegProvider::SEG_PROVIDER_TENSORRT => "TensorrtExecutionProvider",
-            SegProvider::SEG_PROVIDER_DIRECTML => "DmlExecutionProvider",
-            SegProvider::SEG_PROVIDER_OPENVINO => "OpenVINOExecutionProvider",
+            Provider::Cpu => "CPUExecutionProvider",
+            Provider::Cuda => "CUDAExecutionProvider",
+            Provider::TensorRt => "TensorrtExecutionProvider",
+            Provider::DirectMl => "DmlExecutionProvider",
+            Provider::OpenVino => "OpenVINOExecutionProvider",
+        }
+    }
+
+    /// "CPU", "CUDA:0", ...: how reports name the provider on a device.
+    pub fn display_name(self, device_id: i32) -> String {
+        match self {
+            Provider::Cpu => "CPU".into(),
+            Provider::Cuda => format!("CUDA:{device_id}"),
+            Provider::TensorRt => format!("TensorRT:{device_id}"),
+            Provider::DirectMl => format!("DirectML:{device_id}"),
+            Provider::OpenVino => "OpenVINO".into(),
         }
     }
 }
 
 /// What happens when the requested execution provider cannot be initialised.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegProviderPolicy {
-    /// Session creation fails with ONNX Runtime's reason (`SEG_PROVIDER_UNAVAILABLE`).
-    SEG_PROVIDER_REQUIRE = 0,
-    /// The session runs on the CPU; the reason is recorded in `seg_session_info`.
-    SEG_PROVIDER_FALLBACK = 1,
+pub enum ProviderPolicy {
+    /// Creating the session fails with ONNX Runtime's reason.
+    Require,
+    /// The session runs on the CPU; the reason is reported.
+    Fallback,
 }
-try_from_i32!(SegProviderPolicy { SEG_PROVIDER_REQUIRE, SEG_PROVIDER_FALLBACK });
 
-/// Filter used to resize the image to the model's input size.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
+/// Filter used to resize images (Pillow's definitions, except `BilinearNoAntialias`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegResizeFilter {
-    SEG_RESIZE_NEAREST = 0,
-    SEG_RESIZE_BILINEAR = 1,
-    SEG_RESIZE_BICUBIC = 2,
-    SEG_RESIZE_LANCZOS3 = 3,
-    /// Bilinear interpolation between the 2x2 nearest pixels, without antialiasing when shrinking:
-    /// what OpenCV's `cv2.resize(..., INTER_LINEAR)` does. For models trained on images resized that
-    /// way; several times cheaper than BILINEAR on large downscales. (The others filter like Pillow.)
-    SEG_RESIZE_BILINEAR_NO_ANTIALIAS = 4,
+pub enum ResizeFilter {
+    Nearest,
+    Bilinear,
+    Bicubic,
+    Lanczos3,
+    /// 2x2 bilinear interpolation without antialiasing when shrinking, as OpenCV's `INTER_LINEAR`.
+    BilinearNoAntialias,
 }
-try_from_i32!(SegResizeFilter {
-    SEG_RESIZE_NEAREST,
-    SEG_RESIZE_BILINEAR,
-    SEG_RESIZE_BICUBIC,
-    SEG_RESIZE_LANCZOS3,
-    SEG_RESIZE_BILINEAR_NO_ANTIALIAS
-});
 
 /// Channel order a 3-channel model expects.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegChannelOrder {
-    SEG_CHANNELS_RGB = 0,
-    SEG_CHANNELS_BGR = 1,
+pub enum ChannelOrder {
+    Rgb,
+    Bgr,
 }
-try_from_i32!(SegChannelOrder { SEG_CHANNELS_RGB, SEG_CHANNELS_BGR });
 
 /// Whether a 1-channel output is turned into probabilities with a sigmoid.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegSigmoid {
-    /// Apply a sigmoid when the output holds values outside [0, 1] (logits).
-    SEG_SIGMOID_AUTO = 0,
-    SEG_SIGMOID_ON = 1,
-    SEG_SIGMOID_OFF = 2,
+pub enum Sigmoid {
+    /// When the output holds values outside [0, 1] (logits).
+    Auto,
+    On,
+    Off,
 }
-try_from_i32!(SegSigmoid { SEG_SIGMOID_AUTO, SEG_SIGMOID_ON, SEG_SIGMOID_OFF });
 
 /// How a 1-channel probability map becomes a binary mask.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegThresholdMode {
+pub enum ThresholdMode {
     /// `probability > threshold`.
-    SEG_THRESHOLD_FIXED = 0,
-    /// Otsu's threshold on the probability histogram of each image.
-    SEG_THRESHOLD_OTSU = 1,
+    Fixed,
+    /// Otsu's threshold on each image's probability histogram.
+    Otsu,
 }
-try_from_i32!(SegThresholdMode { SEG_THRESHOLD_FIXED, SEG_THRESHOLD_OTSU });
 
 /// Whether large images are segmented tile by tile at their own resolution.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegTileMode {
-    /// The whole image is resized to the model's input size: one run per image.
-    SEG_TILE_OFF = 0,
-    /// Always tile: the image is cut into model-sized tiles at full resolution, no resizing.
-    SEG_TILE_ON = 1,
+pub enum TileMode {
+    /// The whole image is resized to the model's input size.
+    Off,
+    /// Always tile.
+    On,
     /// Tile when the image is more than twice the tile's width or height.
-    SEG_TILE_AUTO = 2,
+    Auto,
 }
-try_from_i32!(SegTileMode { SEG_TILE_OFF, SEG_TILE_ON, SEG_TILE_AUTO });
+
+/// Default limit on the bytes of a model file (ONNX's protobuf limit: larger models need external data).
+pub const DEFAULT_MAX_MODEL_BYTES: u64 = 2 << 30;
+
+/// Default memory budget of one call's own buffers (tensors, score maps, masks, tiles).
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 8 << 30;
 
 /// Session options with their defaults. `Options::default()` is what `seg_options_default` gives C hosts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// Absolute path of the ONNX Runtime library to load (see `runtime` for the search order).
     pub ort_path: Option<PathBuf>,
-    pub provider: SegProvider,
+    pub provider: Provider,
     pub device_id: i32,
-    pub provider_policy: SegProviderPolicy,
-    /// ONNX Runtime intra-op threads; 0 lets ONNX Runtime choose (one per physical core).
+    pub provider_policy: ProviderPolicy,
+    /// ONNX Runtime intra-op threads of each session; 0 lets segrt choose (see `engine::pool`).
     pub intra_threads: usize,
     /// Model input size for models with dynamic height/width; `None` uses the image size
     /// rounded to `size_multiple`.
     pub input_size: Option<(usize, usize)>,
     pub size_multiple: usize,
-    pub resize_filter: SegResizeFilter,
-    pub channel_order: SegChannelOrder,
+    pub resize_filter: ResizeFilter,
+    pub channel_order: ChannelOrder,
     /// Pixel values are mapped as `(v * scale - mean[c]) / std[c]`.
     pub scale: f32,
     pub mean: [f32; 3],
     pub std: [f32; 3],
-    pub sigmoid: SegSigmoid,
-    pub threshold_mode: SegThresholdMode,
+    pub sigmoid: Sigmoid,
+    pub threshold_mode: ThresholdMode,
     pub threshold: f32,
     /// Remove connected foreground regions smaller than this many pixels (0 = off).
     pub min_area: usize,
@@ -175,7 +139,7 @@ pub struct Options {
     pub fill_holes: bool,
     /// Images with more pixels are refused before anything is allocated.
     pub max_pixels: u64,
-    pub tile_mode: SegTileMode,
+    pub tile_mode: TileMode,
     /// Tile size for models with dynamic height/width; `None` uses `input_size`, else 512x512.
     /// Fixed axes always win: a model trained at 256x256 gets 256x256 tiles.
     pub tile_size: Option<(usize, usize)>,
@@ -183,40 +147,67 @@ pub struct Options {
     pub tile_overlap: usize,
     /// Tiles per ONNX Runtime run when the model's batch axis is dynamic.
     pub tile_batch: usize,
+    /// Most ONNX Runtime sessions one handle keeps (calls beyond wait their turn); 0 = one per
+    /// physical core.
+    pub max_sessions: usize,
+    /// Model files (and in-memory models) larger than this are refused before they are read.
+    pub max_model_bytes: u64,
+    /// Memory budget of one call's own buffers; a larger need is refused before allocating.
+    pub max_memory_bytes: u64,
+    /// The UNet output to read, when the model has several (`None`: the first float map).
+    pub output_name: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             ort_path: None,
-            provider: SegProvider::SEG_PROVIDER_CPU,
+            provider: Provider::Cpu,
             device_id: 0,
-            provider_policy: SegProviderPolicy::SEG_PROVIDER_REQUIRE,
+            provider_policy: ProviderPolicy::Require,
             intra_threads: 0,
             input_size: None,
             size_multiple: 32,
-            resize_filter: SegResizeFilter::SEG_RESIZE_BILINEAR,
-            channel_order: SegChannelOrder::SEG_CHANNELS_RGB,
+            resize_filter: ResizeFilter::Bilinear,
+            channel_order: ChannelOrder::Rgb,
             scale: 1.0 / 255.0,
             mean: [0.0; 3],
             std: [1.0; 3],
-            sigmoid: SegSigmoid::SEG_SIGMOID_AUTO,
-            threshold_mode: SegThresholdMode::SEG_THRESHOLD_FIXED,
+            sigmoid: Sigmoid::Auto,
+            threshold_mode: ThresholdMode::Fixed,
             threshold: 0.5,
             min_area: 0,
             close_kernel: 0,
             fill_holes: false,
-            max_pixels: SEG_DEFAULT_MAX_PIXELS,
-            tile_mode: SegTileMode::SEG_TILE_OFF,
+            max_pixels: DEFAULT_MAX_PIXELS,
+            tile_mode: TileMode::Off,
             tile_size: None,
             tile_overlap: 64,
             tile_batch: 4,
+            max_sessions: 0,
+            max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
+            max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
+            output_name: None,
         }
     }
 }
 
+/// Logical cores of this machine (at least 1).
+pub fn logical_cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// More intra-op threads than this per session only slows ONNX Runtime down (and its pool takes
+/// seconds to start): a bound of a few threads per logical core.
+pub fn max_intra_threads() -> usize {
+    4 * logical_cores()
+}
+
+/// Sessions per handle beyond this are refused: each holds its own working memory.
+pub const MAX_SESSIONS: usize = 256;
+
 impl Options {
-    /// Rejects values that cannot work, with a message naming the field.
+    /// Rejects values that cannot work, with a message naming the option.
     pub fn validate(&self) -> Result<()> {
         if !(self.threshold.is_finite() && (0.0..=1.0).contains(&self.threshold)) {
             return Err(Error::invalid(format!("threshold {} must be within [0, 1]", self.threshold)));
@@ -255,9 +246,58 @@ impl Options {
         if !(1..=64).contains(&self.tile_batch) {
             return Err(Error::invalid(format!("tile_batch {} must be within 1..=64", self.tile_batch)));
         }
-        if self.intra_threads > 1024 {
-            return Err(Error::invalid(format!("intra_threads {} is absurd", self.intra_threads)));
+        if self.intra_threads > max_intra_threads() {
+            return Err(Error::invalid(format!(
+                "intra_threads {} is more than {} (4 x the {} logical cores of this machine): more threads only slow ONNX Runtime down; use 0 to let segrt choose",
+                self.intra_threads,
+                max_intra_threads(),
+                logical_cores()
+            )));
+        }
+        if self.max_sessions > MAX_SESSIONS {
+            return Err(Error::invalid(format!(
+                "max_sessions {} is more than {MAX_SESSIONS}; use 0 for one per physical core",
+                self.max_sessions
+            )));
+        }
+        if self.max_model_bytes == 0 || self.max_memory_bytes == 0 {
+            return Err(Error::invalid("max_model_bytes and max_memory_bytes must be positive"));
+        }
+        if self.output_name.as_deref() == Some("") {
+            return Err(Error::invalid("output_name is empty"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_each_bad_value_is_named() {
+        Options::default().validate().unwrap();
+        let cases: Vec<(Options, &str)> = vec![
+            (Options { threshold: f32::NAN, ..Options::default() }, "threshold"),
+            (Options { threshold: 1.5, ..Options::default() }, "threshold"),
+            (Options { scale: 0.0, ..Options::default() }, "scale"),
+            (Options { std: [1.0, 0.0, 1.0], ..Options::default() }, "std"),
+            (Options { size_multiple: 0, ..Options::default() }, "size_multiple"),
+            (Options { input_size: Some((0, 10)), ..Options::default() }, "input size"),
+            (Options { close_kernel: 256, ..Options::default() }, "close_kernel"),
+            (Options { max_pixels: 0, ..Options::default() }, "max_pixels"),
+            (Options { device_id: -1, ..Options::default() }, "device_id"),
+            (Options { tile_batch: 0, ..Options::default() }, "tile_batch"),
+            (Options { tile_overlap: 5000, ..Options::default() }, "tile_overlap"),
+            (Options { intra_threads: max_intra_threads() + 1, ..Options::default() }, "intra_threads"),
+            (Options { max_sessions: MAX_SESSIONS + 1, ..Options::default() }, "max_sessions"),
+            (Options { max_memory_bytes: 0, ..Options::default() }, "max_memory_bytes"),
+            (Options { output_name: Some(String::new()), ..Options::default() }, "output_name"),
+        ];
+        for (options, field) in cases {
+            let e = options.validate().unwrap_err();
+            assert!(e.message.contains(field), "{field}: {}", e.message);
+        }
+        Options { intra_threads: max_intra_threads(), max_sessions: MAX_SESSIONS, ..Options::default() }.validate().unwrap();
     }
 }

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::error::{Error, Result, SegStatus};
+use crate::error::{Error, ErrorKind, Result};
 
 /// The environment variable that names the ONNX Runtime library file.
 pub const ORT_PATH_ENV: &str = "SEGRT_ORT_PATH";
@@ -71,7 +71,7 @@ pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
     if let Some(rt) = RUNTIME.get() {
         if let Some(path) = explicit.filter(|p| *p != rt.path) {
             crate::log::emit(
-                crate::log::SegLogLevel::SEG_LOG_WARN,
+                crate::log::LogLevel::Warn,
                 &format!(
                     "ONNX Runtime path '{}' ignored: the process already uses {} (a process loads ONNX Runtime once)",
                     path.display(),
@@ -109,7 +109,7 @@ pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
             Ok(rt) => {
                 let rt = RUNTIME.get_or_init(|| rt);
                 crate::log::emit(
-                    crate::log::SegLogLevel::SEG_LOG_INFO,
+                    crate::log::LogLevel::Info,
                     &format!("ONNX Runtime {} loaded from {} ({origin})", rt.version, rt.path.display()),
                 );
                 return Ok(rt);
@@ -119,11 +119,7 @@ pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
         }
     }
     // A file that exists but is of the wrong version or not ONNX Runtime is a different fix than a missing one.
-    let status = if tried.iter().any(|t| t.contains(NOT_USABLE_MARK)) {
-        SegStatus::SEG_RUNTIME_INIT_FAILED
-    } else {
-        SegStatus::SEG_RUNTIME_NOT_FOUND
-    };
+    let status = if tried.iter().any(|t| t.contains(NOT_USABLE_MARK)) { ErrorKind::RuntimeInitFailed } else { ErrorKind::RuntimeNotFound };
     Err(Error::new(
         status,
         format!(
@@ -156,7 +152,7 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
     let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(describe_load_error(&e)))?;
     let environment = builder.with_name("segrt").build().map_err(|e| {
         LoadFailure::Environment(Error::new(
-            SegStatus::SEG_RUNTIME_INIT_FAILED,
+            ErrorKind::RuntimeInitFailed,
             format!("ONNX Runtime loaded from '{}' but creating its environment failed: {e}", path.display()),
         ))
     })?;
@@ -305,10 +301,10 @@ pub fn preload_gpu_libraries() -> Vec<PathBuf> {
         match lib {
             Ok(lib) => {
                 std::mem::forget(lib);
-                crate::log::emit(crate::log::SegLogLevel::SEG_LOG_INFO, &format!("preloaded {}", path.display()));
+                crate::log::emit(crate::log::LogLevel::Info, &format!("preloaded {}", path.display()));
                 done.push(path);
             }
-            Err(e) => crate::log::emit(crate::log::SegLogLevel::SEG_LOG_WARN, &format!("could not preload {}: {e}", path.display())),
+            Err(e) => crate::log::emit(crate::log::LogLevel::Warn, &format!("could not preload {}: {e}", path.display())),
         }
     }
     done.clone()

@@ -7,7 +7,7 @@ use std::ptr;
 
 use common::*;
 use segrt::ffi::*;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 struct Case {
     name: &'static str,
@@ -151,7 +151,7 @@ fn bad_input_table() {
         unsafe { seg_create(path.as_ptr(), &o, &mut out) },
     );
     let mut o = default_options();
-    o.provider = segrt::options::SegProvider::SEG_PROVIDER_CUDA as i32;
+    o.provider = segrt::ffi::SegProvider::SEG_PROVIDER_CUDA as i32;
     check(
         Case {
             name: "CUDA on a CPU-only ONNX Runtime (policy require)",
@@ -219,7 +219,7 @@ fn last_error_and_status_strings() {
     for s in SegStatus::ALL {
         assert_eq!(name(s as i32), s.name());
     }
-    assert_eq!(seg_abi_version(), segrt::SEG_ABI_VERSION);
+    assert_eq!(seg_abi_version(), segrt::ffi::SEG_ABI_VERSION);
     assert_eq!(unsafe { seg_options_default(ptr::null_mut()) }, SegStatus::SEG_NULL_POINTER);
 }
 

@@ -10,11 +10,11 @@ use std::ffi::CString;
 use std::ptr;
 
 use common::*;
-use segrt::ffi::*;
-use segrt::options::{SegProvider, SegProviderPolicy};
 #[cfg(feature = "fault-injection")]
-use segrt::SegPixelFormat;
-use segrt::SegStatus;
+use segrt::ffi::SegPixelFormat;
+use segrt::ffi::SegStatus;
+use segrt::ffi::*;
+use segrt::ffi::{SegProvider, SegProviderPolicy};
 
 struct Outcome {
     case: &'static str,
@@ -136,7 +136,7 @@ fn fault_table() {
     // The process survived all of that, and a correct call works.
     let s = create(&model("demo_unet.onnx"), None).unwrap();
     let img = load_rgb(&sample("lesion_06.png"));
-    assert!(run_rgb(&s, &img).mask.iter().any(|v| *v == 255));
+    assert!(run_rgb(&s, &img).mask.contains(&255));
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -21,6 +21,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
+#[cfg(feature = "fault-injection")]
+use segrt::ffi::SegPixelFormat;
 
 fn budget() -> Duration {
     Duration::from_secs_f64(std::env::var("SEGRT_FUZZ_SMOKE_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(8.0))
@@ -114,4 +116,29 @@ fn model_bytes() {
         n += 1;
     }
     println!("model_bytes: {} saved inputs replayed, {n} mutated inputs", saved.len());
+}
+
+/// The harnesses must be able to fail: a panic inside segrt is caught at the boundary and returned
+/// as `SEG_PANIC` (the host survives), and every harness turns that status into a failure. Here the
+/// fault-injection build panics inside a UNet run; the image-descriptor harness must notice.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_panic_inside_segrt_fails_the_harness() {
+    let input = image_descriptor::Input {
+        width: 40,
+        height: 30,
+        stride: 0,
+        format: SegPixelFormat::SEG_FORMAT_BGR24 as i32,
+        planar: false,
+        mask_width_delta: 0,
+        mask_stride: 0,
+        want_probability: false,
+        fill: 100,
+    };
+    std::env::set_var("SEGRT_INJECT_PANIC", "1");
+    let caught = std::panic::catch_unwind(|| image_descriptor::run(input));
+    std::env::remove_var("SEGRT_INJECT_PANIC");
+    let message = caught.expect_err("the harness let SEG_PANIC pass");
+    let text = message.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("SEG_PANIC") && text.contains("injected panic"), "{text}");
 }

@@ -9,10 +9,10 @@ use std::ptr;
 use std::sync::Mutex;
 
 use common::*;
+use segrt::ffi::SegLogLevel;
+use segrt::ffi::SegStatus;
 use segrt::ffi::*;
-use segrt::log::SegLogLevel;
-use segrt::options::{SegProvider, SegProviderPolicy};
-use segrt::SegStatus;
+use segrt::ffi::{SegProvider, SegProviderPolicy};
 
 static SEEN: Mutex<Vec<(i32, String, usize)>> = Mutex::new(Vec::new());
 

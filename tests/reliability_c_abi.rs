@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use common::*;
 use segrt::ffi::*;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 const THREADS: usize = 8;
 
@@ -218,7 +218,7 @@ fn freeing_a_handle_while_calls_are_in_flight_is_safe() {
                 let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
                 match unsafe { seg_run_unet(raw as *mut SegSession, &desc, &m, ptr::null_mut(), 0, ptr::null_mut()) } {
                     SegStatus::SEG_OK => {
-                        assert!(mask.iter().any(|v| *v == 255), "a call that ran returned a real mask");
+                        assert!(mask.contains(&255), "a call that ran returned a real mask");
                         ok.fetch_add(1, Ordering::Relaxed);
                     }
                     SegStatus::SEG_INVALID_HANDLE => {
@@ -260,9 +260,9 @@ fn sessions_of_exited_threads_are_released() {
         }
     };
     churn(5); // warm-up: allocator arenas, ONNX Runtime's per-thread caches
-    let before = segrt::engine::resident_bytes().unwrap_or(0);
+    let before = segrt::engine::memory::resident_bytes().unwrap_or(0);
     churn(40);
-    let after = segrt::engine::resident_bytes().unwrap_or(0);
+    let after = segrt::engine::memory::resident_bytes().unwrap_or(0);
     let info = session_json(&s);
     println!(
         "thread churn: 40 short-lived threads each ran once; live sessions {}, created {}, RSS {:.1} MB -> {:.1} MB",

@@ -6,8 +6,8 @@ mod common;
 use std::ptr;
 
 use common::*;
+use segrt::ffi::SegStatus;
 use segrt::ffi::*;
-use segrt::SegStatus;
 
 #[test]
 fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
@@ -60,7 +60,7 @@ fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
     assert!(version().contains("ONNX Runtime 1.31.1 loaded from"), "{}", version());
     let s = create(&model("demo_unet.onnx"), None).unwrap();
     let img = load_rgb(&sample("lesion_06.png"));
-    assert!(run_rgb(&s, &img).mask.iter().any(|v| *v == 255));
+    assert!(run_rgb(&s, &img).mask.contains(&255));
     // once loaded, a second init is a no-op
     assert_eq!(unsafe { seg_runtime_init(ptr::null()) }, SegStatus::SEG_OK);
 }

@@ -9,7 +9,7 @@ use std::ptr;
 
 use common::*;
 use segrt::ffi::*;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 fn sam2_dir() -> PathBuf {
     repo().join("models/sam2")
@@ -60,6 +60,8 @@ fn click(
         low_res_len: low_res.len(),
         low_res_width: 0,
         low_res_height: 0,
+        mask_input: ptr::null(),
+        mask_input_len: 0,
     };
     let mut score = f32::NAN;
     let st = unsafe {
@@ -249,7 +251,9 @@ fn bad_prompts_and_wrong_session_kinds() {
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let (w, h) = (img.w, img.h);
     let p = |x: f32, y: f32, label: i32| SegPoint { x, y, label };
-    let cases: Vec<(&str, Vec<SegPoint>, Option<SegBox>, u32, &str)> = vec![
+    // (case, points, box, flags, what the message must say)
+    type Case<'a> = (&'a str, Vec<SegPoint>, Option<SegBox>, u32, &'a str);
+    let cases: Vec<Case> = vec![
         ("0 points and no box", vec![], None, 0, "at least one point"),
         ("NaN coordinate", vec![p(f32::NAN, 3.0, 1)], None, 0, "not a finite"),
         ("infinite coordinate", vec![p(3.0, f32::INFINITY, 1)], None, 0, "not a finite"),

@@ -5,9 +5,9 @@ mod common;
 use std::ptr;
 
 use common::*;
+use segrt::ffi::SegTileMode;
 use segrt::ffi::*;
-use segrt::options::SegTileMode;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 /// A 2560x1920 RGB frame of flat, slightly noisy background with one 64x64 patch holding a bundled
 /// lesion sample shrunk to that size, and the ground truth. Resized whole to the demo model's

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use segrt::ffi::*;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 #[test]
 fn demo_model_reaches_iou_09_on_held_out_samples() {
@@ -42,10 +42,13 @@ fn fp16_and_int8_variants_agree_with_fp32() {
     }
 }
 
+/// A layout's name, the three buffers it owns (planes, or one buffer) and the descriptor over them.
+type Layout = (String, Vec<u8>, Vec<u8>, Vec<u8>, SegImage);
+
 /// The same picture in every layout a host may hold it in.
-fn all_layouts(img: &Rgb) -> Vec<(String, Vec<u8>, Vec<u8>, Vec<u8>, SegImage)> {
+fn all_layouts(img: &Rgb) -> Vec<Layout> {
     let (w, h) = (img.w, img.h);
-    let px = |f: &dyn Fn(&[u8]) -> Vec<u8>| -> Vec<u8> { img.data.chunks(3).flat_map(|p| f(p)).collect() };
+    let px = |f: &dyn Fn(&[u8]) -> Vec<u8>| -> Vec<u8> { img.data.chunks(3).flat_map(f).collect() };
     let bgr = px(&|p| vec![p[2], p[1], p[0]]);
     let bgra = px(&|p| vec![p[2], p[1], p[0], 255]);
     let rgba = px(&|p| vec![p[0], p[1], p[2], 7]);
@@ -176,7 +179,7 @@ fn clean_up_options_change_the_mask_as_documented() {
     assert!(plain.iter().zip(&closed).all(|(a, b)| *a == 0 || *b == 255));
 
     let mut o = default_options();
-    o.threshold_mode = segrt::options::SegThresholdMode::SEG_THRESHOLD_OTSU as i32;
+    o.threshold_mode = segrt::ffi::SegThresholdMode::SEG_THRESHOLD_OTSU as i32;
     let otsu = run_rgb(&create(&model("demo_unet.onnx"), Some(&o)).unwrap(), &img);
     assert!(otsu.info.threshold > 0.0 && otsu.info.threshold < 1.0);
     println!("otsu threshold {}", otsu.info.threshold);

@@ -252,9 +252,12 @@ namespace Segrt.Native
         ///  - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
         ///    NULL/0 when `bbox` is given.
         ///  - `bbox`: optional (NULL = none), in original image pixels.
-        ///  - `flags`: 0 or `SEG_SAM2_REFINE`.
+        ///  - `flags`: 0 or `SEG_SAM2_REFINE` (feed the session's previous chosen low-res logits back: a
+        ///    convenience for one interacting thread; threads refining their own objects on one session pass
+        ///    their previous `low_res_logits` as `out_result-&gt;mask_input` instead).
         ///  - `out_score`: optional, the chosen mask's predicted IoU.
-        ///  - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
+        ///  - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings, and the
+        ///    caller-owned `mask_input`).
         ///
         ///  Outputs are written only on success. Thread safety: any number of threads at once.
         ///
@@ -376,6 +379,26 @@ namespace Segrt.Native
         ///  Tiles per ONNX Runtime run when the model's batch axis is dynamic (default 4; 1..=64).
         /// </summary>
         public int tile_batch;
+        /// <summary>
+        ///  Most ONNX Runtime sessions the handle keeps for concurrent calls; calls beyond wait their
+        ///  turn in order. 0 (default) = one per physical core. See `seg_session_info` "pool".
+        /// </summary>
+        public int max_sessions;
+        /// <summary>
+        ///  Model files and in-memory models larger than this are refused before they are read
+        ///  (`SEG_MODEL_INVALID`); 0 = default 2 GiB (ONNX's protobuf limit).
+        /// </summary>
+        public ulong max_model_bytes;
+        /// <summary>
+        ///  Memory budget of one call's own buffers (input tensors, score maps, tiles); a call that would
+        ///  need more is refused with `SEG_OUT_OF_MEMORY` before anything is allocated. 0 = default 8 GiB.
+        /// </summary>
+        public ulong max_memory_bytes;
+        /// <summary>
+        ///  UTF-8 name of the UNet output to read when the model has several, or NULL for the only
+        ///  segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
+        /// </summary>
+        public byte* output_name;
     }
 
     /// <summary>
@@ -523,6 +546,14 @@ namespace Segrt.Native
         /// </summary>
         public int low_res_width;
         public int low_res_height;
+        /// <summary>
+        ///  In: optional low-res logits of an earlier call on the same image (its `low_res_logits`,
+        ///  `low_res_width x low_res_height` floats) to refine: the caller's own refinement state, so
+        ///  threads refining different objects on one session never mix. NULL = none (then
+        ///  `SEG_SAM2_REFINE` uses the session's last result). Needs a `struct_size` that covers it.
+        /// </summary>
+        public float* mask_input;
+        public System.UIntPtr mask_input_len;
     }
 
 
@@ -566,19 +597,25 @@ namespace Segrt.Native
         /// </summary>
         SEG_WRONG_SESSION_KIND = 7,
         /// <summary>
+        ///  Memory for the call could not be had: an allocation failed, or the call would need more than
+        ///  `SegOptions::max_memory_bytes` (the message gives the size asked for). The session stays usable.
+        /// </summary>
+        SEG_OUT_OF_MEMORY = 8,
+        /// <summary>
         ///  No ONNX Runtime library could be loaded; the message lists every path tried and why each failed.
         /// </summary>
         SEG_RUNTIME_NOT_FOUND = 10,
         /// <summary>
-        ///  An ONNX Runtime library was loaded but could not be used (wrong version, environment creation failed).
+        ///  An ONNX Runtime library was loaded but could not be used (wrong version, environment creation
+        ///  failed), or another library than the one already loaded was asked for.
         /// </summary>
         SEG_RUNTIME_INIT_FAILED = 11,
         /// <summary>
-        ///  The model file does not exist or cannot be read.
+        ///  The model file does not exist, is not a regular file, or cannot be read.
         /// </summary>
         SEG_MODEL_NOT_FOUND = 20,
         /// <summary>
-        ///  The model bytes are not a valid ONNX model (empty, truncated, corrupt).
+        ///  The model bytes are not a valid ONNX model (empty, truncated, corrupt, or larger than `max_model_bytes`).
         /// </summary>
         SEG_MODEL_INVALID = 21,
         /// <summary>

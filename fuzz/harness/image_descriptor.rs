@@ -11,19 +11,19 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
-use crate::paths::Handle;
+use crate::paths::{check, Handle};
 
 #[derive(Arbitrary, Debug)]
 pub struct Input {
-    width: i32,
-    height: i32,
-    stride: i32,
-    format: i32,
-    planar: bool,
-    mask_width_delta: i8,
-    mask_stride: i16,
-    want_probability: bool,
-    fill: u8,
+    pub width: i32,
+    pub height: i32,
+    pub stride: i32,
+    pub format: i32,
+    pub planar: bool,
+    pub mask_width_delta: i8,
+    pub mask_stride: i16,
+    pub want_probability: bool,
+    pub fill: u8,
 }
 
 /// Bigger images are refused by the session's pixel limit before any pixel is read.
@@ -90,5 +90,5 @@ pub fn run(input: Input) {
     let out = SegMask { data: mask.as_mut_ptr(), width: mw as i32, height: mh as i32, stride: ms as i32 };
     let mut prob = if input.want_probability { vec![0f32; (w.max(0) * h.max(0)).min(MAX_PIXELS as i64) as usize] } else { Vec::new() };
     let prob_ptr = if input.want_probability { prob.as_mut_ptr() } else { ptr::null_mut() };
-    unsafe { seg_run_unet(s.0, &image, &out, prob_ptr, prob.len(), ptr::null_mut()) };
+    check(unsafe { seg_run_unet(s.0, &image, &out, prob_ptr, prob.len(), ptr::null_mut()) }, "seg_run_unet");
 }

@@ -8,14 +8,18 @@ use std::ptr;
 
 use segrt::ffi::*;
 
+use crate::paths::check;
+
 pub fn run(data: &[u8]) {
     let mut s = ptr::null_mut();
-    if unsafe { seg_create_from_memory(data.as_ptr(), data.len(), ptr::null(), &mut s) } as i32 == 0 {
-        unsafe { seg_free(s) };
+    let status = unsafe { seg_create_from_memory(data.as_ptr(), data.len(), ptr::null(), &mut s) };
+    if check(status, "seg_create_from_memory") == SegStatus::SEG_OK {
+        check(unsafe { seg_free(s) }, "seg_free");
     }
     // The same bytes as both halves of a SAM2 pair exercise the convention detection.
     let mut s = ptr::null_mut();
-    if unsafe { seg_create_sam2_from_memory(data.as_ptr(), data.len(), data.as_ptr(), data.len(), ptr::null(), &mut s) } as i32 == 0 {
-        unsafe { seg_free(s) };
+    let status = unsafe { seg_create_sam2_from_memory(data.as_ptr(), data.len(), data.as_ptr(), data.len(), ptr::null(), &mut s) };
+    if check(status, "seg_create_sam2_from_memory") == SegStatus::SEG_OK {
+        check(unsafe { seg_free(s) }, "seg_free");
     }
 }

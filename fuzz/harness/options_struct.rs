@@ -10,6 +10,8 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
+use crate::paths::check;
+
 #[derive(Arbitrary, Debug)]
 pub struct Input {
     struct_size: u32,
@@ -87,7 +89,7 @@ pub fn run(i: Input) {
     o.tile_batch = i.tile_batch;
     let m = model();
     let mut s = ptr::null_mut();
-    if unsafe { seg_create_from_memory(m.as_ptr(), m.len(), &p.options, &mut s) } as i32 != 0 {
+    if check(unsafe { seg_create_from_memory(m.as_ptr(), m.len(), &p.options, &mut s) }, "seg_create_from_memory") != SegStatus::SEG_OK {
         return;
     }
     if i.run_after {
@@ -104,7 +106,7 @@ pub fn run(i: Input) {
         };
         let mut mask = vec![0u8; w * h];
         let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
-        unsafe { seg_run_unet(s, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) };
+        check(unsafe { seg_run_unet(s, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) }, "seg_run_unet");
     }
-    unsafe { seg_free(s) };
+    check(unsafe { seg_free(s) }, "seg_free");
 }

@@ -5,7 +5,7 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
-use segrt::ffi::SegSession;
+use segrt::ffi::{seg_last_error, SegSession, SegStatus};
 
 /// A session created once per process and used by every fuzz execution (any thread).
 pub struct Handle(pub *mut SegSession);
@@ -20,4 +20,17 @@ pub fn model_path(relative: &str) -> PathBuf {
 
 pub fn model_cstr(relative: &str) -> CString {
     CString::new(model_path(relative).to_str().expect("UTF-8 path")).expect("no NUL")
+}
+
+/// Fails the fuzz execution when segrt caught a panic of its own or broke an invariant: those are
+/// bugs even though the host survives them (`guard` turns them into statuses). Any other status is a
+/// correct answer to hostile input.
+pub fn check(status: SegStatus, call: &str) -> SegStatus {
+    if matches!(status, SegStatus::SEG_PANIC | SegStatus::SEG_INTERNAL) {
+        let mut buf = vec![0 as std::ffi::c_char; 4096];
+        unsafe { seg_last_error(buf.as_mut_ptr(), buf.len()) };
+        let message = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+        panic!("{call} returned {status:?}: {message}");
+    }
+    status
 }

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
-use crate::paths::Handle;
+use crate::paths::{check, Handle};
 
 #[derive(Arbitrary, Debug)]
 pub struct Input {
@@ -21,6 +21,8 @@ pub struct Input {
     all_masks_len: u16,
     low_res_len: u16,
     result_struct_size: u8,
+    /// A caller-owned refinement input: its length (right or wrong) and the value it holds.
+    mask_input: Option<(u16, f32)>,
 }
 
 const W: usize = 96;
@@ -66,9 +68,14 @@ pub fn run(input: Input) {
         result.low_res_logits = low.as_mut_ptr();
         result.low_res_len = low.len();
     }
+    let mask_input: Vec<f32> = input.mask_input.map_or(Vec::new(), |(len, v)| vec![v; len as usize]);
+    if input.mask_input.is_some() {
+        result.mask_input = mask_input.as_ptr();
+        result.mask_input_len = mask_input.len();
+    }
     let mut score = 0f32;
     let pts = if input.null_points { ptr::null() } else { points.as_ptr() };
-    unsafe {
+    let status = unsafe {
         seg_run_sam2_points(
             s.0,
             ptr::null(),
@@ -81,4 +88,5 @@ pub fn run(input: Input) {
             if input.want_result { &mut result } else { ptr::null_mut() },
         )
     };
+    check(status, "seg_run_sam2_points");
 }

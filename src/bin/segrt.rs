@@ -10,9 +10,9 @@ use clap::{Parser, Subcommand};
 use image::{DynamicImage, GrayImage, RgbImage};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use segrt::options::{SegProvider, SegProviderPolicy, SegThresholdMode, SegTileMode};
+use segrt::options::{Provider, ProviderPolicy, ThresholdMode, TileMode};
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
-use segrt::{ImageView, Options, SegPixelFormat, UnetSegmenter};
+use segrt::{ImageView, Options, PixelFormat, UnetSegmenter};
 
 #[derive(Parser)]
 #[command(name = "segrt", version, about = "Native segmentation runtime: UNet and SAM2 models on ONNX Runtime")]
@@ -172,7 +172,7 @@ fn load_segmenter(model: &Path, options: Options) -> CliResult<(UnetSegmenter, f
 fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
     let model = models.join("demo_unet.onnx");
     let samples = models.join("samples");
-    let inputs: Vec<PathBuf> = list_images(&[samples.clone()])?.into_iter().filter(|p| !stem(p).ends_with("_gt")).collect();
+    let inputs: Vec<PathBuf> = list_images(std::slice::from_ref(&samples))?.into_iter().filter(|p| !stem(p).ends_with("_gt")).collect();
     if inputs.is_empty() {
         return Err(format!("no sample images in {}", samples.display()));
     }
@@ -225,17 +225,14 @@ fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
 fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     let (provider, device_id) = parse_provider(&args.provider)?;
     let (threshold_mode, threshold) = match args.threshold.as_str() {
-        "otsu" => (SegThresholdMode::SEG_THRESHOLD_OTSU, 0.5),
-        t => (
-            SegThresholdMode::SEG_THRESHOLD_FIXED,
-            t.parse::<f32>().map_err(|_| format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'"))?,
-        ),
+        "otsu" => (ThresholdMode::Otsu, 0.5),
+        t => (ThresholdMode::Fixed, t.parse::<f32>().map_err(|_| format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'"))?),
     };
     let options = Options {
         ort_path: ort,
         provider,
         device_id,
-        provider_policy: if args.fallback { SegProviderPolicy::SEG_PROVIDER_FALLBACK } else { SegProviderPolicy::SEG_PROVIDER_REQUIRE },
+        provider_policy: if args.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require },
         intra_threads: args.threads,
         threshold_mode,
         threshold,
@@ -243,9 +240,9 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         close_kernel: args.close,
         fill_holes: args.fill_holes,
         tile_mode: match args.tile.as_str() {
-            "off" => SegTileMode::SEG_TILE_OFF,
-            "on" => SegTileMode::SEG_TILE_ON,
-            "auto" => SegTileMode::SEG_TILE_AUTO,
+            "off" => TileMode::Off,
+            "on" => TileMode::On,
+            "auto" => TileMode::Auto,
             other => return Err(format!("--tile '{other}': expected off, on or auto")),
         },
         tile_size: match &args.tile_size {
@@ -373,7 +370,7 @@ fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let img = decode(&args.image)?;
     let rgb = img.to_rgb8();
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let view = ImageView::new(rgb.as_raw(), w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24).map_err(|e| e.to_string())?;
+    let view = ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24).map_err(|e| e.to_string())?;
     let mut out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
     report_click(&out, "click");
     if args.refine {
@@ -391,7 +388,7 @@ fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
 }
 
 fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
-    let s = &out.stats;
+    let s = &out.run.stats;
     eprintln!(
         "{what}: encoder {} | decoder {:.1} ms | upsample+threshold {:.1} ms | mask {} of {} (predicted IoU {:.3})",
         if s.encoder_reused {
@@ -401,21 +398,21 @@ fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
         },
         s.decoder_ms,
         s.postprocess_ms,
-        out.chosen,
-        out.scores.len(),
-        out.scores[out.chosen]
+        out.run.chosen,
+        out.run.scores.len(),
+        out.run.scores[out.run.chosen]
     );
 }
 
-fn parse_provider(s: &str) -> CliResult<(SegProvider, i32)> {
+fn parse_provider(s: &str) -> CliResult<(Provider, i32)> {
     let (name, id) = s.split_once(':').unwrap_or((s, "0"));
     let id: i32 = id.parse().map_err(|_| format!("--provider '{s}': device id must be a number"))?;
     match name.to_ascii_lowercase().as_str() {
-        "cpu" => Ok((SegProvider::SEG_PROVIDER_CPU, 0)),
-        "cuda" => Ok((SegProvider::SEG_PROVIDER_CUDA, id)),
-        "tensorrt" => Ok((SegProvider::SEG_PROVIDER_TENSORRT, id)),
-        "directml" => Ok((SegProvider::SEG_PROVIDER_DIRECTML, id)),
-        "openvino" => Ok((SegProvider::SEG_PROVIDER_OPENVINO, 0)),
+        "cpu" => Ok((Provider::Cpu, 0)),
+        "cuda" => Ok((Provider::Cuda, id)),
+        "tensorrt" => Ok((Provider::TensorRt, id)),
+        "directml" => Ok((Provider::DirectMl, id)),
+        "openvino" => Ok((Provider::OpenVino, 0)),
         _ => Err(format!("--provider '{s}': expected cpu, cuda[:ID], tensorrt[:ID], directml[:ID] or openvino (see `segrt providers`)")),
     }
 }
@@ -431,15 +428,15 @@ fn segment_image(seg: &UnetSegmenter, img: &DynamicImage) -> CliResult<(GrayImag
     let rgb;
     let view = if matches!(img, DynamicImage::ImageLuma8(_) | DynamicImage::ImageLuma16(_)) {
         gray = img.to_luma8();
-        ImageView::new(gray.as_raw(), w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY8)
+        ImageView::new(gray.as_raw(), w, h, 0, PixelFormat::Gray8)
     } else {
         rgb = img.to_rgb8();
-        ImageView::new(rgb.as_raw(), w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24)
+        ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24)
     }
     .map_err(|e| e.to_string())?;
-    let (s, stats) = seg.segment(&view, false).map_err(|e| e.to_string())?;
+    let s = seg.segment(&view, false).map_err(|e| e.to_string())?;
     let mask = GrayImage::from_raw(w as u32, h as u32, s.mask).ok_or("mask size mismatch")?;
-    Ok((mask, stats))
+    Ok((mask, s.run.stats))
 }
 
 fn write_outputs(out: &Path, input: &Path, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<PathBuf> {
@@ -460,8 +457,8 @@ fn make_overlay(rgb: &RgbImage, mask: &GrayImage) -> RgbImage {
         let m = m.0[0];
         if m != 0 {
             let c = if m == 255 { PALETTE[0] } else { PALETTE[(m as usize - 1) % PALETTE.len()] };
-            for i in 0..3 {
-                px.0[i] = ((px.0[i] as u16 + c[i] as u16) / 2) as u8;
+            for (v, c) in px.0.iter_mut().zip(c) {
+                *v = ((*v as u16 + c as u16) / 2) as u8;
             }
         }
     }

@@ -3,12 +3,13 @@
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
-use crate::error::{Error, SegStatus};
-use crate::log::SegLogLevel;
+use crate::error::Error;
+use crate::log::LogLevel;
 use crate::runtime;
 
-use super::boundary::{copy_json_out, copy_out, guard, last_error, utf8_path};
-use super::types::SegOptions;
+use super::boundary::{copy_json_out, copy_out, guard, last_error, set_last_error};
+use super::enums::{SegLogLevel, SegStatus};
+use super::types::{utf8_path, SegOptions};
 
 /// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 /// Wrappers check it before their first call.
@@ -16,7 +17,7 @@ use super::types::SegOptions;
 /// Thread safety: any thread, any time; needs no ONNX Runtime.
 #[no_mangle]
 pub extern "C" fn seg_abi_version() -> u32 {
-    crate::SEG_ABI_VERSION
+    super::SEG_ABI_VERSION
 }
 
 /// Copies a one-line version text into `buf`, e.g.
@@ -35,7 +36,7 @@ pub unsafe extern "C" fn seg_version(buf: *mut c_char, cap: usize) -> usize {
             Some(rt) => format!("ONNX Runtime {} loaded from {}", rt.version, rt.path.display()),
             None => format!("ONNX Runtime not loaded yet (expects {})", runtime::ORT_EXPECTED_VERSION),
         };
-        format!("segrt {} (ABI {}); {ort}", env!("CARGO_PKG_VERSION"), crate::SEG_ABI_VERSION)
+        format!("segrt {} (ABI {}); {ort}", env!("CARGO_PKG_VERSION"), super::SEG_ABI_VERSION)
     })
     .unwrap_or_else(|_| "segrt".into());
     copy_out(&text, buf, cap)
@@ -108,10 +109,14 @@ pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_dat
             Some(cb) => {
                 // The pointer is only handed back to the host's own callback.
                 let user_data = user_data as usize;
-                crate::log::set_sink(Some(Arc::new(move |level: SegLogLevel, message: &str| {
+                crate::log::set_sink(Some(Arc::new(move |level: LogLevel, message: &str| {
                     // Interior NULs would cut the message short; they never occur in segrt's messages.
                     let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-                    unsafe { cb(level as i32, text.as_ptr(), user_data as *mut c_void) };
+                    // A segrt call the callback makes must not replace the message of the call
+                    // being reported: the thread's last error is restored after the callback.
+                    let saved = last_error();
+                    unsafe { cb(SegLogLevel::from(level) as i32, text.as_ptr(), user_data as *mut c_void) };
+                    set_last_error(&saved);
                 })));
             }
         }
@@ -136,7 +141,7 @@ pub unsafe extern "C" fn seg_providers(options: *const SegOptions, buf: *mut c_c
     guard(|| {
         let options = SegOptions::read(options)?;
         let probes = crate::engine::probe_providers(&options)?;
-        let json = serde_json::to_string_pretty(&probes).map_err(|e| Error::new(SegStatus::SEG_INTERNAL, e.to_string()))?;
+        let json = serde_json::to_string_pretty(&probes).map_err(|e| Error::internal(e.to_string()))?;
         copy_json_out(&json, buf, cap, out_len)
     })
 }

@@ -2,11 +2,16 @@
 
 use std::ffi::c_char;
 
-use crate::error::{Error, SegStatus};
-use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
+use crate::engine::read_model_bytes;
+use crate::error::{Error, ErrorKind};
+use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter, NO_IMAGE};
 
-use super::boundary::{guard, lookup, register, utf8_path, Handle};
-use super::types::{SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE};
+use super::boundary::guard;
+use super::enums::SegStatus;
+use super::handles::{lookup, register, Handle};
+use super::types::{
+    utf8_path, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE,
+};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 /// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
@@ -30,7 +35,7 @@ pub unsafe extern "C" fn seg_create_sam2(
         }
         let options = SegOptions::read(options)?;
         let sam = Sam2Segmenter::from_files(&encoder, &decoder, options)?;
-        out_session.write(register(Handle::Sam2(sam)));
+        out_session.write(register(Handle::Sam2(Box::new(sam))));
         Ok(())
     })
 }
@@ -55,14 +60,14 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        if encoder_len == 0 || decoder_len == 0 {
-            return Err(Error::new(SegStatus::SEG_MODEL_INVALID, "a model is empty (length 0)"));
-        }
         let options = SegOptions::read(options)?;
-        let e = std::slice::from_raw_parts(encoder_data, encoder_len).to_vec();
-        let d = std::slice::from_raw_parts(decoder_data, decoder_len).to_vec();
+        // The lengths are checked before anything is copied.
+        let e = read_model_bytes(std::slice::from_raw_parts(encoder_data, encoder_len), options.max_model_bytes)
+            .map_err(|e| e.context("encoder"))?;
+        let d = read_model_bytes(std::slice::from_raw_parts(decoder_data, decoder_len), options.max_model_bytes)
+            .map_err(|e| e.context("decoder"))?;
         let sam = Sam2Segmenter::from_memory(e, d, options)?;
-        out_session.write(register(Handle::Sam2(sam)));
+        out_session.write(register(Handle::Sam2(Box::new(sam))));
         Ok(())
     })
 }
@@ -112,9 +117,12 @@ pub unsafe extern "C" fn seg_sam2_reset(session: *mut SegSession) -> SegStatus {
 /// - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
 ///   NULL/0 when `bbox` is given.
 /// - `bbox`: optional (NULL = none), in original image pixels.
-/// - `flags`: 0 or `SEG_SAM2_REFINE`.
+/// - `flags`: 0 or `SEG_SAM2_REFINE` (feed the session's previous chosen low-res logits back: a
+///   convenience for one interacting thread; threads refining their own objects on one session pass
+///   their previous `low_res_logits` as `out_result->mask_input` instead).
 /// - `out_score`: optional, the chosen mask's predicted IoU.
-/// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
+/// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings, and the
+///   caller-owned `mask_input`).
 ///
 /// Outputs are written only on success. Thread safety: any number of threads at once.
 ///
@@ -144,84 +152,95 @@ pub unsafe extern "C" fn seg_run_sam2_points(
         if flags & !SEG_SAM2_REFINE != 0 {
             return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
         }
-        if !out_result.is_null() && ((*out_result).struct_size as usize) < SAM2_RESULT_V1_SIZE {
+        let result_size = if out_result.is_null() { 0 } else { (*out_result).struct_size as usize };
+        if !out_result.is_null() && result_size < SAM2_RESULT_V1_SIZE {
             return Err(Error::invalid(format!(
-                "SegSam2Result.struct_size is {}, expected at least {SAM2_RESULT_V1_SIZE}: set it to sizeof(SegSam2Result)",
-                (*out_result).struct_size
+                "SegSam2Result.struct_size is {result_size}, expected at least {SAM2_RESULT_V1_SIZE}: set it to sizeof(SegSam2Result)"
             )));
         }
-        let pts = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
-        let prompt = Prompt {
-            points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
-            bbox: bbox.as_ref().map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
-            refine: flags & SEG_SAM2_REFINE != 0,
-        };
-        let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
-        // Check the mask buffer before running anything: a wrong size must not cost an encoder run
-        // or replace the previous mask that refinement feeds back.
-        let size = view.as_ref().map(|v| (v.width(), v.height())).or_else(|| sam.cached_image_size());
-        let (rows, stride) = match size {
-            Some((w, h)) => (*out_mask).target(w, h)?,
-            None => return Err(Error::invalid("no image: pass one, or call seg_sam2_set_image first")),
-        };
-        let want_all = !out_result.is_null() && !(*out_result).all_masks.is_null();
-        let out = sam.predict(view.as_ref(), &prompt, want_all)?;
-        let (w, h) = (out.width, out.height);
-        if Some((w, h)) != size {
-            // another thread set a different cached image between the check and the run
-            return Err(Error::invalid(
-                "the cached image changed during the call (another thread set a new one); pass the image explicitly",
-            ));
-        }
         let result = out_result.as_mut();
+        let (lw, lh) = sam.low_res_size();
+        let prompt = prompt_from(points, n_points, bbox, flags, result.as_deref(), result_size, lw * lh)?;
+        let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+        let mut mask = (*out_mask).target()?;
+        let mut all_masks = None;
         if let Some(r) = &result {
-            if want_all && r.all_masks_len < out.scores.len() * w * h {
+            if !r.low_res_logits.is_null() && r.low_res_len < lw * lh {
                 return Err(Error::new(
-                    SegStatus::SEG_BUFFER_TOO_SMALL,
-                    format!(
-                        "all_masks holds {} bytes, {} masks of {w}x{h} need {}",
-                        r.all_masks_len,
-                        out.scores.len(),
-                        out.scores.len() * w * h
-                    ),
+                    ErrorKind::BufferTooSmall,
+                    format!("low_res_logits holds {} floats, needs {}", r.low_res_len, lw * lh),
                 ));
             }
-            if !r.low_res_logits.is_null() && r.low_res_len < out.low_res.len() {
-                return Err(Error::new(
-                    SegStatus::SEG_BUFFER_TOO_SMALL,
-                    format!("low_res_logits holds {} floats, needs {}", r.low_res_len, out.low_res.len()),
-                ));
+            if !r.all_masks.is_null() {
+                all_masks = Some(std::slice::from_raw_parts_mut(r.all_masks, r.all_masks_len));
             }
         }
-        for (y, row) in out.mask.chunks_exact(w).enumerate() {
-            rows[y * stride..y * stride + w].copy_from_slice(row);
-        }
+        // The pipeline checks the mask's size before running anything, and writes nothing on failure.
+        let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
+            if e.message == NO_IMAGE {
+                Error::invalid("no image: pass one, or call seg_sam2_set_image first")
+            } else {
+                e
+            }
+        })?;
         if !out_score.is_null() {
-            out_score.write(out.scores[out.chosen]);
+            out_score.write(run.scores[run.chosen]);
         }
         if let Some(r) = result {
-            r.chosen_index = out.chosen as i32;
-            r.num_masks = out.scores.len() as i32;
-            r.encoder_reused = out.stats.encoder_reused as u32;
+            r.chosen_index = run.chosen as i32;
+            r.num_masks = run.scores.len() as i32;
+            r.encoder_reused = run.stats.encoder_reused as u32;
             r.scores = [0.0; 4];
-            for (d, s) in r.scores.iter_mut().zip(&out.scores) {
+            for (d, s) in r.scores.iter_mut().zip(&run.scores) {
                 *d = *s;
             }
-            r.encoder_ms = out.stats.encoder_preprocess_ms + out.stats.encoder_ms;
-            r.decoder_ms = out.stats.decoder_ms;
-            r.postprocess_ms = out.stats.postprocess_ms;
-            r.low_res_width = out.low_res_size.0 as i32;
-            r.low_res_height = out.low_res_size.1 as i32;
-            if let Some(all) = &out.all_masks {
-                let dst = std::slice::from_raw_parts_mut(r.all_masks, all.len() * w * h);
-                for (chunk, m) in dst.chunks_exact_mut(w * h).zip(all) {
-                    chunk.copy_from_slice(m);
-                }
-            }
+            r.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
+            r.decoder_ms = run.stats.decoder_ms;
+            r.postprocess_ms = run.stats.postprocess_ms;
+            r.low_res_width = run.low_res_size.0 as i32;
+            r.low_res_height = run.low_res_size.1 as i32;
             if !r.low_res_logits.is_null() {
-                std::slice::from_raw_parts_mut(r.low_res_logits, out.low_res.len()).copy_from_slice(&out.low_res);
+                std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()).copy_from_slice(&run.low_res);
             }
         }
         Ok(())
+    })
+}
+
+/// The prompt of a `seg_run_sam2_points` call: points, box, refinement flag and, where the caller's
+/// `SegSam2Result` is new enough to hold it, its own `mask_input`.
+///
+/// # Safety
+/// As for `seg_run_sam2_points`.
+unsafe fn prompt_from(
+    points: *const SegPoint,
+    n_points: usize,
+    bbox: *const SegBox,
+    flags: u32,
+    result: Option<&SegSam2Result>,
+    result_size: usize,
+    low_res_len: usize,
+) -> crate::error::Result<Prompt> {
+    if n_points > crate::sam2::MAX_POINTS {
+        return Err(Error::invalid(format!("{n_points} points: at most {} are accepted", crate::sam2::MAX_POINTS)));
+    }
+    let pts = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
+    let mask_input = match result {
+        Some(r) if result_size >= std::mem::size_of::<SegSam2Result>() && !r.mask_input.is_null() => {
+            if r.mask_input_len != low_res_len {
+                return Err(Error::invalid(format!(
+                    "mask_input_len is {}: mask_input must hold the {low_res_len} low-res logits an earlier call returned",
+                    r.mask_input_len
+                )));
+            }
+            Some(std::slice::from_raw_parts(r.mask_input, r.mask_input_len).to_vec())
+        }
+        _ => None,
+    };
+    Ok(Prompt {
+        points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
+        bbox: bbox.as_ref().map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
+        refine: flags & SEG_SAM2_REFINE != 0,
+        mask_input,
     })
 }

@@ -2,11 +2,14 @@
 
 use std::ffi::c_char;
 
-use crate::error::{Error, SegStatus};
+use crate::engine::read_model_bytes;
+use crate::error::{Error, ErrorKind};
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{copy_json_out, guard, guard_quiet, lookup, register, unregister, utf8_path, Handle};
-use super::types::{SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
+use super::boundary::{copy_json_out, guard, guard_quiet};
+use super::enums::SegStatus;
+use super::handles::{lookup, register, unregister, Handle};
+use super::types::{utf8_path, SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
 
 /// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
 /// Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
@@ -46,7 +49,7 @@ pub unsafe extern "C" fn seg_create(model_path: *const c_char, options: *const S
         }
         let options = SegOptions::read(options)?;
         let segmenter = UnetSegmenter::from_file(&path, options)?;
-        out_session.write(register(Handle::Unet(segmenter)));
+        out_session.write(register(Handle::Unet(Box::new(segmenter))));
         Ok(())
     })
 }
@@ -71,13 +74,11 @@ pub unsafe extern "C" fn seg_create_from_memory(
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        if model_len == 0 {
-            return Err(Error::new(SegStatus::SEG_MODEL_INVALID, "model_len is 0: the model is empty"));
-        }
         let options = SegOptions::read(options)?;
-        let bytes = std::slice::from_raw_parts(model_data, model_len).to_vec();
+        // The length is checked before anything is copied.
+        let bytes = read_model_bytes(std::slice::from_raw_parts(model_data, model_len), options.max_model_bytes)?;
         let segmenter = UnetSegmenter::from_memory(bytes, options)?;
-        out_session.write(register(Handle::Unet(segmenter)));
+        out_session.write(register(Handle::Unet(Box::new(segmenter))));
         Ok(())
     })
 }
@@ -132,47 +133,43 @@ pub unsafe extern "C" fn seg_run_unet(
         }
         let view = (*image).view(unet.options().max_pixels)?;
         let (w, h) = (view.width(), view.height());
-        let (mask_rows, mask_stride) = (*out_mask).target(w, h)?;
+        let mut mask = (*out_mask).target()?;
         if !out_probability.is_null() && probability_len < w * h {
             return Err(Error::new(
-                SegStatus::SEG_BUFFER_TOO_SMALL,
+                ErrorKind::BufferTooSmall,
                 format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
             ));
         }
-        if !out_info.is_null() && ((*out_info).struct_size as usize) < RUN_INFO_V1_SIZE {
+        let info_size = if out_info.is_null() { 0 } else { (*out_info).struct_size as usize };
+        if !out_info.is_null() && info_size < RUN_INFO_V1_SIZE {
             return Err(Error::invalid(format!(
-                "SegRunInfo.struct_size is {}, expected at least {RUN_INFO_V1_SIZE}: set it to sizeof(SegRunInfo)",
-                (*out_info).struct_size
+                "SegRunInfo.struct_size is {info_size}, expected at least {RUN_INFO_V1_SIZE}: set it to sizeof(SegRunInfo)"
             )));
         }
+        let probability = (!out_probability.is_null()).then(|| std::slice::from_raw_parts_mut(out_probability, w * h));
 
-        let (seg, stats) = unet.segment(&view, !out_probability.is_null())?;
+        // The mask and the probability are written straight into the caller's buffers.
+        let run = unet.segment_into(&view, &mut mask, probability)?;
 
-        for (y, row) in seg.mask.chunks_exact(w).enumerate() {
-            mask_rows[y * mask_stride..y * mask_stride + w].copy_from_slice(row);
-        }
-        if let Some(prob) = &seg.probability {
-            std::slice::from_raw_parts_mut(out_probability, w * h).copy_from_slice(prob);
-        }
         if !out_info.is_null() {
-            let size = (*out_info).struct_size as usize;
+            let stats = &run.stats;
             let info = SegRunInfo {
                 struct_size: (*out_info).struct_size,
-                num_classes: seg.classes as i32,
+                num_classes: run.classes as i32,
                 model_width: stats.model_width as i32,
                 model_height: stats.model_height as i32,
                 preprocess_ms: stats.preprocess_ms,
                 inference_ms: stats.inference_ms,
                 postprocess_ms: stats.postprocess_ms,
-                threshold: seg.threshold,
+                threshold: run.threshold,
                 tiles: stats.tiles as u32,
-                foreground_pixels: seg.mask.iter().filter(|v| **v != 0).count() as u64,
+                foreground_pixels: run.foreground_pixels,
             };
             // A newer caller's struct may be longer: write only the fields this version knows.
             std::ptr::copy_nonoverlapping(
                 (&info as *const SegRunInfo).cast::<u8>(),
                 out_info.cast::<u8>(),
-                size.min(std::mem::size_of::<SegRunInfo>()),
+                info_size.min(std::mem::size_of::<SegRunInfo>()),
             );
         }
         Ok(())
@@ -198,7 +195,7 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
             Handle::Unet(u) => serde_json::to_string_pretty(&u.info()),
             Handle::Sam2(s) => serde_json::to_string_pretty(&s.info()),
         }
-        .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, e.to_string()))?;
+        .map_err(|e| Error::internal(e.to_string()))?;
         copy_json_out(&json, buf, cap, out_len)
     })
 }

@@ -1,15 +1,43 @@
 //! `#[repr(C)]` types of the C ABI and their conversion into the library's own types.
 //! No `bool` inside structs (it breaks .NET Framework marshalling): flags are `u32`.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::image::{check_size, plane_span, ImageView, SegPixelFormat};
-use crate::options::{
-    Options, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode,
-};
+use crate::image::{check_size, plane_span, ImageView, MaskMut, PixelFormat};
+use crate::options::{ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
 
-use super::boundary::utf8_path;
+use super::enums::{SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode};
+
+/// A UTF-8 C string argument as a path.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn utf8_path(p: *const c_char, what: &str) -> Result<PathBuf> {
+    utf8_str(p, what).map(PathBuf::from)
+}
+
+/// A UTF-8 C string argument.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn utf8_str(p: *const c_char, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(Error::null(what));
+    }
+    let s = CStr::from_ptr(p)
+        .to_str()
+        .map_err(|_| Error::invalid(format!("{what} is not valid UTF-8 (segrt takes UTF-8 strings and paths on every platform)")))?;
+    if s.is_empty() {
+        return Err(Error::invalid(format!("{what} is empty")));
+    }
+    Ok(s.to_string())
+}
+
+/// Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
+/// before anything is allocated.
+pub const SEG_DEFAULT_MAX_PIXELS: u64 = 100_000_000;
 
 /// An opaque session handle. Create with `seg_create*`, release with `seg_free`.
 pub struct SegSession {
@@ -72,6 +100,19 @@ pub struct SegOptions {
     pub tile_overlap: i32,
     /// Tiles per ONNX Runtime run when the model's batch axis is dynamic (default 4; 1..=64).
     pub tile_batch: i32,
+    // ---- appended after the tiling fields ----
+    /// Most ONNX Runtime sessions the handle keeps for concurrent calls; calls beyond wait their
+    /// turn in order. 0 (default) = one per physical core. See `seg_session_info` "pool".
+    pub max_sessions: i32,
+    /// Model files and in-memory models larger than this are refused before they are read
+    /// (`SEG_MODEL_INVALID`); 0 = default 2 GiB (ONNX's protobuf limit).
+    pub max_model_bytes: u64,
+    /// Memory budget of one call's own buffers (input tensors, score maps, tiles); a call that would
+    /// need more is refused with `SEG_OUT_OF_MEMORY` before anything is allocated. 0 = default 8 GiB.
+    pub max_memory_bytes: u64,
+    /// UTF-8 name of the UNet output to read when the model has several, or NULL for the only
+    /// segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
+    pub output_name: *const c_char,
 }
 
 /// A borrowed image. The pixels are only read, and only during the call.
@@ -134,31 +175,35 @@ impl SegOptions {
         let o = Options::default();
         SegOptions {
             struct_size: std::mem::size_of::<SegOptions>() as u32,
-            provider: o.provider as i32,
+            provider: SegProvider::from(o.provider) as i32,
             device_id: o.device_id,
-            provider_policy: o.provider_policy as i32,
+            provider_policy: SegProviderPolicy::from(o.provider_policy) as i32,
             intra_threads: o.intra_threads as i32,
             input_width: 0,
             input_height: 0,
             size_multiple: o.size_multiple as i32,
-            resize_filter: o.resize_filter as i32,
-            channel_order: o.channel_order as i32,
+            resize_filter: SegResizeFilter::from(o.resize_filter) as i32,
+            channel_order: SegChannelOrder::from(o.channel_order) as i32,
             scale: o.scale,
             mean: o.mean,
             std: o.std,
-            sigmoid: o.sigmoid as i32,
-            threshold_mode: o.threshold_mode as i32,
+            sigmoid: SegSigmoid::from(o.sigmoid) as i32,
+            threshold_mode: SegThresholdMode::from(o.threshold_mode) as i32,
             threshold: o.threshold,
             min_area: o.min_area as u32,
             close_kernel: o.close_kernel as u32,
             fill_holes: o.fill_holes as u32,
             max_pixels: o.max_pixels,
             ort_path: std::ptr::null(),
-            tile_mode: o.tile_mode as i32,
+            tile_mode: SegTileMode::from(o.tile_mode) as i32,
             tile_width: 0,
             tile_height: 0,
             tile_overlap: o.tile_overlap as i32,
             tile_batch: o.tile_batch as i32,
+            max_sessions: 0,
+            max_model_bytes: 0,
+            max_memory_bytes: 0,
+            output_name: std::ptr::null(),
         }
     }
 
@@ -184,10 +229,11 @@ impl SegOptions {
             (&mut raw as *mut SegOptions).cast::<u8>(),
             size.min(std::mem::size_of::<SegOptions>()),
         );
-        raw.to_options()
+        raw.options()
     }
 
-    fn to_options(&self) -> Result<Options> {
+    fn options(&self) -> Result<Options> {
+        let defaults = Options::default();
         let non_negative = |v: i32, what: &str| -> Result<usize> {
             usize::try_from(v).map_err(|_| Error::invalid(format!("SegOptions.{what} is {v}, it must not be negative")))
         };
@@ -201,30 +247,39 @@ impl SegOptions {
         };
         let options = Options {
             ort_path: if self.ort_path.is_null() { None } else { Some(unsafe { utf8_path(self.ort_path, "SegOptions.ort_path")? }) },
-            provider: SegProvider::try_from(self.provider)?,
+            provider: Provider::try_from(self.provider)?,
             device_id: self.device_id,
-            provider_policy: SegProviderPolicy::try_from(self.provider_policy)?,
+            provider_policy: ProviderPolicy::try_from(self.provider_policy)?,
             intra_threads: non_negative(self.intra_threads, "intra_threads")?,
             input_size,
             size_multiple: non_negative(self.size_multiple, "size_multiple")?,
-            resize_filter: SegResizeFilter::try_from(self.resize_filter)?,
-            channel_order: SegChannelOrder::try_from(self.channel_order)?,
+            resize_filter: ResizeFilter::try_from(self.resize_filter)?,
+            channel_order: ChannelOrder::try_from(self.channel_order)?,
             scale: self.scale,
             mean: self.mean,
             std: self.std,
-            sigmoid: SegSigmoid::try_from(self.sigmoid)?,
-            threshold_mode: SegThresholdMode::try_from(self.threshold_mode)?,
+            sigmoid: Sigmoid::try_from(self.sigmoid)?,
+            threshold_mode: ThresholdMode::try_from(self.threshold_mode)?,
             threshold: self.threshold,
             min_area: self.min_area as usize,
             close_kernel: self.close_kernel as usize,
             fill_holes: self.fill_holes != 0,
             max_pixels: self.max_pixels,
-            tile_mode: SegTileMode::try_from(self.tile_mode)?,
+            tile_mode: TileMode::try_from(self.tile_mode)?,
             tile_size,
             tile_overlap: non_negative(self.tile_overlap, "tile_overlap")?,
             tile_batch: non_negative(self.tile_batch, "tile_batch")?,
+            max_sessions: non_negative(self.max_sessions, "max_sessions")?,
+            max_model_bytes: if self.max_model_bytes == 0 { defaults.max_model_bytes } else { self.max_model_bytes },
+            max_memory_bytes: if self.max_memory_bytes == 0 { defaults.max_memory_bytes } else { self.max_memory_bytes },
+            output_name: if self.output_name.is_null() {
+                None
+            } else {
+                Some(unsafe { utf8_str(self.output_name, "SegOptions.output_name")? })
+            },
         };
-        options.validate()?;
+        // Messages name the C fields: the library's own validation speaks of options.
+        options.validate().map_err(|e| e.context("SegOptions"))?;
         Ok(options)
     }
 }
@@ -236,7 +291,7 @@ impl SegImage {
     /// The pointers must cover the rows the descriptor describes, for the lifetime `'a`.
     pub(crate) unsafe fn view<'a>(&self, max_pixels: u64) -> Result<ImageView<'a>> {
         let (w, h) = check_size(self.width as i64, self.height as i64, max_pixels)?;
-        let format = SegPixelFormat::try_from(self.format)?;
+        let format = PixelFormat::try_from(self.format)?;
         let stride = if self.stride == 0 { (w * format.bytes_per_pixel()) as isize } else { self.stride as isize };
         let (lowest, span) = plane_span(w, h, format.bytes_per_pixel(), stride)?;
         let plane = |p: *const u8, what: &str| -> Result<&'a [u8]> {
@@ -261,26 +316,25 @@ impl SegImage {
 }
 
 impl SegMask {
-    /// Checks the caller's mask buffer against the image size; returns (rows as a slice, stride).
+    /// The caller's mask buffer as described (its size is checked against the image by the pipeline).
     ///
     /// # Safety
     /// `data` must point to `height` rows of `stride` writable bytes.
-    pub(crate) unsafe fn target<'a>(&self, width: usize, height: usize) -> Result<(&'a mut [u8], usize)> {
+    pub(crate) unsafe fn target<'a>(&self) -> Result<MaskMut<'a>> {
         if self.data.is_null() {
             return Err(Error::null("mask data"));
         }
-        if (self.width as i64, self.height as i64) != (width as i64, height as i64) {
-            return Err(Error::invalid(format!(
-                "mask is {}x{} but the image is {width}x{height}: the mask must have the image's size",
-                self.width, self.height
-            )));
+        let (w, h) = check_size(self.width as i64, self.height as i64, u64::MAX).map_err(|e| e.context("mask"))?;
+        let stride = if self.stride == 0 { w } else { usize::try_from(self.stride).unwrap_or(0) };
+        if stride < w {
+            return Err(Error::invalid(format!("mask stride {} is smaller than its width {w}", self.stride)));
         }
-        let stride = if self.stride == 0 { width } else { usize::try_from(self.stride).unwrap_or(0) };
-        if stride < width {
-            return Err(Error::invalid(format!("mask stride {} is smaller than its width {width}", self.stride)));
-        }
-        let len = stride * (height - 1) + width;
-        Ok((std::slice::from_raw_parts_mut(self.data, len), stride))
+        let len = stride
+            .checked_mul(h - 1)
+            .and_then(|v| v.checked_add(w))
+            .filter(|v| *v <= isize::MAX as usize)
+            .ok_or_else(|| Error::invalid("mask stride x height overflows the address space"))?;
+        MaskMut::new(std::slice::from_raw_parts_mut(self.data, len), w, h, stride)
     }
 }
 
@@ -335,6 +389,13 @@ pub struct SegSam2Result {
     /// Out: size of the low-res logits.
     pub low_res_width: i32,
     pub low_res_height: i32,
+    // ---- appended after ABI v1 ----
+    /// In: optional low-res logits of an earlier call on the same image (its `low_res_logits`,
+    /// `low_res_width x low_res_height` floats) to refine: the caller's own refinement state, so
+    /// threads refining different objects on one session never mix. NULL = none (then
+    /// `SEG_SAM2_REFINE` uses the session's last result). Needs a `struct_size` that covers it.
+    pub mask_input: *const f32,
+    pub mask_input_len: usize,
 }
 
-pub(crate) const SAM2_RESULT_V1_SIZE: usize = std::mem::size_of::<SegSam2Result>();
+pub(crate) const SAM2_RESULT_V1_SIZE: usize = std::mem::offset_of!(SegSam2Result, mask_input);

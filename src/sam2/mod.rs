@@ -2,10 +2,11 @@
 //! by a hash of the pixels), each click runs only the prompt decoder.
 //!
 //! Reference behaviour (facebookresearch/sam2 `SAM2ImagePredictor`): RGB, x/255, ImageNet mean/std,
-//! stretched to S x S; a click (x, y) maps to (x*S/W, y*S/H); box corners go first with labels 2/3;
-//! the padding point is added inside SAM2 graphs; the chosen low-res logits are upsampled straight
-//! to H x W (bilinear, half-pixel centres) and thresholded at 0.
+//! stretched to S x S; a click (x, y) maps to (x*S/W, y*S/H) (`prompt`); the padding point is added
+//! inside SAM2 graphs; the chosen low-res logits are upsampled straight to H x W (bilinear,
+//! half-pixel centres) and thresholded at 0. `spec` recognises the export conventions.
 
+pub mod prompt;
 pub mod spec;
 
 use std::path::Path;
@@ -16,14 +17,18 @@ use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
+use crate::alloc;
+use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::{read_model_file, ProviderReport, ThreadSessions};
-use crate::error::{Error, Result, SegStatus};
-use crate::image::{check_size, ImageView};
-use crate::model::{inputs_of, outputs_of, TensorInfo};
-use crate::options::{Options, SegResizeFilter};
-use crate::resize::{new_resizer, resize_f32, resize_to_rgb8};
+use crate::error::{Error, ErrorKind, Result};
+use crate::image::resize::resize_f32;
+use crate::image::tensor::{prepare, with_thread_preprocessor, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
+use crate::image::upsample::{threshold_into, upsampled_mask};
+use crate::image::{check_size, ImageView, MaskMut};
+use crate::options::{ChannelOrder, Options, ResizeFilter};
 use crate::runtime::RuntimeInfo;
 
+pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
 
 const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
@@ -31,63 +36,51 @@ const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
 /// The reference predictor clamps low-res logits to this before feeding them back.
 const LOGIT_CLAMP: f32 = 32.0;
 
-/// A click in original image pixels. `label`: 1 = foreground, 0 = background.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    pub x: f32,
-    pub y: f32,
-    pub label: i32,
-}
+/// The message of a prediction asked for without an image (the C boundary names its own call).
+pub const NO_IMAGE: &str = "no image: pass one with the prompt, or set one first";
 
-/// A box in original image pixels, top-left and bottom-right corners.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BoxPrompt {
-    pub x1: f32,
-    pub y1: f32,
-    pub x2: f32,
-    pub y2: f32,
-}
-
-/// What the user clicked.
-#[derive(Debug, Clone, Default)]
-pub struct Prompt {
-    pub points: Vec<Point>,
-    pub bbox: Option<BoxPrompt>,
-    /// Feed the previous call's chosen low-res logits back as `mask_input` (same image only).
-    pub refine: bool,
-}
+/// One encoder output: its role, shape and values.
+type FeatureMap = (Feature, Vec<i64>, Vec<f32>);
 
 /// The encoder output for one image.
 struct Embedding {
     key: u64,
     width: usize,
     height: usize,
-    features: Vec<(Feature, Vec<i64>, Vec<f32>)>,
+    features: Vec<FeatureMap>,
 }
 
 #[derive(Default)]
 struct State {
     embedding: Option<Arc<Embedding>>,
     /// Chosen low-res logits of the last prediction and the image they belong to.
-    previous: Option<(u64, Vec<f32>)>,
+    previous: Option<(u64, Arc<[f32]>)>,
 }
 
-/// One prediction.
+/// What one prediction wrote into the caller's mask, and what comes with it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sam2Output {
+pub struct Sam2Run {
     pub width: usize,
     pub height: usize,
-    /// The chosen mask, 0/255, width x height.
-    pub mask: Vec<u8>,
     pub chosen: usize,
     /// Predicted IoU of every mask the decoder returned.
     pub scores: Vec<f32>,
+    /// The chosen low-res logits (clamped to +-32), for refinement, and their (width, height).
+    pub low_res: Arc<[f32]>,
+    pub low_res_size: (usize, usize),
+    /// Pixels of the chosen mask that are not 0.
+    pub foreground_pixels: u64,
+    pub stats: Sam2Stats,
+}
+
+/// One prediction with masks of its own, for callers without buffers (the CLI, tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sam2Output {
+    /// The chosen mask, 0/255, width x height.
+    pub mask: Vec<u8>,
     /// Every mask (0/255) when asked for.
     pub all_masks: Option<Vec<Vec<u8>>>,
-    /// The chosen low-res logits (clamped to +-32) and their (width, height).
-    pub low_res: Vec<f32>,
-    pub low_res_size: (usize, usize),
-    pub stats: Sam2Stats,
+    pub run: Sam2Run,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -132,10 +125,14 @@ pub struct Sam2Info<'a> {
     pub onnxruntime: RuntimeInfo,
 }
 
+fn ms(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64() * 1e3
+}
+
 impl Sam2Segmenter {
     pub fn from_files(encoder: &Path, decoder: &Path, options: Options) -> Result<Self> {
-        let e = read_model_file(encoder).map_err(|e| e.context("encoder"))?;
-        let d = read_model_file(decoder).map_err(|e| e.context("decoder"))?;
+        let e = read_model_file(encoder, options.max_model_bytes).map_err(|e| e.context("encoder"))?;
+        let d = read_model_file(decoder, options.max_model_bytes).map_err(|e| e.context("decoder"))?;
         Self::from_memory(e, d, options)
     }
 
@@ -186,6 +183,12 @@ impl Sam2Segmenter {
         self.state().embedding.as_ref().map(|e| (e.width, e.height))
     }
 
+    /// (width, height) of the low-res logits the decoder takes as `mask_input` and returns.
+    pub fn low_res_size(&self) -> (usize, usize) {
+        let (h, w) = self.spec.mask_input_size;
+        (w, h)
+    }
+
     /// Forgets the cached image and the previous mask.
     pub fn reset(&self) {
         *self.state() = State::default();
@@ -194,21 +197,22 @@ impl Sam2Segmenter {
     /// Encodes `image` now unless it is the cached one. Returns (pre-processing ms, encoder ms),
     /// both 0 when the cache was used.
     pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
-        self.embedding_for(image).map(|(_, stats)| (stats.encoder_preprocess_ms, stats.encoder_ms))
-    }
-
-    fn embedding_for(&self, image: &ImageView<'_>) -> Result<(Arc<Embedding>, Sam2Stats)> {
         check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
         let key = image.content_hash();
-        if let Some(e) = self.state().embedding.as_ref().filter(|e| e.key == key) {
-            return Ok((e.clone(), Sam2Stats { encoder_reused: true, ..Sam2Stats::default() }));
+        let cached = self.state().embedding.as_ref().is_some_and(|e| e.key == key);
+        if cached {
+            return Ok((0.0, 0.0));
         }
-        // Encode without holding the lock: clicks on the cached image go on meanwhile.
+        let (_, stats) = self.encode(image, key)?;
+        Ok((stats.encoder_preprocess_ms, stats.encoder_ms))
+    }
+
+    /// Runs the encoder on `image` (without holding the state lock: clicks on the cached image go
+    /// on meanwhile) and caches its embedding.
+    fn encode(&self, image: &ImageView<'_>, key: u64) -> Result<(Arc<Embedding>, Sam2Stats)> {
         let t0 = Instant::now();
-        let input = self.encoder_input(image)?;
-        let t1 = Instant::now();
-        let features = self.encode(input)?;
-        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+        let mut t1 = t0;
+        let features = self.run_encoder(image, &mut t1)?;
         let stats = Sam2Stats { encoder_preprocess_ms: ms(t0, t1), encoder_ms: ms(t1, Instant::now()), ..Sam2Stats::default() };
         let embedding = Arc::new(Embedding { key, width: image.width(), height: image.height(), features });
         let mut state = self.state();
@@ -219,131 +223,160 @@ impl Sam2Segmenter {
         Ok((embedding, stats))
     }
 
-    /// The encoder's input tensor for `image`: RGB, resized to the model (stretched for SAM2,
-    /// long side + padding for SAM1), ImageNet-normalised float32 or raw uint8, NCHW.
-    pub fn encoder_input(&self, image: &ImageView<'_>) -> Result<SessionInputValue<'static>> {
+    /// How the encoder wants `image`: RGB, resized to the model (stretched for SAM2, long side +
+    /// zero padding for SAM1), ImageNet-normalised float32 or raw uint8, NCHW.
+    fn encoder_format(&self, (w, h): (usize, usize)) -> (TensorFormat, Normalisation, Fit) {
         let s = self.spec.image_size;
-        let (w, h) = (image.width(), image.height());
-        // SAM2: stretch to S x S. SAM1: long side to S, pad right/bottom.
-        let (rw, rh) = match self.spec.family {
-            Family::Sam2 => (s, s),
+        let fit = match self.spec.family {
+            Family::Sam2 => Fit::Resize,
             Family::Sam1 => {
-                let scale = s as f64 / w.max(h) as f64;
-                (((w as f64 * scale).round() as usize).clamp(1, s), ((h as f64 * scale).round() as usize).clamp(1, s))
+                let k = s as f64 / w.max(h) as f64;
+                let side = |v: usize| ((v as f64 * k).round() as usize).clamp(1, s);
+                Fit::Place { width: side(w), height: side(h) }
             }
         };
-        let rgb = resize_to_rgb8(&mut new_resizer(), image, (rw, rh), SegResizeFilter::SEG_RESIZE_BILINEAR)?;
-        let plane = s * s;
-        let input: SessionInputValue<'static> = match self.spec.encoder_input {
-            EncoderInput::NormalizedF32 => {
-                let luts: Vec<[f32; 256]> =
-                    (0..3).map(|c| std::array::from_fn(|v| (v as f32 / 255.0 - IMAGENET_MEAN[c]) / IMAGENET_STD[c])).collect();
-                let mut data = vec![0f32; 3 * plane]; // padding stays 0, as SAM1 pads after normalising
-                for y in 0..rh {
-                    for x in 0..rw {
-                        let px = &rgb[(y * rw + x) * 3..][..3];
-                        for c in 0..3 {
-                            data[c * plane + y * s + x] = luts[c][px[c] as usize];
-                        }
-                    }
-                }
-                Tensor::from_array(([1usize, 3, s, s], data)).map(Into::into)
-            }
-            EncoderInput::RawU8 => {
-                let mut data = vec![0u8; 3 * plane];
-                for y in 0..rh {
-                    for x in 0..rw {
-                        for c in 0..3 {
-                            data[c * plane + y * s + x] = rgb[(y * rw + x) * 3 + c];
-                        }
-                    }
-                }
-                Tensor::from_array(([1usize, 3, s, s], data)).map(Into::into)
-            }
-        }
-        .map_err(|e| Error::new(SegStatus::SEG_INTERNAL, format!("cannot build the encoder input: {e}")))?;
-        Ok(input)
+        let (element, norm) = match self.spec.encoder_input {
+            EncoderInput::NormalizedF32 => (
+                Element::F32,
+                Normalisation {
+                    scale: 1.0 / 255.0,
+                    mean: IMAGENET_MEAN,
+                    std: IMAGENET_STD,
+                    channel_order: ChannelOrder::Rgb,
+                    filter: ResizeFilter::Bilinear,
+                },
+            ),
+            EncoderInput::RawU8 => (
+                Element::U8,
+                Normalisation {
+                    scale: 1.0,
+                    mean: [0.0; 3],
+                    std: [1.0; 3],
+                    channel_order: ChannelOrder::Rgb,
+                    filter: ResizeFilter::Bilinear,
+                },
+            ),
+        };
+        (TensorFormat { channels: 3, layout: Layout::Nchw, element }, norm, fit)
     }
 
-    fn encode(&self, input: SessionInputValue<'static>) -> Result<Vec<(Feature, Vec<i64>, Vec<f32>)>> {
-        self.encoder.with(|session| {
-            let outputs = session
-                .run(vec![(std::borrow::Cow::from(self.spec.encoder_input_name.as_str()), input)])
-                .map_err(|e| Error::inference(format!("SAM2 encoder run failed: {}", e.message())))?;
-            let mut features = Vec::new();
-            for (role, name) in &self.spec.encoder_outputs {
-                let (shape, data) = outputs[name.as_str()]
-                    .try_extract_tensor::<f32>()
-                    .map_err(|e| Error::inference(format!("cannot read encoder output '{name}': {e}")))?;
-                features.push((*role, shape.to_vec(), data.to_vec()));
-            }
-            Ok(features)
+    /// The encoder's input tensor for `image`, in fresh buffers (for benchmarks and tools).
+    pub fn encoder_tensor(&self, image: &ImageView<'_>) -> Result<TensorData> {
+        let s = self.spec.image_size;
+        let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
+        prepare(image, &format, (s, s), &norm, fit)
+    }
+
+    /// The encoder run on `image`, its input built by the shared pre-processing in the thread's
+    /// reused buffers.
+    fn run_encoder(&self, image: &ImageView<'_>, prepared: &mut Instant) -> Result<Vec<FeatureMap>> {
+        let s = self.spec.image_size;
+        let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
+        with_thread_preprocessor(|pre| {
+            pre.start_batch(&format, (s, s), 1)?;
+            pre.fill(0, image, &format, (s, s), &norm, fit)?;
+            *prepared = Instant::now();
+            let input = pre.tensor().input(vec![1, 3, s as i64, s as i64])?;
+            self.encoder.with(|session| {
+                let outputs = session
+                    .run(ort::inputs![self.spec.encoder_input_name.as_str() => input])
+                    .map_err(|e| Error::inference(format!("SAM2 encoder run failed: {}", e.message())))?;
+                let mut features = Vec::new();
+                for (role, name) in &self.spec.encoder_outputs {
+                    let (shape, data) = outputs[name.as_str()]
+                        .try_extract_tensor::<f32>()
+                        .map_err(|e| Error::inference(format!("cannot read encoder output '{name}': {e}")))?;
+                    features.push((*role, shape.to_vec(), alloc::copy_of(data, "the image embedding")?));
+                }
+                Ok(features)
+            })
         })
     }
 
-    /// Runs the decoder for `prompt` on `image` (or, when `None`, on the image set last).
+    /// Runs the decoder for `prompt` on `image` (or, when `None`, on the image set last), with masks
+    /// of its own.
     pub fn predict(&self, image: Option<&ImageView<'_>>, prompt: &Prompt, want_all: bool) -> Result<Sam2Output> {
-        let (embedding, encoder_stats) = match image {
-            Some(img) => self.embedding_for(img)?,
-            None => {
-                let e = self.state().embedding.clone();
-                let e = e.ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?;
-                (e, Sam2Stats { encoder_reused: true, ..Sam2Stats::default() })
+        let (w, h) = match image {
+            Some(img) => (img.width(), img.height()),
+            None => self.cached_image_size().ok_or_else(|| Error::invalid(NO_IMAGE))?,
+        };
+        check_size(w as i64, h as i64, self.options.max_pixels)?;
+        let mut mask = alloc::vec_of(w * h, 0u8, "the mask")?;
+        let mut all = if want_all { Some(alloc::vec_of(4 * w * h, 0u8, "every mask")?) } else { None };
+        let run = self.predict_into(image, prompt, &mut MaskMut::new(&mut mask, w, h, 0)?, all.as_deref_mut())?;
+        let all_masks = all.map(|a| a.chunks_exact(w * h).take(run.scores.len()).map(<[u8]>::to_vec).collect());
+        Ok(Sam2Output { mask, all_masks, run })
+    }
+
+    /// Runs the decoder for `prompt` on `image` (or, when `None`, on the image set last) and writes
+    /// the chosen mask (0/255) into the caller's `mask`, which must have the image's size;
+    /// `all_masks` (optional, `masks x width x height` bytes) receives every mask. Nothing is
+    /// written unless the whole prediction succeeds.
+    pub fn predict_into(
+        &self,
+        image: Option<&ImageView<'_>>,
+        prompt: &Prompt,
+        mask: &mut MaskMut<'_>,
+        all_masks: Option<&mut [u8]>,
+    ) -> Result<Sam2Run> {
+        let size_check = |(w, h): (usize, usize)| -> Result<()> {
+            if (mask.width(), mask.height()) != (w, h) {
+                return Err(Error::invalid(format!(
+                    "mask is {}x{} but the image is {w}x{h}: the mask must have the image's size",
+                    mask.width(),
+                    mask.height()
+                )));
             }
+            validate_prompt(prompt, w, h)
+        };
+        let (lw, lh) = self.low_res_size();
+        if prompt.mask_input.as_ref().is_some_and(|m| m.len() != lw * lh) {
+            return Err(Error::invalid(format!("mask_input must hold {lw}x{lh} = {} low-res logits", lw * lh)));
+        }
+        // The state is read once: the cached embedding (when it serves) and the previous logits.
+        let key = image.map(|img| check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| img.content_hash()));
+        let key = key.transpose()?;
+        let (cached, previous) = {
+            let state = self.state();
+            let cached = state.embedding.clone().filter(|e| key.map_or(true, |k| k == e.key));
+            (cached, state.previous.clone())
+        };
+        let (embedding, encoder_stats) = match (cached, image) {
+            (Some(e), _) => (e, Sam2Stats { encoder_reused: true, ..Sam2Stats::default() }),
+            (None, Some(img)) => {
+                // Check what can be checked before paying for an encoder run.
+                size_check((img.width(), img.height()))?;
+                self.encode(img, key.expect("set with the image"))?
+            }
+            (None, None) => return Err(Error::invalid(NO_IMAGE)),
         };
         let (w, h) = (embedding.width, embedding.height);
-        validate_prompt(prompt, w, h)?;
-        let previous =
-            if prompt.refine { self.state().previous.as_ref().filter(|(k, _)| *k == embedding.key).map(|(_, l)| l.clone()) } else { None };
+        size_check((w, h))?;
+        let previous = match (&prompt.mask_input, prompt.refine) {
+            (Some(m), _) => Some(m.as_slice()),
+            (None, true) => previous.as_ref().filter(|(k, _)| *k == embedding.key).map(|(_, l)| &l[..]),
+            (None, false) => None,
+        };
 
         let t0 = Instant::now();
         let decoded = self.decoder.with(|session| self.decode(session, &embedding, prompt, previous))?;
         let t1 = Instant::now();
-        let out = self.finish(decoded, (w, h), want_all)?;
-        let t2 = Instant::now();
-        self.state().previous = Some((embedding.key, out.low_res.clone()));
-        let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-        Ok(Sam2Output { stats: Sam2Stats { decoder_ms: ms(t0, t1), postprocess_ms: ms(t1, t2), ..encoder_stats }, ..out })
+        let mut run = self.finish(decoded, mask, all_masks)?;
+        self.state().previous = Some((embedding.key, run.low_res.clone()));
+        run.stats = Sam2Stats { decoder_ms: ms(t0, t1), postprocess_ms: ms(t1, Instant::now()), ..encoder_stats };
+        Ok(run)
     }
 
-    /// Model-space coordinates and labels: box corners first (labels 2, 3), then the points.
-    fn prompt_tensors(&self, prompt: &Prompt, (w, h): (usize, usize)) -> (Vec<f32>, Vec<f32>) {
-        let s = self.spec.image_size as f32;
-        let (sx, sy) = match self.spec.family {
-            Family::Sam2 => (s / w as f32, s / h as f32),
-            Family::Sam1 => {
-                let k = s / w.max(h) as f32;
-                (k, k)
-            }
-        };
-        let mut coords = Vec::new();
-        let mut labels = Vec::new();
-        if let Some(b) = prompt.bbox {
-            coords.extend([b.x1 * sx, b.y1 * sy, b.x2 * sx, b.y2 * sy]);
-            labels.extend([2.0, 3.0]);
-        }
-        for p in &prompt.points {
-            coords.extend([p.x * sx, p.y * sy]);
-            labels.push(p.label as f32);
-        }
-        // SAM1 clients add the padding point themselves when there is no box; SAM2 graphs add it.
-        if self.spec.family == Family::Sam1 && prompt.bbox.is_none() {
-            coords.extend([0.0, 0.0]);
-            labels.push(-1.0);
-        }
-        (coords, labels)
-    }
-
-    fn decode(&self, session: &mut Session, embedding: &Embedding, prompt: &Prompt, previous: Option<Vec<f32>>) -> Result<Decoded> {
+    fn decode(&self, session: &mut Session, embedding: &Embedding, prompt: &Prompt, previous: Option<&[f32]>) -> Result<Decoded> {
         let spec = &self.spec;
-        let wrap = |e: ort::Error| Error::new(SegStatus::SEG_INTERNAL, format!("cannot build a decoder input: {e}"));
+        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
         let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
         for (role, name) in &spec.decoder_features {
             let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
             // Borrowed, not copied: the embedding of a 1024 model is about 17 MB.
             inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
         }
-        let (coords, labels) = self.prompt_tensors(prompt, (embedding.width, embedding.height));
+        let (coords, labels) = model_space(prompt, spec.family, spec.image_size, (embedding.width, embedding.height));
         let n = labels.len();
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, n, 2], coords)).map_err(wrap)?.into()));
         let labels: SessionInputValue<'_> = match spec.label_type {
@@ -358,7 +391,10 @@ impl Sam2Segmenter {
         inputs.push((spec.point_labels.as_str().into(), labels));
         let (mh, mw) = spec.mask_input_size;
         let has_mask = previous.is_some() as u8 as f32;
-        let mask = previous.filter(|p| p.len() == mh * mw).unwrap_or_else(|| vec![0f32; mh * mw]);
+        let mask = match previous {
+            Some(p) if p.len() == mh * mw => p.to_vec(),
+            _ => vec![0f32; mh * mw],
+        };
         inputs.push((spec.mask_input.as_str().into(), Tensor::from_array(([1usize, 1, mh, mw], mask)).map_err(wrap)?.into()));
         let count: i64 = spec.has_mask_input_shape.iter().product::<i64>().max(1);
         inputs.push((
@@ -380,7 +416,7 @@ impl Sam2Segmenter {
             let (shape, data) = outputs[name]
                 .try_extract_tensor::<f32>()
                 .map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
-            Ok((shape.to_vec(), data.to_vec()))
+            Ok((shape.to_vec(), alloc::copy_of(data, "a decoder output")?))
         };
         let masks = read(&spec.masks_output)?;
         let iou = read(&spec.iou_output)?.1;
@@ -388,55 +424,76 @@ impl Sam2Segmenter {
         Ok(Decoded { masks, iou, low_res })
     }
 
-    fn finish(&self, d: Decoded, (w, h): (usize, usize), want_all: bool) -> Result<Sam2Output> {
+    /// The decoder's outputs into the caller's masks, and the chosen low-res logits.
+    fn finish(&self, d: Decoded, mask: &mut MaskMut<'_>, all_masks: Option<&mut [u8]>) -> Result<Sam2Run> {
+        let (w, h) = (mask.width(), mask.height());
         let (shape, logits) = d.masks;
         let bad = || Error::unsupported_model(format!("decoder mask output has shape {shape:?}, expected [1,K,h,w]"));
         let [_, k, mh, mw] = <[i64; 4]>::try_from(shape.as_slice()).map_err(|_| bad())?.map(|v| v.max(0) as usize);
         if k == 0 || d.iou.len() < k || logits.len() != k * mh * mw {
             return Err(bad());
         }
+        if let Some(all) = &all_masks {
+            if all.len() < k * w * h {
+                return Err(Error::new(
+                    ErrorKind::BufferTooSmall,
+                    format!("all_masks holds {} bytes, {k} masks of {w}x{h} need {}", all.len(), k * w * h),
+                ));
+            }
+        }
         // With 4 masks the first is the single-mask token: choose among the multimask outputs.
         let first = if k == 4 { 1 } else { 0 };
         let chosen = (first..k).max_by(|a, b| d.iou[*a].total_cmp(&d.iou[*b])).unwrap_or(0);
         let plane = |i: usize| &logits[i * mh * mw..(i + 1) * mh * mw];
-        let to_mask = |i: usize| -> Result<Vec<u8>> {
-            let full = self.upsample(plane(i), (mw, mh), (w, h))?;
-            Ok(full.iter().map(|v| if *v > 0.0 { 255 } else { 0 }).collect())
-        };
-        let mask = to_mask(chosen)?;
-        let all_masks = if want_all { Some((0..k).map(to_mask).collect::<Result<Vec<_>>>()?) } else { None };
 
         // Low-res logits for refinement: the separate low-res output, the mask output when it is
         // low-res, else recovered from the full-size logits (see `sample_at_centres`).
         let (lh, lw) = self.spec.mask_input_size;
-        let low_res = match &d.low_res {
+        let clamp = |v: &f32| v.clamp(-LOGIT_CLAMP, LOGIT_CLAMP);
+        let low_res: Arc<[f32]> = match &d.low_res {
             Some((s, data)) if s.len() == 4 && (s[2] as usize, s[3] as usize) == (lh, lw) && data.len() >= (chosen + 1) * lh * lw => {
-                data[chosen * lh * lw..(chosen + 1) * lh * lw].to_vec()
+                data[chosen * lh * lw..(chosen + 1) * lh * lw].iter().map(clamp).collect()
             }
-            _ if (mh, mw) == (lh, lw) => plane(chosen).to_vec(),
-            _ => sample_at_centres(plane(chosen), (mw, mh), (lw, lh)),
+            _ if (mh, mw) == (lh, lw) => plane(chosen).iter().map(clamp).collect(),
+            _ => sample_at_centres(plane(chosen), (mw, mh), (lw, lh)).iter().map(clamp).collect(),
         };
-        let low_res = low_res.into_iter().map(|v| v.clamp(-LOGIT_CLAMP, LOGIT_CLAMP)).collect();
-        Ok(Sam2Output {
+
+        let foreground_pixels = self.mask_into(plane(chosen), (mw, mh), mask)?;
+        if let Some(all) = all_masks {
+            for (i, out) in all.chunks_exact_mut(w * h).take(k).enumerate() {
+                self.mask_into(plane(i), (mw, mh), &mut MaskMut::new(out, w, h, 0)?)?;
+            }
+        }
+        Ok(Sam2Run {
             width: w,
             height: h,
-            mask,
             chosen,
             scores: d.iou[..k].to_vec(),
-            all_masks,
             low_res,
             low_res_size: (lw, lh),
+            foreground_pixels,
             stats: Sam2Stats::default(),
         })
+    }
+
+    /// One mask's logits of size (mw, mh) -> `logit > 0` at the mask's size; returns its foreground.
+    /// SAM2 logits are upsampled and thresholded in one pass, straight into the caller's rows.
+    fn mask_into(&self, logits: &[f32], (mw, mh): (usize, usize), mask: &mut MaskMut<'_>) -> Result<u64> {
+        let (w, h) = (mask.width(), mask.height());
+        if self.spec.family == Family::Sam2 && w >= mw && h >= mh {
+            return Ok(upsampled_mask(logits, (mw, mh), mask, 0.0, false));
+        }
+        let full = self.upsample(logits, (mw, mh), (w, h))?;
+        Ok(threshold_into(&full, 0.0, mask))
     }
 
     /// Logits of size (mw, mh) to the image size: directly for SAM2 (stretched input); for SAM1
     /// through the padded S x S frame, cropped to the image's part.
     fn upsample(&self, logits: &[f32], (mw, mh): (usize, usize), (w, h): (usize, usize)) -> Result<Vec<f32>> {
         if (mw, mh) == (w, h) {
-            return Ok(logits.to_vec());
+            return alloc::copy_of(logits, "the logits");
         }
-        let bilinear = SegResizeFilter::SEG_RESIZE_BILINEAR;
+        let bilinear = ResizeFilter::Bilinear;
         match self.spec.family {
             Family::Sam2 => resize_f32(logits, (mw, mh), (w, h), bilinear),
             Family::Sam1 => {
@@ -473,37 +530,4 @@ struct Decoded {
     masks: (Vec<i64>, Vec<f32>),
     iou: Vec<f32>,
     low_res: Option<(Vec<i64>, Vec<f32>)>,
-}
-
-/// Points and box must be finite and inside the image; labels 0 or 1; at least one point or a box.
-pub fn validate_prompt(prompt: &Prompt, w: usize, h: usize) -> Result<()> {
-    if prompt.points.is_empty() && prompt.bbox.is_none() {
-        return Err(Error::invalid("no prompt: give at least one point or a box"));
-    }
-    if prompt.points.len() > 1024 {
-        return Err(Error::invalid(format!("{} points: at most 1024 are accepted", prompt.points.len())));
-    }
-    let inside = |x: f32, y: f32, what: &str| -> Result<()> {
-        if !(x.is_finite() && y.is_finite()) {
-            return Err(Error::invalid(format!("{what} ({x}, {y}) is not a finite coordinate")));
-        }
-        if x < 0.0 || y < 0.0 || x > w as f32 || y > h as f32 {
-            return Err(Error::invalid(format!("{what} ({x}, {y}) lies outside the {w}x{h} image")));
-        }
-        Ok(())
-    };
-    for (i, p) in prompt.points.iter().enumerate() {
-        inside(p.x, p.y, &format!("point {i}"))?;
-        if p.label != 0 && p.label != 1 {
-            return Err(Error::invalid(format!("point {i} has label {}: use 1 (foreground) or 0 (background)", p.label)));
-        }
-    }
-    if let Some(b) = prompt.bbox {
-        inside(b.x1, b.y1, "box corner 1")?;
-        inside(b.x2, b.y2, "box corner 2")?;
-        if !(b.x2 > b.x1 && b.y2 > b.y1) {
-            return Err(Error::invalid(format!("box ({}, {})-({}, {}) must have x2 > x1 and y2 > y1", b.x1, b.y1, b.x2, b.y2)));
-        }
-    }
-    Ok(())
 }

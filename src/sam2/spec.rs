@@ -6,8 +6,8 @@ use ort::session::Session;
 use ort::value::{TensorElementType, ValueType};
 use serde::Serialize;
 
+use crate::engine::io::{describe, inputs_of, outputs_of, TensorInfo};
 use crate::error::{Error, Result};
-use crate::model::{describe, inputs_of, outputs_of, TensorInfo};
 
 /// The three image features a SAM2 encoder produces, by role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

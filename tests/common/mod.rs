@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::ptr;
 
 use segrt::ffi::*;
-use segrt::{SegPixelFormat, SegStatus};
+use segrt::ffi::{SegPixelFormat, SegStatus};
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,77 +1,15 @@
-//! What segrt sees in a model: its inputs and outputs, and how a UNet's tensors are laid out.
-//! Everything is read from the model's metadata; nothing is assumed from position alone.
+//! How segrt reads a UNet-style model: input layout, channels, element types, fixed or dynamic
+//! axes, and which output is the segmentation map. Read from the model's metadata; nothing is
+//! assumed from position alone.
 
 use ort::session::Session;
-use ort::value::{TensorElementType, ValueType};
+use ort::value::ValueType;
 use serde::Serialize;
 
+use crate::engine::io::{describe, inputs_of, outputs_of};
 use crate::error::{Error, Result};
-
-/// One model input or output as reported by ONNX Runtime. `-1` marks a dynamic dimension.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TensorInfo {
-    pub name: String,
-    pub dtype: String,
-    pub shape: Vec<i64>,
-}
-
-impl TensorInfo {
-    fn of(name: &str, ty: &ValueType) -> Self {
-        match ty {
-            ValueType::Tensor { ty, shape, .. } => {
-                TensorInfo { name: name.to_string(), dtype: ty.to_string(), shape: shape.iter().copied().collect() }
-            }
-            other => TensorInfo { name: name.to_string(), dtype: format!("{other:?}"), shape: vec![] },
-        }
-    }
-}
-
-pub fn inputs_of(session: &Session) -> Vec<TensorInfo> {
-    session.inputs().iter().map(|o| TensorInfo::of(o.name(), o.dtype())).collect()
-}
-pub fn outputs_of(session: &Session) -> Vec<TensorInfo> {
-    session.outputs().iter().map(|o| TensorInfo::of(o.name(), o.dtype())).collect()
-}
-
-/// "name f32[1,3,256,256]" lists for error messages and `segrt info`.
-pub fn describe(infos: &[TensorInfo]) -> String {
-    infos
-        .iter()
-        .map(|t| {
-            let dims: Vec<String> = t.shape.iter().map(|d| if *d < 0 { "?".into() } else { d.to_string() }).collect();
-            format!("{} {}[{}]", t.name, t.dtype, dims.join(","))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Where the channel axis of a 4-D image tensor is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Layout {
-    #[serde(rename = "NCHW")]
-    Nchw,
-    #[serde(rename = "NHWC")]
-    Nhwc,
-}
-
-/// Element types segrt reads and writes for image tensors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Element {
-    #[serde(rename = "f32")]
-    F32,
-    #[serde(rename = "f16")]
-    F16,
-}
-
-impl Element {
-    fn of(ty: TensorElementType) -> Option<Self> {
-        match ty {
-            TensorElementType::Float32 => Some(Element::F32),
-            TensorElementType::Float16 => Some(Element::F16),
-            _ => None,
-        }
-    }
-}
+use crate::image::tensor::{Element, Layout, TensorFormat};
+use crate::options::Options;
 
 /// How segrt interprets a UNet-style model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,7 +56,8 @@ impl UnetSpec {
             ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
             _ => return Err(unsupported("the input is not a tensor")),
         };
-        let input_element = Element::of(in_ty).ok_or_else(|| unsupported(&format!("input element type {in_ty} is not float32/float16")))?;
+        let input_element =
+            Element::float_of(in_ty).ok_or_else(|| unsupported(&format!("input element type {in_ty} is not float32/float16")))?;
         if in_shape.len() != 4 {
             return Err(unsupported(&format!("the input has rank {}, not 4", in_shape.len())));
         }
@@ -139,7 +78,7 @@ impl UnetSpec {
         let output = session
             .outputs()
             .iter()
-            .find(|o| matches!(o.dtype(), ValueType::Tensor { ty, shape, .. } if Element::of(*ty).is_some() && (shape.len() == 3 || shape.len() == 4)))
+            .find(|o| matches!(o.dtype(), ValueType::Tensor { ty, shape, .. } if Element::float_of(*ty).is_some() && (shape.len() == 3 || shape.len() == 4)))
             .ok_or_else(|| unsupported("no float output of rank 3 or 4"))?;
         let (out_ty, out_shape) = match output.dtype() {
             ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
@@ -159,7 +98,7 @@ impl UnetSpec {
             width: dim(w),
             batch_dynamic: in_shape[0] < 0,
             output_name: output.name().to_string(),
-            output_element: Element::of(out_ty).expect("filtered above"),
+            output_element: Element::float_of(out_ty).expect("filtered above"),
             classes,
         })
     }
@@ -176,5 +115,23 @@ impl UnetSpec {
             Layout::Nchw => [n, c, h, w],
             Layout::Nhwc => [n, h, w, c],
         }
+    }
+
+    /// The input tensor this model wants for one image.
+    pub fn tensor_format(&self) -> TensorFormat {
+        TensorFormat { channels: self.channels, layout: self.input_layout, element: self.input_element }
+    }
+
+    /// The size (w, h) the model runs at for an image of `image` size.
+    ///
+    /// Fixed axes come from the model. Dynamic axes use `options.input_size` when set, else the image
+    /// size rounded to the nearest multiple of `options.size_multiple` (at least one multiple).
+    pub fn model_size(&self, image: (usize, usize), options: &Options) -> (usize, usize) {
+        let round = |v: usize| {
+            let m = options.size_multiple.max(1);
+            ((v + m / 2) / m).max(1) * m
+        };
+        let (fw, fh) = options.input_size.unwrap_or((round(image.0), round(image.1)));
+        (self.width.unwrap_or(fw), self.height.unwrap_or(fh))
     }
 }

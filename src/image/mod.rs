@@ -1,69 +1,56 @@
-//! Borrowed host images: validation of sizes and strides, and conversion to the packed RGB or
-//! gray buffer the pre-processing resizes from.
+//! Host images and the operations both pipelines share: borrowed images with any stride and pixel
+//! layout (this file), resizing (`resize`), image -> normalised tensor (`tensor`), and bilinear
+//! upsampling of score maps straight into a mask (`upsample`).
 
-use crate::error::{Error, Result, SegStatus};
+pub mod resize;
+pub mod tensor;
+pub mod upsample;
 
-/// Pixel layouts a host can hand in. Values are part of the C ABI.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
+use crate::error::{Error, ErrorKind, Result};
+
+/// Pixel layouts a host can hand in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegPixelFormat {
+pub enum PixelFormat {
     /// 8-bit gray, one byte per pixel.
-    SEG_FORMAT_GRAY8 = 0,
+    Gray8,
     /// 8-bit B,G,R (GDI+ `Format24bppRgb`, OpenCV `CV_8UC3`).
-    SEG_FORMAT_BGR24 = 1,
-    /// 8-bit B,G,R,A (GDI+ `Format32bppArgb`/`Format32bppRgb`); alpha is ignored.
-    SEG_FORMAT_BGRA32 = 2,
+    Bgr24,
+    /// 8-bit B,G,R,A; alpha is carried, not applied.
+    Bgra32,
     /// 8-bit R,G,B.
-    SEG_FORMAT_RGB24 = 3,
-    /// 8-bit R,G,B,A; alpha is ignored.
-    SEG_FORMAT_RGBA32 = 4,
-    /// Three separate 8-bit planes R, G, B (HALCON `get_image_pointer3`), each `stride` bytes per row.
-    SEG_FORMAT_PLANAR_RGB8 = 5,
+    Rgb24,
+    /// 8-bit R,G,B,A; alpha is carried, not applied.
+    Rgba32,
+    /// Three separate 8-bit planes R, G, B (HALCON `get_image_pointer3`), each with the same stride.
+    PlanarRgb8,
 }
 
-impl SegPixelFormat {
+impl PixelFormat {
     /// Bytes per pixel in one plane (interleaved formats: all channels).
     pub fn bytes_per_pixel(self) -> usize {
         match self {
-            SegPixelFormat::SEG_FORMAT_GRAY8 | SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => 1,
-            SegPixelFormat::SEG_FORMAT_BGR24 | SegPixelFormat::SEG_FORMAT_RGB24 => 3,
-            SegPixelFormat::SEG_FORMAT_BGRA32 | SegPixelFormat::SEG_FORMAT_RGBA32 => 4,
+            PixelFormat::Gray8 | PixelFormat::PlanarRgb8 => 1,
+            PixelFormat::Bgr24 | PixelFormat::Rgb24 => 3,
+            PixelFormat::Bgra32 | PixelFormat::Rgba32 => 4,
         }
     }
     pub fn is_planar(self) -> bool {
-        self == SegPixelFormat::SEG_FORMAT_PLANAR_RGB8
+        self == PixelFormat::PlanarRgb8
     }
     pub fn name(self) -> &'static str {
         match self {
-            SegPixelFormat::SEG_FORMAT_GRAY8 => "GRAY8",
-            SegPixelFormat::SEG_FORMAT_BGR24 => "BGR24",
-            SegPixelFormat::SEG_FORMAT_BGRA32 => "BGRA32",
-            SegPixelFormat::SEG_FORMAT_RGB24 => "RGB24",
-            SegPixelFormat::SEG_FORMAT_RGBA32 => "RGBA32",
-            SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => "PLANAR_RGB8",
+            PixelFormat::Gray8 => "GRAY8",
+            PixelFormat::Bgr24 => "BGR24",
+            PixelFormat::Bgra32 => "BGRA32",
+            PixelFormat::Rgb24 => "RGB24",
+            PixelFormat::Rgba32 => "RGBA32",
+            PixelFormat::PlanarRgb8 => "PLANAR_RGB8",
         }
-    }
-}
-
-impl TryFrom<i32> for SegPixelFormat {
-    type Error = Error;
-    fn try_from(v: i32) -> Result<Self> {
-        use SegPixelFormat::*;
-        [SEG_FORMAT_GRAY8, SEG_FORMAT_BGR24, SEG_FORMAT_BGRA32, SEG_FORMAT_RGB24, SEG_FORMAT_RGBA32, SEG_FORMAT_PLANAR_RGB8]
-            .into_iter()
-            .find(|f| *f as i32 == v)
-            .ok_or_else(|| {
-                Error::new(
-                    SegStatus::SEG_UNSUPPORTED_FORMAT,
-                    format!("unknown pixel format {v} (expected 0=GRAY8, 1=BGR24, 2=BGRA32, 3=RGB24, 4=RGBA32, 5=PLANAR_RGB8)"),
-                )
-            })
     }
 }
 
 /// Default limit on the pixels of one image: refuses absurd sizes before anything is allocated.
-pub const SEG_DEFAULT_MAX_PIXELS: u64 = 100_000_000;
+pub const DEFAULT_MAX_PIXELS: u64 = 100_000_000;
 
 /// The memory layout of one plane: where row 0 starts in the slice and the signed distance between rows.
 #[derive(Debug, Clone, Copy)]
@@ -77,14 +64,14 @@ struct PlaneLayout {
 pub struct ImageView<'a> {
     width: usize,
     height: usize,
-    format: SegPixelFormat,
+    format: PixelFormat,
     planes: [&'a [u8]; 3],
     layout: PlaneLayout,
 }
 
 /// The byte span one plane covers: `(offset of the lowest byte relative to row 0, total length)`.
 pub fn plane_span(width: usize, height: usize, bytes_per_pixel: usize, stride: isize) -> Result<(isize, usize)> {
-    let row_bytes = width.checked_mul(bytes_per_pixel).ok_or_else(|| Error::new(SegStatus::SEG_IMAGE_TOO_LARGE, "row size overflows"))?;
+    let row_bytes = width.checked_mul(bytes_per_pixel).ok_or_else(|| Error::new(ErrorKind::ImageTooLarge, "row size overflows"))?;
     if stride.unsigned_abs() < row_bytes {
         return Err(Error::invalid(format!(
             "stride {stride} is smaller than one row ({width} px x {bytes_per_pixel} bytes = {row_bytes} bytes)"
@@ -94,7 +81,7 @@ pub fn plane_span(width: usize, height: usize, bytes_per_pixel: usize, stride: i
         .checked_mul(stride.unsigned_abs())
         .and_then(|v| v.checked_add(row_bytes))
         .filter(|v| *v <= isize::MAX as usize)
-        .ok_or_else(|| Error::new(SegStatus::SEG_IMAGE_TOO_LARGE, "stride x height overflows the address space"))?;
+        .ok_or_else(|| Error::new(ErrorKind::ImageTooLarge, "stride x height overflows the address space"))?;
     let lowest = if stride < 0 { stride * (height as isize - 1) } else { 0 };
     Ok((lowest, rows_span))
 }
@@ -104,11 +91,11 @@ pub fn check_size(width: i64, height: i64, max_pixels: u64) -> Result<(usize, us
     if width <= 0 || height <= 0 {
         return Err(Error::invalid(format!("image size {width}x{height}: width and height must be positive")));
     }
-    let pixels = (width as u64).checked_mul(height as u64).unwrap_or(u64::MAX);
+    let pixels = (width as u64).saturating_mul(height as u64);
     if pixels > max_pixels {
         return Err(Error::new(
-            SegStatus::SEG_IMAGE_TOO_LARGE,
-            format!("image {width}x{height} has {pixels} pixels, more than the limit of {max_pixels} (SegOptions.max_pixels)"),
+            ErrorKind::ImageTooLarge,
+            format!("image {width}x{height} has {pixels} pixels, more than the limit of {max_pixels} (the max_pixels option)"),
         ));
     }
     Ok((width as usize, height as usize))
@@ -117,19 +104,19 @@ pub fn check_size(width: i64, height: i64, max_pixels: u64) -> Result<(usize, us
 impl<'a> ImageView<'a> {
     /// An interleaved (or single-plane gray) image in a slice. `stride` is in bytes; 0 means tightly packed.
     /// The slice must start at the lowest-addressed byte of the image (for bottom-up images: the last row).
-    pub fn new(data: &'a [u8], width: usize, height: usize, stride: isize, format: SegPixelFormat) -> Result<Self> {
+    pub fn new(data: &'a [u8], width: usize, height: usize, stride: isize, format: PixelFormat) -> Result<Self> {
         if format.is_planar() {
-            return Err(Error::new(SegStatus::SEG_UNSUPPORTED_FORMAT, "PLANAR_RGB8 needs three planes: use ImageView::planar"));
+            return Err(Error::new(ErrorKind::UnsupportedFormat, "PLANAR_RGB8 needs three planes: use ImageView::planar"));
         }
         Self::from_planes([data, data, data], width, height, stride, format)
     }
 
     /// Three 8-bit planes R, G, B with the same size and stride.
     pub fn planar(r: &'a [u8], g: &'a [u8], b: &'a [u8], width: usize, height: usize, stride: isize) -> Result<Self> {
-        Self::from_planes([r, g, b], width, height, stride, SegPixelFormat::SEG_FORMAT_PLANAR_RGB8)
+        Self::from_planes([r, g, b], width, height, stride, PixelFormat::PlanarRgb8)
     }
 
-    fn from_planes(planes: [&'a [u8]; 3], width: usize, height: usize, stride: isize, format: SegPixelFormat) -> Result<Self> {
+    fn from_planes(planes: [&'a [u8]; 3], width: usize, height: usize, stride: isize, format: PixelFormat) -> Result<Self> {
         check_size(width as i64, height as i64, u64::MAX)?;
         let bpp = format.bytes_per_pixel();
         let stride = if stride == 0 { (width * bpp) as isize } else { stride };
@@ -137,7 +124,7 @@ impl<'a> ImageView<'a> {
         for p in &planes {
             if p.len() < span {
                 return Err(Error::new(
-                    SegStatus::SEG_BUFFER_TOO_SMALL,
+                    ErrorKind::BufferTooSmall,
                     format!(
                         "image buffer holds {} bytes, a {width}x{height} {} image with stride {stride} needs {span}",
                         p.len(),
@@ -155,7 +142,7 @@ impl<'a> ImageView<'a> {
     pub fn height(&self) -> usize {
         self.height
     }
-    pub fn format(&self) -> SegPixelFormat {
+    pub fn format(&self) -> PixelFormat {
         self.format
     }
 
@@ -201,21 +188,19 @@ impl<'a> ImageView<'a> {
     }
 
     /// Packed R,G,B bytes, `width * height * 3`. Gray is replicated to all three channels.
+    /// (The straightforward reference the pipelines' in-layout processing is tested against.)
+    #[cfg(test)]
     pub fn to_rgb8(&self) -> Vec<u8> {
         let mut out = vec![0u8; self.width * self.height * 3];
         for (y, dst) in out.chunks_exact_mut(self.width * 3).enumerate() {
             let px = dst.chunks_exact_mut(3);
             match self.format {
-                SegPixelFormat::SEG_FORMAT_GRAY8 => px.zip(self.row(0, y)).for_each(|(d, &v)| d.copy_from_slice(&[v, v, v])),
-                SegPixelFormat::SEG_FORMAT_RGB24 => dst.copy_from_slice(self.row(0, y)),
-                SegPixelFormat::SEG_FORMAT_BGR24 => {
-                    px.zip(self.row(0, y).chunks_exact(3)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]]))
-                }
-                SegPixelFormat::SEG_FORMAT_RGBA32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3])),
-                SegPixelFormat::SEG_FORMAT_BGRA32 => {
-                    px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]]))
-                }
-                SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => {
+                PixelFormat::Gray8 => px.zip(self.row(0, y)).for_each(|(d, &v)| d.copy_from_slice(&[v, v, v])),
+                PixelFormat::Rgb24 => dst.copy_from_slice(self.row(0, y)),
+                PixelFormat::Bgr24 => px.zip(self.row(0, y).chunks_exact(3)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
+                PixelFormat::Rgba32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3])),
+                PixelFormat::Bgra32 => px.zip(self.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
+                PixelFormat::PlanarRgb8 => {
                     let (r, g, b) = (self.row(0, y), self.row(1, y), self.row(2, y));
                     px.enumerate().for_each(|(x, d)| d.copy_from_slice(&[r[x], g[x], b[x]]))
                 }
@@ -226,30 +211,92 @@ impl<'a> ImageView<'a> {
 
     /// Packed 8-bit luminance, `width * height`: ITU-R 601-2 (`L = (299 R + 587 G + 114 B) / 1000`),
     /// the same rounding as Pillow's `convert("L")`. Gray input is copied as is.
+    #[cfg(test)]
     pub fn to_gray8(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        self.to_gray8_into(&mut out);
+        self.to_gray8_into(&mut out).unwrap();
         out
     }
 
-    /// [`Self::to_gray8`] into a reused buffer.
-    pub fn to_gray8_into(&self, out: &mut Vec<u8>) {
+    /// Luminance (see [`luminance`]) into a reused buffer.
+    pub fn to_gray8_into(&self, out: &mut Vec<u8>) -> Result<()> {
         out.clear();
-        out.reserve(self.width * self.height);
+        out.try_reserve_exact(self.width * self.height)
+            .map_err(|_| crate::alloc::out_of_memory((self.width * self.height) as u64, "the luminance image"))?;
         for y in 0..self.height {
             let row = self.row(0, y);
             match self.format {
-                SegPixelFormat::SEG_FORMAT_GRAY8 => out.extend_from_slice(row),
-                SegPixelFormat::SEG_FORMAT_RGB24 => out.extend(row.chunks_exact(3).map(|p| luminance(p[0], p[1], p[2]))),
-                SegPixelFormat::SEG_FORMAT_BGR24 => out.extend(row.chunks_exact(3).map(|p| luminance(p[2], p[1], p[0]))),
-                SegPixelFormat::SEG_FORMAT_RGBA32 => out.extend(row.chunks_exact(4).map(|p| luminance(p[0], p[1], p[2]))),
-                SegPixelFormat::SEG_FORMAT_BGRA32 => out.extend(row.chunks_exact(4).map(|p| luminance(p[2], p[1], p[0]))),
-                SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 => {
+                PixelFormat::Gray8 => out.extend_from_slice(row),
+                PixelFormat::Rgb24 => out.extend(row.chunks_exact(3).map(|p| luminance(p[0], p[1], p[2]))),
+                PixelFormat::Bgr24 => out.extend(row.chunks_exact(3).map(|p| luminance(p[2], p[1], p[0]))),
+                PixelFormat::Rgba32 => out.extend(row.chunks_exact(4).map(|p| luminance(p[0], p[1], p[2]))),
+                PixelFormat::Bgra32 => out.extend(row.chunks_exact(4).map(|p| luminance(p[2], p[1], p[0]))),
+                PixelFormat::PlanarRgb8 => {
                     let (g, b) = (self.row(1, y), self.row(2, y));
                     out.extend(row.iter().zip(g).zip(b).map(|((r, g), b)| luminance(*r, *g, *b)))
                 }
             }
         }
+        Ok(())
+    }
+}
+
+/// A caller-owned 8-bit mask: `height` rows of `width` bytes, `stride` bytes apart. Pipelines
+/// write their masks straight into it (no intermediate full-size copy).
+#[derive(Debug)]
+pub struct MaskMut<'a> {
+    data: &'a mut [u8],
+    width: usize,
+    height: usize,
+    stride: usize,
+}
+
+impl<'a> MaskMut<'a> {
+    /// `data` must hold `stride * (height - 1) + width` bytes; `stride` 0 means `width`.
+    pub fn new(data: &'a mut [u8], width: usize, height: usize, stride: usize) -> Result<Self> {
+        let stride = if stride == 0 { width } else { stride };
+        if width == 0 || height == 0 || stride < width {
+            return Err(Error::invalid(format!("mask {width}x{height} with stride {stride}: sizes must be positive and stride >= width")));
+        }
+        let needed = stride.checked_mul(height - 1).and_then(|v| v.checked_add(width));
+        if needed.map_or(true, |n| data.len() < n) {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                format!("mask buffer holds {} bytes, {width}x{height} with stride {stride} needs more", data.len()),
+            ));
+        }
+        Ok(MaskMut { data, width, height, stride })
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    pub fn row(&self, y: usize) -> &[u8] {
+        &self.data[y * self.stride..y * self.stride + self.width]
+    }
+    pub fn row_mut(&mut self, y: usize) -> &mut [u8] {
+        &mut self.data[y * self.stride..y * self.stride + self.width]
+    }
+    /// The pixel at row-major index `i` (`y * width + x`).
+    pub fn at(&self, i: usize) -> u8 {
+        self.data[(i / self.width) * self.stride + i % self.width]
+    }
+    pub fn set(&mut self, i: usize, v: u8) {
+        self.data[(i / self.width) * self.stride + i % self.width] = v;
+    }
+    /// Copies a packed `width * height` mask in.
+    pub fn copy_from(&mut self, packed: &[u8]) {
+        for y in 0..self.height {
+            let w = self.width;
+            self.row_mut(y).copy_from_slice(&packed[y * w..(y + 1) * w]);
+        }
+    }
+    /// Pixels that are not 0.
+    pub fn count_foreground(&self) -> u64 {
+        (0..self.height).map(|y| self.row(y).iter().filter(|v| **v != 0).count() as u64).sum()
     }
 }
 
@@ -270,9 +317,9 @@ mod tests {
         let bgr: Vec<u8> = rgb.chunks(3).flat_map(|p| [p[2], p[1], p[0]]).collect();
         let bgra: Vec<u8> = rgb.chunks(3).flat_map(|p| [p[2], p[1], p[0], 255]).collect();
         let planes: Vec<Vec<u8>> = (0..3).map(|c| rgb.chunks(3).map(|p| p[c]).collect()).collect();
-        let a = ImageView::new(&rgb, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24).unwrap().to_rgb8();
-        let b = ImageView::new(&bgr, w, h, 0, SegPixelFormat::SEG_FORMAT_BGR24).unwrap().to_rgb8();
-        let c = ImageView::new(&bgra, w, h, 0, SegPixelFormat::SEG_FORMAT_BGRA32).unwrap().to_rgb8();
+        let a = ImageView::new(&rgb, w, h, 0, PixelFormat::Rgb24).unwrap().to_rgb8();
+        let b = ImageView::new(&bgr, w, h, 0, PixelFormat::Bgr24).unwrap().to_rgb8();
+        let c = ImageView::new(&bgra, w, h, 0, PixelFormat::Bgra32).unwrap().to_rgb8();
         let d = ImageView::planar(&planes[0], &planes[1], &planes[2], w, h, 0).unwrap().to_rgb8();
         assert_eq!(a, rgb);
         assert_eq!(b, rgb);
@@ -290,7 +337,7 @@ mod tests {
             buf.extend_from_slice(r);
             buf.extend_from_slice(&[0xEE, 0xEE]);
         }
-        let v = ImageView::new(&buf[..buf.len() - 2], w, h, -4, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap();
+        let v = ImageView::new(&buf[..buf.len() - 2], w, h, -4, PixelFormat::Gray8).unwrap();
         assert_eq!(v.to_gray8(), vec![1, 2, 3, 4, 5, 6]);
     }
 
@@ -305,7 +352,7 @@ mod tests {
             let at = (h - 1 - y) * stride;
             buf[at..at + w * 3].copy_from_slice(&rgb[y * w * 3..(y + 1) * w * 3]);
         }
-        let view = ImageView::new(&buf, w, h, -(stride as isize), SegPixelFormat::SEG_FORMAT_RGB24).unwrap();
+        let view = ImageView::new(&buf, w, h, -(stride as isize), PixelFormat::Rgb24).unwrap();
         let crop = view.crop(1, 2, 3, 2).unwrap();
         let expected: Vec<u8> = (2..4).flat_map(|y| rgb[(y * w + 1) * 3..(y * w + 4) * 3].to_vec()).collect();
         assert_eq!(crop.to_rgb8(), expected);
@@ -316,13 +363,13 @@ mod tests {
     #[test]
     fn rejects_bad_layouts() {
         let buf = [0u8; 10];
-        let e = ImageView::new(&buf, 4, 2, 3, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap_err();
-        assert_eq!(e.status, SegStatus::SEG_INVALID_ARGUMENT);
-        let e = ImageView::new(&buf, 4, 3, 0, SegPixelFormat::SEG_FORMAT_GRAY8).unwrap_err();
-        assert_eq!(e.status, SegStatus::SEG_BUFFER_TOO_SMALL);
-        let e = check_size(100_000, 100_000, SEG_DEFAULT_MAX_PIXELS).unwrap_err();
-        assert_eq!(e.status, SegStatus::SEG_IMAGE_TOO_LARGE);
-        assert!(SegPixelFormat::try_from(42).is_err());
+        let e = ImageView::new(&buf, 4, 2, 3, PixelFormat::Gray8).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgument);
+        let e = ImageView::new(&buf, 4, 3, 0, PixelFormat::Gray8).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BufferTooSmall);
+        let e = check_size(100_000, 100_000, DEFAULT_MAX_PIXELS).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::ImageTooLarge);
+        assert!(PixelFormat::try_from(42).is_err());
     }
 
     #[test]

@@ -3,22 +3,23 @@
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
-use crate::error::{Error, Result, SegStatus};
+use crate::alloc;
+use crate::error::{Error, Result};
 use crate::image::ImageView;
-use crate::options::SegResizeFilter;
+use crate::options::ResizeFilter;
 
-fn algorithm(filter: SegResizeFilter) -> ResizeAlg {
+fn algorithm(filter: ResizeFilter) -> ResizeAlg {
     match filter {
-        SegResizeFilter::SEG_RESIZE_NEAREST => ResizeAlg::Nearest,
-        SegResizeFilter::SEG_RESIZE_BILINEAR => ResizeAlg::Convolution(FilterType::Bilinear),
-        SegResizeFilter::SEG_RESIZE_BICUBIC => ResizeAlg::Convolution(FilterType::CatmullRom),
-        SegResizeFilter::SEG_RESIZE_LANCZOS3 => ResizeAlg::Convolution(FilterType::Lanczos3),
-        SegResizeFilter::SEG_RESIZE_BILINEAR_NO_ANTIALIAS => ResizeAlg::Interpolation(FilterType::Bilinear),
+        ResizeFilter::Nearest => ResizeAlg::Nearest,
+        ResizeFilter::Bilinear => ResizeAlg::Convolution(FilterType::Bilinear),
+        ResizeFilter::Bicubic => ResizeAlg::Convolution(FilterType::CatmullRom),
+        ResizeFilter::Lanczos3 => ResizeAlg::Convolution(FilterType::Lanczos3),
+        ResizeFilter::BilinearNoAntialias => ResizeAlg::Interpolation(FilterType::Bilinear),
     }
 }
 
 fn internal(e: impl std::fmt::Display) -> Error {
-    Error::new(SegStatus::SEG_INTERNAL, format!("resize failed: {e}"))
+    Error::internal(format!("resize failed: {e}"))
 }
 
 /// `SEGRT_SCALAR_RESIZE=1` turns off the SIMD code paths: valgrind cannot execute some of the
@@ -38,7 +39,7 @@ pub fn new_resizer() -> Resizer {
     resizer
 }
 
-fn run(src: ImageRef<'_>, dst: &mut Image<'_>, filter: SegResizeFilter) -> Result<()> {
+fn run(src: ImageRef<'_>, dst: &mut Image<'_>, filter: ResizeFilter) -> Result<()> {
     let options = ResizeOptions::new().resize_alg(algorithm(filter));
     new_resizer().resize(&src, dst, &options).map_err(internal)
 }
@@ -52,7 +53,7 @@ pub fn resize_plane_into(
     image: &ImageView<'_>,
     plane: usize,
     (dw, dh): (usize, usize),
-    filter: SegResizeFilter,
+    filter: ResizeFilter,
     packed: &mut Vec<u8>,
     dst: &mut Vec<u8>,
 ) -> Result<()> {
@@ -68,25 +69,24 @@ pub fn resize_plane_into(
         Some(bytes) => bytes,
         None => {
             packed.clear();
-            (0..h).for_each(|y| packed.extend_from_slice(image.row(plane, y)));
+            alloc::resize(packed, w * h * bytes_per_pixel, 0, "the gathered image rows")?;
+            for (y, dst) in packed.chunks_exact_mut(w * bytes_per_pixel).enumerate() {
+                dst.copy_from_slice(image.row(plane, y));
+            }
             packed.as_slice()
         }
     };
     let src = ImageRef::new(w as u32, h as u32, src, pixel_type).map_err(internal)?;
-    dst.resize(dw * dh * bytes_per_pixel, 0);
+    alloc::resize(dst, dw * dh * bytes_per_pixel, 0, "the resized image")?;
+    // The resizer's own scratch (one pass's output) is allocated infallibly: check it can be had.
+    alloc::probe(dw.max(w) * dh.max(h) * bytes_per_pixel, "the resizer's scratch")?;
     let mut out = Image::from_slice_u8(dw as u32, dh as u32, dst, pixel_type).map_err(internal)?;
     let options = ResizeOptions::new().resize_alg(algorithm(filter)).use_alpha(false);
     resizer.resize(&src, &mut out, &options).map_err(internal)
 }
 
 /// Resizes packed 8-bit pixels with 1 or 3 channels. Returns the input unchanged when sizes match.
-pub fn resize_u8(
-    src: Vec<u8>,
-    (w, h): (usize, usize),
-    channels: usize,
-    (dw, dh): (usize, usize),
-    filter: SegResizeFilter,
-) -> Result<Vec<u8>> {
+pub fn resize_u8(src: Vec<u8>, (w, h): (usize, usize), channels: usize, (dw, dh): (usize, usize), filter: ResizeFilter) -> Result<Vec<u8>> {
     if (w, h) == (dw, dh) {
         return Ok(src);
     }
@@ -103,29 +103,20 @@ pub fn resize_u8(
 }
 
 /// Resizes a single-channel float map (probabilities, logits).
-pub fn resize_f32(src: &[f32], (w, h): (usize, usize), (dw, dh): (usize, usize), filter: SegResizeFilter) -> Result<Vec<f32>> {
-    if (w, h) == (dw, dh) {
-        return Ok(src.to_vec());
-    }
-    let src_ref = ImageRef::new(w as u32, h as u32, bytemuck::cast_slice(src), PixelType::F32).map_err(internal)?;
-    let mut out = vec![0f32; dw * dh];
-    let mut dst = Image::from_slice_u8(dw as u32, dh as u32, bytemuck::cast_slice_mut(&mut out), PixelType::F32).map_err(internal)?;
-    run(src_ref, &mut dst, filter)?;
+pub fn resize_f32(src: &[f32], (w, h): (usize, usize), (dw, dh): (usize, usize), filter: ResizeFilter) -> Result<Vec<f32>> {
+    let mut out = crate::alloc::vec_of(dw * dh, 0f32, "a resized score map")?;
+    resize_f32_into(src, (w, h), &mut out, (dw, dh), filter)?;
     Ok(out)
 }
 
-/// Packed R,G,B at `(dw, dh)` from any host image, resized in the host's own layout (no full-size copy).
-pub fn resize_to_rgb8(resizer: &mut Resizer, image: &ImageView<'_>, (dw, dh): (usize, usize), filter: SegResizeFilter) -> Result<Vec<u8>> {
-    use crate::image::SegPixelFormat::*;
-    let format = image.format();
-    let (mut planes, mut packed): ([Vec<u8>; 3], Vec<u8>) = Default::default();
-    let count = if format.is_planar() { 3 } else { 1 };
-    for (plane, buffer) in planes.iter_mut().enumerate().take(count) {
-        resize_plane_into(resizer, image, plane, (dw, dh), filter, &mut packed, buffer)?;
+/// Resizes a single-channel float map into `dst` (`dw * dh` values, row-major).
+pub fn resize_f32_into(src: &[f32], (w, h): (usize, usize), dst: &mut [f32], (dw, dh): (usize, usize), filter: ResizeFilter) -> Result<()> {
+    let dst = &mut dst[..dw * dh];
+    if (w, h) == (dw, dh) {
+        dst.copy_from_slice(&src[..w * h]);
+        return Ok(());
     }
-    Ok(match format {
-        SEG_FORMAT_RGB24 => std::mem::take(&mut planes[0]),
-        SEG_FORMAT_PLANAR_RGB8 => ImageView::planar(&planes[0], &planes[1], &planes[2], dw, dh, 0)?.to_rgb8(),
-        _ => ImageView::new(&planes[0], dw, dh, 0, format)?.to_rgb8(),
-    })
+    let src_ref = ImageRef::new(w as u32, h as u32, bytemuck::cast_slice(src), PixelType::F32).map_err(internal)?;
+    let mut out = Image::from_slice_u8(dw as u32, dh as u32, bytemuck::cast_slice_mut(dst), PixelType::F32).map_err(internal)?;
+    run(src_ref, &mut out, filter)
 }

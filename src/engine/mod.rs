@@ -1,0 +1,12 @@
+//! ONNX Runtime sessions: building one (`session`), the pool a handle keeps (`pool`), what the
+//! model declares (`io`), execution providers (`providers`) and memory figures (`memory`).
+
+pub mod io;
+pub mod memory;
+pub mod pool;
+pub mod providers;
+pub mod session;
+
+pub use pool::ThreadSessions;
+pub use providers::{probe_providers, ProviderProbe, ProviderReport};
+pub use session::{build_session, read_model_bytes, read_model_file};

@@ -1,0 +1,167 @@
+//! Score maps to masks at the image's size: bilinear upsampling that thresholds as it goes, written
+//! straight into the caller's mask. Shared by UNet (probabilities or logits) and SAM2 (logits, > 0).
+
+use super::MaskMut;
+
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// The inverse of the sigmoid: `sigmoid(x) > t` exactly when `x > logit(t)` (-inf at 0, +inf at 1).
+pub fn logit(t: f32) -> f32 {
+    (t / (1.0 - t)).ln()
+}
+
+/// Writes `values > threshold` (255 / 0) of a map at the mask's size; returns the foreground pixels.
+pub fn threshold_into(values: &[f32], threshold: f32, mask: &mut MaskMut<'_>) -> u64 {
+    let w = mask.width();
+    let mut foreground = 0u64;
+    for y in 0..mask.height() {
+        for (o, v) in mask.row_mut(y).iter_mut().zip(&values[y * w..(y + 1) * w]) {
+            let on = *v > threshold;
+            *o = if on { 255 } else { 0 };
+            foreground += on as u64;
+        }
+    }
+    foreground
+}
+
+/// For each output pixel along an axis of `n` -> `m` pixels (`m >= n`): the source pixel on its left
+/// and the weight of the one after it. Pixel centres map onto pixel centres, and positions beyond
+/// the outer centres take the edge pixel: bilinear upsampling as Pillow and `fast_image_resize` do it.
+fn bilinear_taps(n: usize, m: usize) -> Vec<(usize, f32)> {
+    (0..m)
+        .map(|i| {
+            let u = ((i as f64 + 0.5) * n as f64 / m as f64 - 0.5).max(0.0);
+            let i0 = (u.floor() as usize).min(n - 1);
+            (i0, if i0 + 1 < n { (u - i0 as f64) as f32 } else { 0.0 })
+        })
+        .collect()
+}
+
+/// Writes the mask `bilinear_upsample(prob) > threshold` (255 / 0) at the mask's size without building
+/// the upsampled map, and returns its foreground pixels; with `logits`, `prob` holds logits and the
+/// mask is that of their sigmoid.
+///
+/// A bilinear value lies between the four source values around it, so where all four are above the
+/// threshold (or none is) a whole span of output pixels is decided at once; only spans on a boundary
+/// are interpolated pixel by pixel. Needs `w >= sw` and `h >= sh`.
+pub fn upsampled_mask(scores: &[f32], (sw, sh): (usize, usize), mask: &mut MaskMut<'_>, threshold: f32, logits: bool) -> u64 {
+    let (w, h) = (mask.width(), mask.height());
+    debug_assert!(w >= sw && h >= sh);
+    const MIXED: u8 = 1;
+    let (xs, ys) = (bilinear_taps(sw, w), bilinear_taps(sh, h));
+    // Output columns [spans[i], spans[i + 1]) have source column i on their left.
+    let mut spans = vec![0usize; sw + 1];
+    for (x, (i0, _)) in xs.iter().enumerate() {
+        spans[i0 + 1] = x + 1;
+    }
+    for i in 1..=sw {
+        spans[i] = spans[i].max(spans[i - 1]);
+    }
+    let mut foreground = 0u64;
+    // For the current source row pair: each cell's and each output column's verdict (255 / 0 /
+    // MIXED), and the cells to interpolate.
+    let (mut verdicts, mut template, mut mixed) = (vec![0u8; sw], vec![0u8; w], Vec::new());
+    let raw_threshold = if logits { logit(threshold) } else { threshold };
+    let above = |row: &[f32]| -> Vec<u8> { row.iter().map(|v| (*v > raw_threshold) as u8).collect() };
+    let prob = |v: f32| if logits { sigmoid(v) } else { v };
+    let mut template_row = usize::MAX;
+    for (y, &(j0, fy)) in ys.iter().enumerate() {
+        let j1 = (j0 + 1).min(sh - 1);
+        let (r0, r1) = (&scores[j0 * sw..(j0 + 1) * sw], &scores[j1 * sw..(j1 + 1) * sw]);
+        if template_row != j0 {
+            // Corners above the threshold per cell: 4 -> 255, 0 -> 0, else MIXED.
+            let (a0, a1) = (above(r0), above(r1));
+            let column = |a: &[u8], i: usize| a[i] + a[(i + 1).min(sw - 1)];
+            mixed.clear();
+            for (i, v) in verdicts.iter_mut().enumerate() {
+                let verdict = match column(&a0, i) + column(&a1, i) {
+                    4 => 255,
+                    0 => 0,
+                    _ => MIXED,
+                };
+                if verdict == MIXED {
+                    mixed.push(i);
+                }
+                // Neighbouring rows mostly agree: rewrite only the spans whose verdict changed.
+                if verdict != *v {
+                    *v = verdict;
+                    template[spans[i]..spans[i + 1]].fill(verdict);
+                }
+            }
+            template_row = j0;
+        }
+        let out = mask.row_mut(y);
+        out.copy_from_slice(&template);
+        for &i in &mixed {
+            let i1 = (i + 1).min(sw - 1);
+            let (p00, p01, p10, p11) = (prob(r0[i]), prob(r0[i1]), prob(r1[i]), prob(r1[i1]));
+            let (left, right) = (p00 + fy * (p10 - p00), p01 + fy * (p11 - p01));
+            for (o, &(_, fx)) in out[spans[i]..spans[i + 1]].iter_mut().zip(&xs[spans[i]..spans[i + 1]]) {
+                *o = if left + fx * (right - left) > threshold { 255 } else { 0 };
+            }
+        }
+        foreground += out.iter().filter(|v| **v != 0).count() as u64;
+    }
+    foreground
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::resize::resize_f32;
+    use crate::options::ResizeFilter;
+
+    #[test]
+    fn upsampled_mask_equals_thresholding_the_upsampled_map() {
+        // A smooth random field with many boundaries, upsampled by integer and odd factors.
+        let mut seed = 12345u64;
+        let mut noise = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for ((sw, sh), (w, h)) in
+            [((16, 16), (64, 64)), ((37, 23), (1000, 333)), ((5, 7), (5, 700)), ((64, 48), (1920, 1080)), ((1, 3), (10, 10))]
+        {
+            let prob: Vec<f32> = (0..sw * sh).map(|_| noise()).collect();
+            let full = resize_f32(&prob, (sw, sh), (w, h), ResizeFilter::Bilinear).unwrap();
+            let expected: Vec<u8> = full.iter().map(|p| if *p > 0.5 { 255 } else { 0 }).collect();
+            let mut got = vec![0u8; w * h];
+            let fg = upsampled_mask(&prob, (sw, sh), &mut MaskMut::new(&mut got, w, h, 0).unwrap(), 0.5, false);
+            assert_eq!(fg, got.iter().filter(|v| **v != 0).count() as u64);
+            let differ = got.iter().zip(&expected).filter(|(a, b)| a != b).count();
+            // Only pixels within float rounding of the threshold may differ.
+            let near: usize = full.iter().filter(|p| (**p - 0.5).abs() < 1e-5).count();
+            assert!(differ <= near, "{sw}x{sh} -> {w}x{h}: {differ} pixels differ, {near} within 1e-5 of the threshold");
+        }
+    }
+
+    #[test]
+    fn upsampled_mask_of_logits_equals_that_of_their_sigmoid() {
+        let logits: Vec<f32> = (0..40 * 30).map(|i| ((i % 40) as f32 - 19.7) * 0.9 + ((i / 40) as f32 * 0.37).sin() * 6.0).collect();
+        let prob: Vec<f32> = logits.iter().map(|v| sigmoid(*v)).collect();
+        for t in [0.0, 0.3, 0.5, 0.9, 1.0] {
+            let run = |values: &[f32], logits: bool| {
+                let mut m = vec![0u8; 613 * 411];
+                upsampled_mask(values, (40, 30), &mut MaskMut::new(&mut m, 613, 411, 0).unwrap(), t, logits);
+                m
+            };
+            assert_eq!(run(&logits, true), run(&prob, false), "threshold {t}");
+        }
+    }
+
+    #[test]
+    fn a_padded_caller_mask_gets_the_same_rows_and_its_padding_stays() {
+        let scores: Vec<f32> = (0..6 * 5).map(|i| ((i % 6) as f32 - 2.5) * ((i / 6) as f32 - 1.7)).collect();
+        let mut packed = vec![0u8; 37 * 23];
+        let fg = upsampled_mask(&scores, (6, 5), &mut MaskMut::new(&mut packed, 37, 23, 0).unwrap(), 0.3, false);
+        let mut padded = vec![7u8; 40 * 23];
+        let fg2 = upsampled_mask(&scores, (6, 5), &mut MaskMut::new(&mut padded, 37, 23, 40).unwrap(), 0.3, false);
+        assert_eq!(fg, fg2);
+        for y in 0..23 {
+            assert_eq!(&padded[y * 40..y * 40 + 37], &packed[y * 37..(y + 1) * 37]);
+            assert_eq!(&padded[y * 40 + 37..(y + 1) * 40], &[7, 7, 7]);
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The UNet pipeline: image -> tensor -> ONNX Runtime -> mask at the image's size, written into the
+//! caller's buffer. `spec` reads the model, `postprocess` turns scores into the mask, `cleanup`
+//! cleans binary masks, `tiling` runs large images tile by tile.
+
+pub mod cleanup;
+pub mod postprocess;
+pub mod spec;
+pub mod tiling;
+
+use std::path::Path;
+use std::time::Instant;
+
+use half::f16;
+use half::slice::HalfFloatSliceExt;
+use ort::session::Session;
+use serde::Serialize;
+
+use crate::alloc;
+use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
+use crate::engine::{read_model_file, ProviderReport, ThreadSessions};
+use crate::error::{Error, ErrorKind, Result};
+use crate::image::tensor::{with_thread_preprocessor, Element, Fit, Normalisation, TensorData};
+use crate::image::{check_size, ImageView, MaskMut};
+use crate::options::{Options, TileMode};
+use crate::runtime::RuntimeInfo;
+
+use postprocess::{scores_to_mask, ScoreMaps};
+pub use spec::UnetSpec;
+use tiling::{Blend, TileGrid, MAX_TILES};
+
+/// What one run measured: milliseconds per stage and the size the model ran at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    pub preprocess_ms: f64,
+    pub inference_ms: f64,
+    pub postprocess_ms: f64,
+    pub model_width: usize,
+    pub model_height: usize,
+    /// Tiles the image was cut into; 0 when the whole image was resized.
+    pub tiles: usize,
+}
+
+/// What one run wrote into the caller's mask, and what it measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UnetRun {
+    /// 1 for binary models (mask 0/255), else the number of classes (mask = class index).
+    pub classes: usize,
+    /// The threshold applied (Otsu's value in Otsu mode); `NaN` for multi-class models.
+    pub threshold: f32,
+    /// Pixels of the mask that are not 0.
+    pub foreground_pixels: u64,
+    pub stats: RunStats,
+}
+
+/// A mask of its own, for callers without a buffer of their own (the CLI, tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnetMask {
+    pub width: usize,
+    pub height: usize,
+    /// Row-major, `width * height`.
+    pub mask: Vec<u8>,
+    pub probability: Option<Vec<f32>>,
+    pub run: UnetRun,
+}
+
+/// A UNet segmentation model ready to run from any thread.
+pub struct UnetSegmenter {
+    options: Options,
+    spec: UnetSpec,
+    inputs: Vec<TensorInfo>,
+    outputs: Vec<TensorInfo>,
+    sessions: ThreadSessions,
+}
+
+/// What `seg_session_info` and `segrt info` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionInfo<'a> {
+    pub kind: &'static str,
+    pub inputs: &'a [TensorInfo],
+    pub outputs: &'a [TensorInfo],
+    pub interpretation: &'a UnetSpec,
+    pub provider: &'a ProviderReport,
+    pub intra_threads: String,
+    /// Threads holding a session of this model now (a thread's session is released when it exits).
+    pub threads_with_session: usize,
+    /// Sessions created so far, including released ones.
+    pub sessions_created: usize,
+    /// Resident memory the first session added, including ONNX Runtime's one-time set-up.
+    pub bytes_first_session: Option<u64>,
+    /// Resident memory an extra calling thread's session added (null until a second thread ran).
+    pub bytes_per_extra_thread: Option<u64>,
+    pub model_bytes: usize,
+    pub onnxruntime: RuntimeInfo,
+}
+
+/// Score maps of a multi-class model on a huge image are refused above this (tiled mode keeps them all).
+const MAX_TILED_SCORE_BYTES: u64 = 4 << 30;
+
+impl UnetSegmenter {
+    pub fn from_file(path: &Path, options: Options) -> Result<Self> {
+        Self::from_memory(read_model_file(path, options.max_model_bytes)?, options)
+    }
+
+    /// Loads the model, checks it is a UNet segrt can run, and creates the calling thread's session.
+    pub fn from_memory(model: Vec<u8>, options: Options) -> Result<Self> {
+        options.validate()?;
+        let sessions = ThreadSessions::new(model, &options)?;
+        let (spec, inputs, outputs) = sessions.with(|s| Ok((UnetSpec::from_session(s)?, inputs_of(s), outputs_of(s))))?;
+        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })
+    }
+
+    pub fn spec(&self) -> &UnetSpec {
+        &self.spec
+    }
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+    pub fn provider(&self) -> &ProviderReport {
+        &self.sessions.provider
+    }
+
+    pub fn info(&self) -> SessionInfo<'_> {
+        SessionInfo {
+            kind: "unet",
+            inputs: &self.inputs,
+            outputs: &self.outputs,
+            interpretation: &self.spec,
+            provider: &self.sessions.provider,
+            intra_threads: match self.options.intra_threads {
+                0 => "ONNX Runtime default (one per physical core)".into(),
+                n => n.to_string(),
+            },
+            threads_with_session: self.sessions.threads(),
+            sessions_created: self.sessions.sessions_created(),
+            bytes_first_session: self.sessions.session_bytes,
+            bytes_per_extra_thread: self.sessions.extra_session_bytes(),
+            model_bytes: self.sessions.model_len(),
+            onnxruntime: RuntimeInfo::current(),
+        }
+    }
+
+    /// Segments one image into a mask of its own (see [`Self::segment_into`]).
+    pub fn segment(&self, image: &ImageView<'_>, want_probability: bool) -> Result<UnetMask> {
+        let (w, h) = (image.width(), image.height());
+        check_size(w as i64, h as i64, self.options.max_pixels)?;
+        let mut mask = alloc::vec_of(w * h, 0u8, "the mask")?;
+        let mut probability = if want_probability { Some(alloc::vec_of(w * h, 0f32, "the probability map")?) } else { None };
+        let run = self.segment_into(image, &mut MaskMut::new(&mut mask, w, h, 0)?, probability.as_deref_mut())?;
+        Ok(UnetMask { width: w, height: h, mask, probability, run })
+    }
+
+    /// Segments one image into the caller's `mask` (the image's size); `probability` (at least
+    /// width x height, row-major) receives the foreground probability when given.
+    pub fn segment_into(&self, image: &ImageView<'_>, mask: &mut MaskMut<'_>, probability: Option<&mut [f32]>) -> Result<UnetRun> {
+        let (w, h) = (image.width(), image.height());
+        check_size(w as i64, h as i64, self.options.max_pixels)?;
+        if (mask.width(), mask.height()) != (w, h) {
+            return Err(Error::invalid(format!(
+                "mask is {}x{} but the image is {w}x{h}: the mask must have the image's size",
+                mask.width(),
+                mask.height()
+            )));
+        }
+        if probability.as_ref().is_some_and(|p| p.len() < w * h) {
+            return Err(Error::new(ErrorKind::BufferTooSmall, format!("the probability buffer needs {} floats", w * h)));
+        }
+        let tile = self.tile_size();
+        let tiled = match self.options.tile_mode {
+            TileMode::Off => false,
+            TileMode::On => true,
+            TileMode::Auto => w > 2 * tile.0 || h > 2 * tile.1,
+        };
+        if tiled {
+            self.segment_tiled(image, tile, mask, probability)
+        } else {
+            self.segment_whole(image, mask, probability)
+        }
+    }
+
+    /// The tile size: the model's fixed axes, else `tile_size`, else `input_size`, else 512x512.
+    pub fn tile_size(&self) -> (usize, usize) {
+        let (w, h) = self.options.tile_size.or(self.options.input_size).unwrap_or((512, 512));
+        (self.spec.width.unwrap_or(w), self.spec.height.unwrap_or(h))
+    }
+
+    /// The whole image resized to the model's input: one run.
+    fn segment_whole(&self, image: &ImageView<'_>, mask: &mut MaskMut<'_>, probability: Option<&mut [f32]>) -> Result<UnetRun> {
+        let t0 = Instant::now();
+        let size = self.spec.model_size((image.width(), image.height()), &self.options);
+        check_size(size.0 as i64, size.1 as i64, self.options.max_pixels).map_err(|e| e.context("model input size"))?;
+        let mut t1 = t0;
+        let (shape, scores) = with_thread_preprocessor(|pre| {
+            let tensor = pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
+            t1 = Instant::now();
+            self.run(self.spec.input_shape(size.0, size.1), tensor)
+        })?;
+        let t2 = Instant::now();
+        let maps = ScoreMaps::from_output(&shape, scores, self.spec.input_layout, size)?;
+        let summary = scores_to_mask(maps, mask, probability, &self.options)?;
+        let stats = RunStats {
+            preprocess_ms: ms(t0, t1),
+            inference_ms: ms(t1, t2),
+            postprocess_ms: ms(t2, Instant::now()),
+            model_width: size.0,
+            model_height: size.1,
+            tiles: 0,
+        };
+        Ok(UnetRun { classes: summary.classes, threshold: summary.threshold, foreground_pixels: summary.foreground, stats })
+    }
+
+    /// The image cut into model-sized tiles at full resolution (nothing resized), run in batches
+    /// when the model's batch axis is dynamic; overlapping scores are blended (see `tiling`).
+    fn segment_tiled(
+        &self,
+        image: &ImageView<'_>,
+        (tw, th): (usize, usize),
+        mask: &mut MaskMut<'_>,
+        probability: Option<&mut [f32]>,
+    ) -> Result<UnetRun> {
+        let (w, h) = (image.width(), image.height());
+        check_size(tw as i64, th as i64, self.options.max_pixels).map_err(|e| e.context("tile size"))?;
+        let overlap = self.options.tile_overlap;
+        if 2 * overlap >= tw.min(th) {
+            return Err(Error::invalid(format!("tile_overlap {overlap} must be less than half the tile ({tw}x{th})")));
+        }
+        let classes = self.spec.classes.unwrap_or(1);
+        let score_bytes = (classes as u64) * (w as u64) * (h as u64) * 4;
+        if score_bytes > MAX_TILED_SCORE_BYTES {
+            return Err(Error::new(
+                ErrorKind::ImageTooLarge,
+                format!(
+                    "tiling a {w}x{h} image for a {classes}-class model needs {} MiB of score maps, more than {} MiB",
+                    score_bytes >> 20,
+                    MAX_TILED_SCORE_BYTES >> 20
+                ),
+            ));
+        }
+        let grid = TileGrid::new((w, h), (tw, th), overlap);
+        let count = grid.xs.len() * grid.ys.len();
+        if count > MAX_TILES {
+            return Err(Error::invalid(format!(
+                "{tw}x{th} tiles would cut the {w}x{h} image into {count} tiles (at most {MAX_TILES}): use larger tiles or a smaller overlap"
+            )));
+        }
+        let batch = if self.spec.batch_dynamic { self.options.tile_batch } else { 1 };
+        let format = self.spec.tensor_format();
+        let norm = Normalisation::from(&self.options);
+
+        let mut blend = Blend::new(classes, (w, h), &grid)?;
+        let (mut pre_ms, mut run_ms, mut post_ms) = (0.0, 0.0, 0.0);
+        let tiles = grid.tiles();
+        for chunk in tiles.chunks(batch) {
+            let t0 = Instant::now();
+            let mut t1 = t0;
+            let (shape, scores) = with_thread_preprocessor(|pre| {
+                pre.start_batch(&format, (tw, th), chunk.len())?;
+                for (i, tile) in chunk.iter().enumerate() {
+                    let crop = image.crop(tile.x, tile.y, tile.w, tile.h)?;
+                    pre.fill(i, &crop, &format, (tw, th), &norm, Fit::Pad)?;
+                }
+                t1 = Instant::now();
+                self.run(self.spec.batch_input_shape(chunk.len(), tw, th), pre.tensor())
+            })?;
+            let t2 = Instant::now();
+            let item = scores.len() / chunk.len().max(1);
+            let one = [&[1i64][..], &shape[1..]].concat(); // each tile's output shape
+            for (i, tile) in chunk.iter().enumerate() {
+                let tile_scores = alloc::copy_of(&scores[i * item..(i + 1) * item], "a tile's scores")?;
+                let maps = ScoreMaps::from_output(&one, tile_scores, self.spec.input_layout, (tw, th))?;
+                blend.add(tile, maps)?;
+            }
+            pre_ms += ms(t0, t1);
+            run_ms += ms(t1, t2);
+            post_ms += ms(t2, Instant::now());
+        }
+        let t0 = Instant::now();
+        let summary = scores_to_mask(blend.finish(), mask, probability, &self.options)?;
+        post_ms += ms(t0, Instant::now());
+        let stats = RunStats {
+            preprocess_ms: pre_ms,
+            inference_ms: run_ms,
+            postprocess_ms: post_ms,
+            model_width: tw,
+            model_height: th,
+            tiles: tiles.len(),
+        };
+        Ok(UnetRun { classes: summary.classes, threshold: summary.threshold, foreground_pixels: summary.foreground, stats })
+    }
+
+    /// One ONNX Runtime run on a session of this model.
+    fn run(&self, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
+        self.sessions.with(|session| {
+            // Test builds only: a panic deep inside a run, while a session is in use.
+            #[cfg(feature = "fault-injection")]
+            if std::env::var_os("SEGRT_INJECT_PANIC").is_some() {
+                panic!("injected panic (fault-injection build, SEGRT_INJECT_PANIC is set)");
+            }
+            run_once(session, &self.spec, shape, tensor)
+        })
+    }
+}
+
+fn ms(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64() * 1e3
+}
+
+/// One `session.run`; returns the output's shape and its values as f32.
+fn run_once(session: &mut Session, spec: &UnetSpec, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
+    let input = tensor.input(shape.to_vec())?;
+    let outputs = session
+        .run(ort::inputs![spec.input_name.as_str() => input])
+        .map_err(|e| Error::inference(format!("ONNX Runtime run failed: {}", e.message())))?;
+    let value = &outputs[spec.output_name.as_str()];
+    let bad = |e: ort::Error| Error::inference(format!("cannot read output '{}': {e}", spec.output_name));
+    match spec.output_element {
+        Element::F32 => {
+            let (s, data) = value.try_extract_tensor::<f32>().map_err(bad)?;
+            Ok((s.to_vec(), alloc::copy_of(data, "the model output")?))
+        }
+        Element::F16 => {
+            let (s, data) = value.try_extract_tensor::<f16>().map_err(bad)?;
+            let mut out = alloc::vec_of(data.len(), 0f32, "the model output")?;
+            data.convert_to_f32_slice(&mut out);
+            Ok((s.to_vec(), out))
+        }
+        Element::U8 => Err(Error::internal("a UNet output is never read as u8")),
+    }
+}
