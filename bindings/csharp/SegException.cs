@@ -27,6 +27,11 @@ namespace Segrt
         UnsupportedFormat = 6,
         /// <summary>The session is of another kind (e.g. a SAM2 session used as a UNet).</summary>
         WrongSessionKind = 7,
+        /// <summary>
+        /// segrt could not allocate the memory a call needs (e.g. another ONNX Runtime session); the message says
+        /// how much. Returned by segrt versions with a bounded session pool; older ones never return it.
+        /// </summary>
+        OutOfMemory = 8,
         /// <summary>No ONNX Runtime library could be loaded; the message lists every path tried and why each failed.</summary>
         RuntimeNotFound = 10,
         /// <summary>An ONNX Runtime library was loaded but could not be used (wrong version, environment creation failed).</summary>

