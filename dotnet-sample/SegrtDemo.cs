@@ -210,7 +210,7 @@ namespace SegrtDemo
                 }
                 Bitmap image = _image;
                 UnetSegmenter unet = _unet;
-                UnetResult r = await Task.Run(() => unet.Segment(image));
+                UnetResult r = await unet.SegmentAsync(image);
                 _mask = r.Mask;
                 _maskColor = UnetColor;
                 Redraw();
@@ -240,7 +240,7 @@ namespace SegrtDemo
                 _status.Text = "Encoding the image...";
                 Bitmap image = _image;
                 Sam2Segmenter sam2 = _sam2;
-                double ms = await Task.Run(() => sam2.SetImage(image));
+                double ms = await sam2.SetImageAsync(image);
                 _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
                 _provider.Text = "Provider: " + sam2.ProviderInUse;
             }
