@@ -155,11 +155,7 @@ namespace Segrt
         internal SessionHandle(SegSession* session) : base(IntPtr.Zero, true)
         {
             SetHandle((IntPtr)session);
-            RawPointer = (IntPtr)session;
         }
-
-        /// <summary>The native pointer, kept after release (tests ask segrt whether it is still a handle).</summary>
-        internal IntPtr RawPointer { get; private set; }
 
         /// <summary>True once CloseSession ran (the session may still be finishing calls).</summary>
         internal bool IsClosing
