@@ -60,7 +60,7 @@ static partial class SegrtTests
         var points = new[] { new Sam2Point(40, 30, true) };
 
         int disposeReturned = 0;
-        long beforeOk = 0, afterOk = 0, afterRefused = 0, beforeRefused = 0;
+        long beforeOk = 0, afterOk = 0, afterRefused = 0, beforeRefused = 0, finishedAfter = 0;
         Exception failure = null;
         var warm = new CountdownEvent(threads); // each thread has its own ONNX Runtime session and has run twice
         var workers = Enumerable.Range(0, threads).Select(t => new Thread(() =>
@@ -80,6 +80,7 @@ static partial class SegrtTests
                     if (sam2) ((Sam2Segmenter)segmenter).Segment(bitmap, points);
                     else ((UnetSegmenter)segmenter).Segment(pixels, w, h, 0, SegPixelFormat.Bgr24);
                     if (after) Interlocked.Increment(ref afterOk); else Interlocked.Increment(ref beforeOk);
+                    if (!after && Volatile.Read(ref disposeReturned) != 0) Interlocked.Increment(ref finishedAfter); // was inside: finished normally
                     if (++mine == 2) warm.Signal();
                 }
                 catch (ObjectDisposedException)
@@ -114,10 +115,10 @@ static partial class SegrtTests
             live = NativeSessionLive(raw);
         }
         Console.WriteLine(string.Format(
-            "      {0} threads: {1} calls before Dispose returned ({2} refused while it ran); after it returned: {3} calls ran, {4} refused; " +
-            "loops stopped {5:F0} ms after Dispose; native session {6}",
+            "      {0} threads: {1} calls started before Dispose returned ({7} of them still running then, finished normally; {2} refused while it ran); " +
+            "started after it returned: {3} ran, {4} refused; loops stopped {5:F0} ms after Dispose; native session {6}",
             threads, beforeOk, beforeRefused, afterOk, afterRefused, loopsStoppedMs,
-            live ? "STILL LIVE 1 s later" : "freed " + freeClock.Elapsed.TotalMilliseconds.ToString("F0") + " ms after the loops stopped"));
+            live ? "STILL LIVE 1 s later" : "freed " + freeClock.Elapsed.TotalMilliseconds.ToString("F0") + " ms after the loops stopped", finishedAfter));
         Check(beforeOk > threads, "the threads ran calls before Dispose (" + beforeOk + ")");
         Check(afterOk == 0, afterOk + " calls started after Dispose returned and ran");
         Check(afterRefused == threads, "each thread's first call after Dispose was refused (" + afterRefused + ")");
