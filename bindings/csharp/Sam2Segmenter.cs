@@ -371,10 +371,13 @@ namespace Segrt
         /// </summary>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         /// <exception cref="SegException">segrt failed to reset the session.</exception>
-        public unsafe void ForgetImage()
+        public void ForgetImage()
         {
             using (var lease = Acquire())
-                Interop.Check(NativeMethods.seg_sam2_reset(lease.Session));
+                unsafe
+                {
+                    Interop.Check(NativeMethods.seg_sam2_reset(lease.Session));
+                }
             lock (_gate)
             {
                 _points.Clear();

@@ -112,18 +112,22 @@ namespace Segrt
         /// <exception cref="ArgumentException"><paramref name="model"/> is null or empty, or an option is out of range.</exception>
         /// <exception cref="SegException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
-        public static unsafe UnetSegmenter FromBytes(byte[] model, SegmenterOptions options = null)
+        public static UnetSegmenter FromBytes(byte[] model, SegmenterOptions options = null)
         {
             if (model == null || model.Length == 0) throw new ArgumentException("model bytes are empty", nameof(model));
             Interop.EnsureLoaded();
-            options = options ?? new SegmenterOptions();
+            return new UnetSegmenter(CreateFromMemory(model, options ?? new SegmenterOptions()), model.Length);
+        }
+
+        static unsafe SessionHandle CreateFromMemory(byte[] model, SegmenterOptions options)
+        {
             fixed (byte* data = model)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             {
                 SegOptions o = options.ToNative(ort);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_from_memory(data, (UIntPtr)model.Length, &o, &session));
-                return new UnetSegmenter(new SessionHandle(session), model.Length);
+                return new SessionHandle(session);
             }
         }
 

@@ -17,6 +17,7 @@ static partial class SegrtTests
     static void RunApiTests()
     {
         Test("hand-written enums mirror the generated bindings (names and values)", EnumsMirrorNative);
+        Test("no public type or member exposes a pointer (consumers need no unsafe code)", NoPublicPointers);
         Test("typed SessionInfo: UNet, SAM2, unknown and missing members tolerated", TypedSessionInfo);
         Test("UNet buffer reuse: same masks, allocations per frame with and without", UnetBufferReuse);
         Test("PlanarRgb8 byte[] gives the interleaved mask", UnetPlanar);
@@ -83,6 +84,28 @@ static partial class SegrtTests
         SameMembers(typeof(TileMode), HeaderEnum(header, "SegTileMode", "SEG_TILE_"), "segrt.h");
         SameMembers(typeof(LogLevel), HeaderEnum(header, "SegLogLevel", "SEG_LOG_"), "segrt.h");
         Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 8 more enums match", generated.Count, Enum.GetNames(typeof(SegPixelFormat)).Length));
+    }
+
+    static void NoPublicPointers()
+    {
+        var flags = BindingFlags.Public | BindingFlags.Instance | BindingFlags.Static | BindingFlags.DeclaredOnly;
+        var types = typeof(Segmenter).Assembly.GetTypes().Where(t => t.IsPublic && t.Namespace == "Segrt").ToList();
+        int members = 0;
+        var bad = new List<string>();
+        foreach (var t in types)
+        {
+            foreach (var m in t.GetMethods(flags).Cast<MethodBase>().Concat(t.GetConstructors(flags)))
+            {
+                members++;
+                var sig = m.GetParameters().Select(p => p.ParameterType).ToList();
+                if (m is MethodInfo) sig.Add(((MethodInfo)m).ReturnType);
+                if (sig.Any(x => x.IsPointer || (x.HasElementType && x.GetElementType().IsPointer))) bad.Add(t.Name + "." + m.Name);
+            }
+            foreach (var f in t.GetFields(flags)) { members++; if (f.FieldType.IsPointer) bad.Add(t.Name + "." + f.Name); }
+        }
+        Console.WriteLine(string.Format("      {0} public types, {1} public members, pointers in: {2}", types.Count, members, bad.Count == 0 ? "none" : string.Join(", ", bad)));
+        Check(types.Count > 20 && bad.Count == 0, "public API without pointers");
+        Check(typeof(Segrt.Native.NativeMethods).IsNotPublic, "the generated P/Invoke declarations stay internal");
     }
 
     static void TypedSessionInfo()
