@@ -111,6 +111,39 @@ namespace Segrt
         {
         }
 
+        Sam2Segmenter(SessionHandle handle, long modelBytes) : base(handle, modelBytes)
+        {
+        }
+
+        /// <summary>Loads a SAM2 encoder and decoder from model bytes (e.g. embedded resources); the bytes are copied.</summary>
+        /// <param name="encoder">The image encoder's .onnx bytes.</param>
+        /// <param name="decoder">The prompt decoder's .onnx bytes.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <returns>The new segmenter (the caller disposes it).</returns>
+        /// <exception cref="ArgumentException"><paramref name="encoder"/> or <paramref name="decoder"/> is null or empty, or an option is out of range.</exception>
+        /// <exception cref="SegException">segrt refused the pair or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
+        public static Sam2Segmenter FromBytes(byte[] encoder, byte[] decoder, SegmenterOptions options = null)
+        {
+            if (encoder == null || encoder.Length == 0) throw new ArgumentException("encoder bytes are empty", nameof(encoder));
+            if (decoder == null || decoder.Length == 0) throw new ArgumentException("decoder bytes are empty", nameof(decoder));
+            Interop.EnsureLoaded();
+            return new Sam2Segmenter(CreateFromMemory(encoder, decoder, options ?? new SegmenterOptions()), (long)encoder.Length + decoder.Length);
+        }
+
+        static unsafe SessionHandle CreateFromMemory(byte[] encoder, byte[] decoder, SegmenterOptions options)
+        {
+            fixed (byte* enc = encoder)
+            fixed (byte* dec = decoder)
+            fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            {
+                SegOptions o = options.ToNative(ort);
+                SegSession* session = null;
+                Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
+                return new SessionHandle(session);
+            }
+        }
+
         static long FileBytes(string path)
         {
             try

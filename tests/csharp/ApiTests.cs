@@ -21,7 +21,7 @@ static partial class SegrtTests
         Test("typed SessionInfo: UNet, SAM2, unknown and missing members tolerated", TypedSessionInfo);
         Test("UNet buffer reuse: same masks, allocations per frame with and without", UnetBufferReuse);
         Test("PlanarRgb8 byte[] gives the interleaved mask", UnetPlanar);
-        Test("SAM2 IntPtr / byte[] + stride overloads and mask buffer", Sam2RawOverloads);
+        Test("SAM2 IntPtr / byte[] + stride overloads, mask buffer, FromBytes", Sam2RawOverloads);
         Test("async: results, cancellation before the run and between encoder and decoder", AsyncCalls);
     }
 
@@ -231,6 +231,17 @@ static partial class SegrtTests
                 pin.Free();
             }
         }
+        byte[] encoder = File.ReadAllBytes(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"));
+        byte[] decoder = File.ReadAllBytes(Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"));
+        using (var fromBytes = Sam2Segmenter.FromBytes(encoder, decoder))
+        using (var img = Load(Path.Combine(refs, "img0.png")))
+        {
+            fromBytes.SetImage(img);
+            Check(IoU(fromBytes.Click(105, 105).Mask, LoadMask(Path.Combine(refs, "img0_point_mask.png"))) > 0.99, "SAM2 from bytes");
+            Check(fromBytes.MemoryBytes >= encoder.Length + decoder.Length, "declared at least the model bytes");
+        }
+        Throws<ArgumentException>(() => Sam2Segmenter.FromBytes(encoder, new byte[0]), "empty decoder bytes");
+        ThrowsSeg(SegStatus.ModelInvalid, () => Sam2Segmenter.FromBytes(encoder, new byte[] { 1, 2, 3 }), "garbage decoder bytes");
     }
 
     static T Await<T>(Task<T> task)
