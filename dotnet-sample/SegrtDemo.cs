@@ -175,7 +175,7 @@ namespace SegrtDemo
             if (_image != null) _image.Dispose();
             _image = loaded;
             _mask = null;
-            if (_sam2 != null) _sam2.Reset();
+            if (_sam2 != null) _sam2.ClearPrompts();
             Redraw();
             _status.Text = string.Format("{0} ({1} x {2})", Path.GetFileName(path), _image.Width, _image.Height);
             if (_mode == Mode.Sam2) await PrepareSam2Async();
@@ -210,13 +210,13 @@ namespace SegrtDemo
                 }
                 Bitmap image = _image;
                 UnetSegmenter unet = _unet;
-                UnetResult r = await Task.Run(() => unet.Segment(image));
+                UnetResult r = await unet.SegmentAsync(image);
                 _mask = r.Mask;
                 _maskColor = UnetColor;
                 Redraw();
                 _status.Text = string.Format("UNet {0}x{1} at {2}x{3}: pre-processing {4:F1} ms | inference {5:F1} ms | post-processing {6:F1} ms | {7} foreground pixels",
                     r.Width, r.Height, r.ModelWidth, r.ModelHeight, r.PreprocessMs, r.InferenceMs, r.PostprocessMs, r.ForegroundPixels);
-                _provider.Text = "Provider: " + unet.ExecutionProvider;
+                _provider.Text = "Provider: " + unet.ProviderInUse;
             }
             finally
             {
@@ -240,9 +240,9 @@ namespace SegrtDemo
                 _status.Text = "Encoding the image...";
                 Bitmap image = _image;
                 Sam2Segmenter sam2 = _sam2;
-                double ms = await Task.Run(() => sam2.SetImage(image));
+                double ms = await sam2.SetImageAsync(image);
                 _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
-                _provider.Text = "Provider: " + sam2.ExecutionProvider;
+                _provider.Text = "Provider: " + sam2.ProviderInUse;
             }
             finally
             {
@@ -305,7 +305,7 @@ namespace SegrtDemo
 
         void ResetPrompts()
         {
-            if (_sam2 != null) _sam2.Reset();
+            if (_sam2 != null) _sam2.ClearPrompts();
             _mask = null;
             Redraw();
         }

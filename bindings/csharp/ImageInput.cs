@@ -7,17 +7,27 @@ using Segrt.Native;
 
 namespace Segrt
 {
-    /// <summary>Pixel layouts segrt reads directly (the C header's SegPixelFormat).</summary>
+    /// <summary>
+    /// Pixel layouts segrt reads directly (the C header's SegPixelFormat, mirrored by hand; a test checks
+    /// every name and value against the generated header).
+    /// </summary>
     public enum SegPixelFormat
     {
         /// <summary>8-bit gray.</summary>
         Gray8 = 0,
         /// <summary>B,G,R bytes: GDI+ Format24bppRgb, OpenCV CV_8UC3.</summary>
         Bgr24 = 1,
-        /// <summary>B,G,R,A bytes: GDI+ Format32bppArgb/Rgb/PArgb (alpha ignored).</summary>
+        /// <summary>B,G,R,A bytes: GDI+ Format32bppArgb/Rgb/PArgb, WPF Bgra32/Pbgra32 (alpha ignored).</summary>
         Bgra32 = 2,
+        /// <summary>R,G,B bytes (e.g. WPF Rgb24).</summary>
         Rgb24 = 3,
+        /// <summary>R,G,B,A bytes (alpha ignored).</summary>
         Rgba32 = 4,
+        /// <summary>
+        /// Three 8-bit planes, R then G then B (HALCON's byte images). In one buffer: the planes one after
+        /// another, each <c>height</c> rows of <c>stride</c> bytes (stride 0 = width); stride must not be negative.
+        /// </summary>
+        PlanarRgb8 = 5,
     }
 
     /// <summary>
@@ -39,7 +49,8 @@ namespace Segrt
         {
             switch (f)
             {
-                case SegPixelFormat.Gray8: return 1;
+                case SegPixelFormat.Gray8:
+                case SegPixelFormat.PlanarRgb8: return 1; // per plane
                 case SegPixelFormat.Bgr24:
                 case SegPixelFormat.Rgb24: return 3;
                 case SegPixelFormat.Bgra32:
@@ -55,7 +66,10 @@ namespace Segrt
             long row = (long)width * BytesPerPixel(format);
             long absStride = stride == 0 ? row : Math.Abs((long)stride);
             if (absStride < row) throw new ArgumentException("stride " + stride + " is smaller than a row of " + row + " bytes", "stride");
-            long needed = (height - 1) * absStride + row;
+            if (format == SegPixelFormat.PlanarRgb8 && stride < 0)
+                throw new ArgumentException("PlanarRgb8 planes must be top-down (stride " + stride + " is negative)", "stride");
+            long rows = format == SegPixelFormat.PlanarRgb8 ? 3L * height : height;
+            long needed = (rows - 1) * absStride + row;
             if (available >= 0 && available < needed)
                 throw new ArgumentException("the buffer has " + available + " bytes but " + width + "x" + height + " " + format + " with stride " + stride + " needs " + needed, "pixels");
             return (int)absStride;
@@ -67,7 +81,7 @@ namespace Segrt
         /// </summary>
         internal static ImageInput FromBytes(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
         {
-            if (pixels == null) throw new ArgumentNullException("pixels");
+            if (pixels == null) throw new ArgumentNullException(nameof(pixels));
             int absStride = CheckGeometry(pixels.LongLength, width, height, stride, format);
             var input = new ImageInput();
             input._pin = GCHandle.Alloc(pixels, GCHandleType.Pinned);
@@ -80,7 +94,7 @@ namespace Segrt
         /// <summary>Unmanaged pixels (e.g. an OpenCV Mat's data, or BitmapData.Scan0): only read during the call.</summary>
         internal static ImageInput FromPointer(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
         {
-            if (topRow == IntPtr.Zero) throw new ArgumentNullException("topRow");
+            if (topRow == IntPtr.Zero) throw new ArgumentNullException(nameof(topRow));
             CheckGeometry(-1, width, height, stride, format);
             var input = new ImageInput();
             input.Desc = Describe((byte*)topRow, width, height, stride, format);
@@ -89,7 +103,7 @@ namespace Segrt
 
         internal static ImageInput FromBitmap(Bitmap bitmap)
         {
-            if (bitmap == null) throw new ArgumentNullException("bitmap");
+            if (bitmap == null) throw new ArgumentNullException("image");
             var input = new ImageInput();
             try
             {
@@ -151,6 +165,12 @@ namespace Segrt
             d.height = height;
             d.stride = stride;
             d.format = (int)format;
+            if (format == SegPixelFormat.PlanarRgb8)
+            {
+                long plane = (long)height * (stride == 0 ? width : stride);
+                d.plane1 = data + plane;
+                d.plane2 = data + 2 * plane;
+            }
             return d;
         }
 
@@ -174,11 +194,17 @@ namespace Segrt
     public static class MaskBitmap
     {
         /// <summary>An 8bpp indexed Bitmap with a gray palette (value v shows as gray level v).</summary>
+        /// <param name="mask">Row-major mask bytes, at least width x height.</param>
+        /// <param name="width">Mask width in pixels.</param>
+        /// <param name="height">Mask height in pixels.</param>
+        /// <returns>A new Bitmap (the caller disposes it).</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="mask"/> is null.</exception>
+        /// <exception cref="ArgumentException">The size is not positive or the mask holds fewer than width x height bytes.</exception>
         public static Bitmap FromMask(byte[] mask, int width, int height)
         {
-            if (mask == null) throw new ArgumentNullException("mask");
+            if (mask == null) throw new ArgumentNullException(nameof(mask));
             if (width <= 0 || height <= 0 || mask.Length < (long)width * height)
-                throw new ArgumentException("mask must hold width x height bytes", "mask");
+                throw new ArgumentException("mask must hold width x height bytes", nameof(mask));
             var bmp = new Bitmap(width, height, PixelFormat.Format8bppIndexed);
             var palette = bmp.Palette;
             for (int i = 0; i < 256; i++) palette.Entries[i] = Color.FromArgb(i, i, i);

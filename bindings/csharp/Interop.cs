@@ -4,6 +4,7 @@ using System;
 using System.IO;
 using System.Runtime.InteropServices;
 using System.Text;
+using System.Threading;
 using Segrt.Native;
 
 namespace Segrt
@@ -99,7 +100,7 @@ namespace Segrt
         internal static byte[] Utf8z(string s)
         {
             if (s == null) return null;
-            if (s.IndexOf('\0') >= 0) throw new ArgumentException("the string contains a NUL character", "s");
+            if (s.IndexOf('\0') >= 0) throw new ArgumentException("the string contains a NUL character", nameof(s));
             int n = Encoding.UTF8.GetByteCount(s);
             var bytes = new byte[n + 1];
             Encoding.UTF8.GetBytes(s, 0, s.Length, bytes, 0);
@@ -138,11 +139,28 @@ namespace Segrt
     /// Owns one native session. The runtime's critical finalizer frees it if Dispose was never called;
     /// seg_free never calls back into managed code, so that is safe.
     /// </summary>
+    /// <remarks>
+    /// Closing is two-step. <see cref="CloseSession"/> first sets <see cref="_closing"/>, which every later
+    /// <see cref="Acquire"/> sees, so no call can start once CloseSession has returned; then SafeHandle.Dispose
+    /// drops the handle's own reference. Calls already inside hold a DangerousAddRef reference each, and
+    /// the runtime runs ReleaseHandle (seg_free) when the last of them releases it. Checking
+    /// IsClosed alone was not enough: on Mono it stays false while any call holds a reference, so
+    /// overlapping calls on other threads kept the session open indefinitely.
+    /// </remarks>
     internal sealed unsafe class SessionHandle : SafeHandle
     {
+        volatile bool _closing;
+        long _pressure;
+
         internal SessionHandle(SegSession* session) : base(IntPtr.Zero, true)
         {
             SetHandle((IntPtr)session);
+        }
+
+        /// <summary>True once CloseSession ran (the session may still be finishing calls).</summary>
+        internal bool IsClosing
+        {
+            get { return _closing || IsClosed; }
         }
 
         public override bool IsInvalid
@@ -150,21 +168,61 @@ namespace Segrt
             get { return handle == IntPtr.Zero; }
         }
 
+        /// <summary>
+        /// Tells the GC that this handle keeps <paramref name="bytes"/> of native memory alive, so
+        /// undisposed segmenters are collected (and freed) sooner; removed again when the session is freed.
+        /// </summary>
+        internal void AddMemoryPressure(long bytes)
+        {
+            if (bytes <= 0 || Interlocked.CompareExchange(ref _pressure, bytes, 0) != 0) return;
+            MemoryPressure.Add(bytes);
+        }
+
         protected override bool ReleaseHandle()
         {
-            return NativeMethods.seg_free((SegSession*)handle) == Native.SegStatus.SEG_OK;
+            bool ok = NativeMethods.seg_free((SegSession*)handle) == Native.SegStatus.SEG_OK;
+            long bytes = Interlocked.Exchange(ref _pressure, 0);
+            if (bytes > 0) MemoryPressure.Remove(bytes);
+            return ok;
+        }
+
+        /// <summary>Refuses every later call, then frees the session when the calls inside have returned.</summary>
+        internal void CloseSession()
+        {
+            _closing = true;
+            Dispose();
         }
 
         /// <summary>
         /// Keeps the handle alive for one native call (DangerousAddRef/DangerousRelease), so Dispose
         /// on another thread waits for the call instead of freeing the session under it.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">Dispose has been called.</exception>
         internal Lease Acquire(object owner)
         {
-            if (IsClosed) throw new ObjectDisposedException(owner.GetType().Name);
+            if (_closing) throw Disposed(owner);
             bool added = false;
-            DangerousAddRef(ref added);
+            try
+            {
+                DangerousAddRef(ref added);
+            }
+            catch (ObjectDisposedException)
+            {
+                throw Disposed(owner);
+            }
+            // CloseSession may have run between the check above and the reference: the call has not started yet,
+            // so it must not run.
+            if (_closing)
+            {
+                if (added) DangerousRelease();
+                throw Disposed(owner);
+            }
             return new Lease(this, (SegSession*)DangerousGetHandle());
+        }
+
+        static ObjectDisposedException Disposed(object owner)
+        {
+            return new ObjectDisposedException(owner.GetType().Name, "this " + owner.GetType().Name + " has been disposed");
         }
 
         internal struct Lease : IDisposable
@@ -182,6 +240,33 @@ namespace Segrt
             {
                 _owner.DangerousRelease();
             }
+        }
+    }
+
+    /// <summary>
+    /// GC.AddMemoryPressure / RemoveMemoryPressure for native sessions, with a running total that tests
+    /// (and a curious debugger) can read.
+    /// </summary>
+    internal static class MemoryPressure
+    {
+        static long s_outstanding;
+
+        /// <summary>Bytes currently declared to the GC by live sessions of this process.</summary>
+        internal static long Outstanding
+        {
+            get { return Interlocked.Read(ref s_outstanding); }
+        }
+
+        internal static void Add(long bytes)
+        {
+            GC.AddMemoryPressure(bytes);
+            Interlocked.Add(ref s_outstanding, bytes);
+        }
+
+        internal static void Remove(long bytes)
+        {
+            GC.RemoveMemoryPressure(bytes);
+            Interlocked.Add(ref s_outstanding, -bytes);
         }
     }
 }

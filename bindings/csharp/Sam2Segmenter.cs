@@ -2,6 +2,8 @@
 using System;
 using System.Collections.Generic;
 using System.Drawing;
+using System.Threading;
+using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
@@ -9,10 +11,19 @@ namespace Segrt
     /// <summary>A click in image pixels; Foreground false means "not this" (a background point).</summary>
     public struct Sam2Point
     {
+        /// <summary>Column in image pixels (0 = left edge of the first pixel).</summary>
         public float X;
+
+        /// <summary>Row in image pixels (0 = top edge of the first row).</summary>
         public float Y;
+
+        /// <summary>True: "this object" (left click); false: "not this" (right click).</summary>
         public bool Foreground;
 
+        /// <summary>Creates a point.</summary>
+        /// <param name="x">Column in image pixels.</param>
+        /// <param name="y">Row in image pixels.</param>
+        /// <param name="foreground">True for "this object", false for "not this".</param>
         public Sam2Point(float x, float y, bool foreground)
         {
             X = x;
@@ -24,22 +35,43 @@ namespace Segrt
     /// <summary>The clicked object's mask at the image's size, with the decoder's scores and timings.</summary>
     public sealed class Sam2Result
     {
+        /// <summary>Width of the image and of the mask, in pixels.</summary>
         public int Width { get; internal set; }
+
+        /// <summary>Height of the image and of the mask, in pixels.</summary>
         public int Height { get; internal set; }
-        /// <summary>Row-major Width x Height bytes, 0 or 255.</summary>
+
+        /// <summary>
+        /// Row-major Width x Height bytes, 0 or 255. With the buffer-reuse overloads this is the caller's buffer.
+        /// </summary>
         public byte[] Mask { get; internal set; }
+
         /// <summary>Predicted IoU of the chosen mask.</summary>
         public float Score { get; internal set; }
+
         /// <summary>Predicted IoU of every mask the decoder returned.</summary>
         public float[] Scores { get; internal set; }
+
+        /// <summary>Index of the chosen mask in <see cref="Scores"/>.</summary>
         public int ChosenIndex { get; internal set; }
+
         /// <summary>True when the cached image embedding was used (no encoder run).</summary>
         public bool EncoderReused { get; internal set; }
+
+        /// <summary>Pre-processing + encoder time in milliseconds (0 when the cached embedding was used).</summary>
         public double EncoderMs { get; internal set; }
+
+        /// <summary>Decoder time in milliseconds.</summary>
         public double DecoderMs { get; internal set; }
+
+        /// <summary>Post-processing time (upscaling, threshold) in milliseconds.</summary>
         public double PostprocessMs { get; internal set; }
+
+        /// <summary>Pixels of the mask that are not 0.</summary>
         public long ForegroundPixels { get; internal set; }
 
+        /// <summary>The mask as an 8bpp gray Bitmap (the caller disposes it).</summary>
+        /// <returns>A new 8bpp indexed Bitmap with a gray palette.</returns>
         public Bitmap ToBitmap()
         {
             return MaskBitmap.FromMask(Mask, Width, Height);
@@ -49,24 +81,85 @@ namespace Segrt
     /// <summary>
     /// A SAM2 encoder + decoder pair. SetImage encodes a picture once (do it off the UI thread: it is
     /// the slow part); Click/Box then run only the decoder, with every point clicked since the last
-    /// Reset. Thread-safe: the native session serves any number of threads; the clicked points are
-    /// kept under a lock. Threads working on different images should call Segment(image, ...), which
-    /// passes the image with the prompts.
+    /// <see cref="ClearPrompts"/>. A prompt segrt refuses (e.g. a click outside the image) is not kept.
+    /// Thread-safe: the native session serves any number of threads; the clicked points are kept under a
+    /// lock. Threads working on different images should call Segment(image, ...), which passes the image
+    /// with the prompts. See <see cref="Segmenter"/> for Dispose, session info and the provider in use.
     /// </summary>
-    public sealed unsafe class Sam2Segmenter : IDisposable
+    public sealed class Sam2Segmenter : Segmenter
     {
         const uint RefineFlag = 1; // SEG_SAM2_REFINE
 
-        readonly SessionHandle _handle;
         readonly object _gate = new object();
         readonly List<Sam2Point> _points = new List<Sam2Point>();
         RectangleF? _box;
         int _imageWidth, _imageHeight;
 
+        /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(Bitmap, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.</summary>
+        internal Action AfterEncoderHook;
+
+        /// <summary>Loads a SAM2 image encoder and prompt decoder from .onnx files (any paths).</summary>
+        /// <param name="encoderPath">The image encoder's .onnx file.</param>
+        /// <param name="decoderPath">The prompt decoder's .onnx file.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="encoderPath"/> or <paramref name="decoderPath"/> is null.</exception>
+        /// <exception cref="ArgumentException">An option is out of range before reaching segrt.</exception>
+        /// <exception cref="SegException">segrt refused the pair (e.g. ModelUnsupported, with the inputs/outputs found) or the options.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         public Sam2Segmenter(string encoderPath, string decoderPath, SegmenterOptions options = null)
+            : base(Create(encoderPath, decoderPath, options), FileBytes(encoderPath) + FileBytes(decoderPath))
         {
-            if (encoderPath == null) throw new ArgumentNullException("encoderPath");
-            if (decoderPath == null) throw new ArgumentNullException("decoderPath");
+        }
+
+        Sam2Segmenter(SessionHandle handle, long modelBytes) : base(handle, modelBytes)
+        {
+        }
+
+        /// <summary>Loads a SAM2 encoder and decoder from model bytes (e.g. embedded resources); the bytes are copied.</summary>
+        /// <param name="encoder">The image encoder's .onnx bytes.</param>
+        /// <param name="decoder">The prompt decoder's .onnx bytes.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <returns>The new segmenter (the caller disposes it).</returns>
+        /// <exception cref="ArgumentException"><paramref name="encoder"/> or <paramref name="decoder"/> is null or empty, or an option is out of range.</exception>
+        /// <exception cref="SegException">segrt refused the pair or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
+        public static Sam2Segmenter FromBytes(byte[] encoder, byte[] decoder, SegmenterOptions options = null)
+        {
+            if (encoder == null || encoder.Length == 0) throw new ArgumentException("encoder bytes are empty", nameof(encoder));
+            if (decoder == null || decoder.Length == 0) throw new ArgumentException("decoder bytes are empty", nameof(decoder));
+            Interop.EnsureLoaded();
+            return new Sam2Segmenter(CreateFromMemory(encoder, decoder, options ?? new SegmenterOptions()), (long)encoder.Length + decoder.Length);
+        }
+
+        static unsafe SessionHandle CreateFromMemory(byte[] encoder, byte[] decoder, SegmenterOptions options)
+        {
+            fixed (byte* enc = encoder)
+            fixed (byte* dec = decoder)
+            fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            {
+                SegOptions o = options.ToNative(ort);
+                SegSession* session = null;
+                Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
+                return new SessionHandle(session);
+            }
+        }
+
+        static long FileBytes(string path)
+        {
+            try
+            {
+                return new System.IO.FileInfo(path).Length;
+            }
+            catch (Exception)
+            {
+                return 0; // segrt read it; only the memory hint is at stake
+            }
+        }
+
+        static unsafe SessionHandle Create(string encoderPath, string decoderPath, SegmenterOptions options)
+        {
+            if (encoderPath == null) throw new ArgumentNullException(nameof(encoderPath));
+            if (decoderPath == null) throw new ArgumentNullException(nameof(decoderPath));
             Interop.EnsureLoaded();
             options = options ?? new SegmenterOptions();
             fixed (byte* enc = Interop.Utf8z(encoderPath))
@@ -76,7 +169,7 @@ namespace Segrt
                 SegOptions o = options.ToNative(ort);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2(enc, dec, &o, &session));
-                _handle = new SessionHandle(session);
+                return new SessionHandle(session);
             }
         }
 
@@ -86,40 +179,114 @@ namespace Segrt
         /// </summary>
         public bool RefineWithPreviousMask { get; set; }
 
-        /// <summary>Size of the image given to SetImage (0 before).</summary>
+        /// <summary>Size of the image given to SetImage (0 x 0 before, and after <see cref="ForgetImage"/>).</summary>
         public Size ImageSize
         {
             get { lock (_gate) return new Size(_imageWidth, _imageHeight); }
         }
 
-        /// <summary>The points clicked since the last Reset.</summary>
+        /// <summary>The points accepted since the last SetImage or <see cref="ClearPrompts"/> (a copy).</summary>
         public IList<Sam2Point> Points
         {
             get { lock (_gate) return _points.ToArray(); }
         }
 
+        /// <summary>The box accepted since the last SetImage or <see cref="ClearPrompts"/>; null when none.</summary>
         public RectangleF? CurrentBox
         {
             get { lock (_gate) return _box; }
         }
 
-        /// <summary>Encodes the image (skipped when the same pixels are already encoded) and clears the prompts. Returns the encoder time in ms (0 when cached).</summary>
+        /// <summary>Encodes the image (skipped when the same pixels are already encoded) and clears the prompts.</summary>
+        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <returns>The encoder time in ms (0 when the cached embedding was used).</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or the encoder failed.</exception>
         public double SetImage(Bitmap image)
         {
             using (var input = ImageInput.FromBitmap(image))
                 return SetImage(input);
         }
 
+        /// <summary>Encodes raw pixels (skipped when already encoded) and clears the prompts.</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer whose top row is the last one in the array.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <returns>The encoder time in ms (0 when the cached embedding was used).</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        /// <exception cref="ArgumentException">The geometry does not fit the buffer.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or the encoder failed.</exception>
         public double SetImage(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
         {
             using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
                 return SetImage(input);
         }
 
-        double SetImage(ImageInput input)
+        /// <summary>Encodes unmanaged pixels (skipped when already encoded) and clears the prompts.</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <returns>The encoder time in ms (0 when the cached embedding was used).</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
+        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or the encoder failed.</exception>
+        public double SetImage(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
+        {
+            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
+                return SetImage(input);
+        }
+
+        /// <summary>
+        /// <see cref="SetImage(Bitmap)"/> on a thread-pool thread (the encoder is the slow part). Do not touch
+        /// the Bitmap until the task completes.
+        /// </summary>
+        /// <param name="image">The picture.</param>
+        /// <param name="cancellationToken">Cancels the call if the encoder has not started yet.</param>
+        /// <returns>A task giving the encoder time in ms; cancelled when the token fired before the encoder started.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<double> SetImageAsync(Bitmap image, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return SetImage(image);
+            }, cancellationToken);
+        }
+
+        /// <summary><see cref="SetImage(byte[], int, int, int, SegPixelFormat)"/> on a thread-pool thread.</summary>
+        /// <param name="pixels">Rows of pixels; not to be changed until the task completes.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="cancellationToken">Cancels the call if the encoder has not started yet.</param>
+        /// <returns>A task giving the encoder time in ms.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        public Task<double> SetImageAsync(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (pixels == null) throw new ArgumentNullException(nameof(pixels));
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return SetImage(pixels, width, height, stride, format);
+            }, cancellationToken);
+        }
+
+        unsafe double SetImage(ImageInput input)
         {
             double ms = 0;
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Acquire())
             {
                 SegImage desc = input.Desc;
                 Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms));
@@ -134,30 +301,88 @@ namespace Segrt
             return ms;
         }
 
-        /// <summary>Adds a point (left click: foreground; right click: background) and segments with all points and the box.</summary>
+        /// <summary>
+        /// Adds a point (left click: foreground; right click: background) and segments with all points and
+        /// the box. The point is kept only when segrt accepted it.
+        /// </summary>
+        /// <param name="x">Column in image pixels.</param>
+        /// <param name="y">Row in image pixels.</param>
+        /// <param name="foreground">True for "this object", false for "not this".</param>
+        /// <returns>The object's mask at the image's size.</returns>
+        /// <exception cref="InvalidOperationException">No image has been set.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the point (e.g. outside the image, NaN) or the decoder failed.</exception>
         public Sam2Result Click(float x, float y, bool foreground = true)
+        {
+            return Click(x, y, foreground, null);
+        }
+
+        /// <summary>
+        /// <see cref="Click(float, float, bool)"/> writing the mask into a caller-owned buffer (no mask
+        /// allocation per click).
+        /// </summary>
+        /// <param name="x">Column in image pixels.</param>
+        /// <param name="y">Row in image pixels.</param>
+        /// <param name="foreground">True for "this object", false for "not this".</param>
+        /// <param name="maskBuffer">Receives the mask: at least width x height bytes; null allocates one.</param>
+        /// <returns>The result; its Mask is <paramref name="maskBuffer"/> when given.</returns>
+        /// <exception cref="InvalidOperationException">No image has been set.</exception>
+        /// <exception cref="ArgumentException"><paramref name="maskBuffer"/> is smaller than the image.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the point or the decoder failed.</exception>
+        public Sam2Result Click(float x, float y, bool foreground, byte[] maskBuffer)
         {
             lock (_gate)
             {
                 RequireImage();
-                _points.Add(new Sam2Point(x, y, foreground));
-                return RunPrompts();
+                var points = new List<Sam2Point>(_points) { new Sam2Point(x, y, foreground) };
+                var result = RunPrompts(points, _box, maskBuffer);
+                _points.Add(new Sam2Point(x, y, foreground)); // only once segrt accepted it
+                return result;
             }
         }
 
-        /// <summary>Sets the box (replacing any earlier one) and segments with it and the points.</summary>
+        /// <summary><see cref="Click(float, float, bool)"/> on a thread-pool thread.</summary>
+        /// <param name="x">Column in image pixels.</param>
+        /// <param name="y">Row in image pixels.</param>
+        /// <param name="foreground">True for "this object", false for "not this".</param>
+        /// <param name="cancellationToken">Cancels the click if the decoder has not started yet (the point is then not kept).</param>
+        /// <returns>A task giving the mask; cancelled when the token fired before the decoder started.</returns>
+        public Task<Sam2Result> ClickAsync(float x, float y, bool foreground = true, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return Click(x, y, foreground);
+            }, cancellationToken);
+        }
+
+        /// <summary>
+        /// Sets the box (replacing any earlier one) and segments with it and the points. The box is kept
+        /// only when segrt accepted it.
+        /// </summary>
+        /// <param name="x1">Left edge in image pixels.</param>
+        /// <param name="y1">Top edge in image pixels.</param>
+        /// <param name="x2">Right edge in image pixels.</param>
+        /// <param name="y2">Bottom edge in image pixels.</param>
+        /// <returns>The object's mask at the image's size.</returns>
+        /// <exception cref="InvalidOperationException">No image has been set.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the box (e.g. x2 &lt; x1) or the decoder failed.</exception>
         public Sam2Result Box(float x1, float y1, float x2, float y2)
         {
             lock (_gate)
             {
                 RequireImage();
-                _box = RectangleF.FromLTRB(x1, y1, x2, y2);
-                return RunPrompts();
+                var box = RectangleF.FromLTRB(x1, y1, x2, y2);
+                var result = RunPrompts(_points, box, null);
+                _box = box; // only once segrt accepted it
+                return result;
             }
         }
 
         /// <summary>Forgets the points and the box; the encoded image stays (no re-encoding).</summary>
-        public void Reset()
+        public void ClearPrompts()
         {
             lock (_gate)
             {
@@ -166,11 +391,26 @@ namespace Segrt
             }
         }
 
-        /// <summary>Forgets the encoded image too (frees its embedding); the next SetImage encodes again.</summary>
-        public void ClearImage()
+        /// <summary>Old name of <see cref="ClearPrompts"/> (it never reset the native session).</summary>
+        [Obsolete("Use ClearPrompts: this clears the points and the box only; ForgetImage is what resets the native session.")]
+        public void Reset()
         {
-            using (var lease = _handle.Acquire(this))
-                Interop.Check(NativeMethods.seg_sam2_reset(lease.Session));
+            ClearPrompts();
+        }
+
+        /// <summary>
+        /// Forgets the encoded image too (segrt's <c>seg_sam2_reset</c>: frees the embedding and the previous
+        /// mask) and the prompts; the next SetImage encodes again.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt failed to reset the session.</exception>
+        public void ForgetImage()
+        {
+            using (var lease = Acquire())
+                unsafe
+                {
+                    Interop.Check(NativeMethods.seg_sam2_reset(lease.Session));
+                }
             lock (_gate)
             {
                 _points.Clear();
@@ -179,14 +419,116 @@ namespace Segrt
             }
         }
 
+        /// <summary>Old name of <see cref="ForgetImage"/>.</summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt failed to reset the session.</exception>
+        [Obsolete("Use ForgetImage.")]
+        public void ClearImage()
+        {
+            ForgetImage();
+        }
+
         /// <summary>
         /// Stateless: segments <paramref name="image"/> with these prompts (the encoder runs only when the
         /// pixels differ from the cached image). Safe for threads working on different images.
         /// </summary>
+        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <returns>The object's mask at the image's size.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ArgumentException">Neither a point nor a box is given.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused a prompt or the image, or a model failed.</exception>
         public Sam2Result Segment(Bitmap image, IList<Sam2Point> points, RectangleF? box = null)
         {
             using (var input = ImageInput.FromBitmap(image))
-                return Run(input, points, box, 0);
+                return Run(input, points, box, 0, null);
+        }
+
+        /// <summary>Stateless: segments raw pixels with these prompts (see <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?)"/>).</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <returns>The object's mask; <paramref name="maskBuffer"/> when given.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        /// <exception cref="ArgumentException">No prompt, geometry not fitting the buffer, or a mask buffer too small.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
+            IList<Sam2Point> points, RectangleF? box = null, byte[] maskBuffer = null)
+        {
+            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
+                return Run(input, points, box, 0, maskBuffer);
+        }
+
+        /// <summary>Stateless: segments unmanaged pixels with these prompts (see <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?)"/>).</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <returns>The object's mask; <paramref name="maskBuffer"/> when given.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
+        /// <exception cref="ArgumentException">No prompt, a stride smaller than a row, or a mask buffer too small.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(IntPtr topRow, int width, int height, int stride, SegPixelFormat format,
+            IList<Sam2Point> points, RectangleF? box = null, byte[] maskBuffer = null)
+        {
+            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
+                return Run(input, points, box, 0, maskBuffer);
+        }
+
+        /// <summary>
+        /// <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?)"/> on a thread-pool thread, in two steps:
+        /// the encoder (skipped when the pixels are cached), then the decoder. Cancelling before the first
+        /// step, or between the two, cancels the task; the session stays usable (an embedding computed
+        /// before the cancellation stays cached). Do not touch the Bitmap until the task completes.
+        /// </summary>
+        /// <param name="image">The picture.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <returns>A task giving the mask.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<Sam2Result> SegmentAsync(Bitmap image, IList<Sam2Point> points, RectangleF? box = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            var prompts = points == null ? new Sam2Point[0] : new List<Sam2Point>(points).ToArray();
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                using (var input = ImageInput.FromBitmap(image))
+                {
+                    Encode(input);
+                    var hook = AfterEncoderHook;
+                    if (hook != null) hook();
+                    cancellationToken.ThrowIfCancellationRequested();
+                    return Run(input, prompts, box, 0, null);
+                }
+            }, cancellationToken);
+        }
+
+        unsafe void Encode(ImageInput input)
+        {
+            double ms = 0;
+            using (var lease = Acquire())
+            {
+                SegImage desc = input.Desc;
+                Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms));
+            }
         }
 
         void RequireImage()
@@ -194,18 +536,21 @@ namespace Segrt
             if (_imageWidth == 0) throw new InvalidOperationException("call SetImage before Click or Box");
         }
 
-        Sam2Result RunPrompts()
+        Sam2Result RunPrompts(IList<Sam2Point> points, RectangleF? box, byte[] maskBuffer)
         {
-            uint flags = RefineWithPreviousMask && _points.Count + (_box.HasValue ? 1 : 0) > 1 ? RefineFlag : 0;
-            return Run(null, _points, _box, flags);
+            uint flags = RefineWithPreviousMask && points.Count + (box.HasValue ? 1 : 0) > 1 ? RefineFlag : 0;
+            return Run(null, points, box, flags, maskBuffer);
         }
 
-        Sam2Result Run(ImageInput input, IList<Sam2Point> points, RectangleF? box, uint flags)
+        unsafe Sam2Result Run(ImageInput input, IList<Sam2Point> points, RectangleF? box, uint flags, byte[] maskBuffer)
         {
             int n = points == null ? 0 : points.Count;
-            if (n == 0 && !box.HasValue) throw new ArgumentException("give at least one point or a box", "points");
+            if (n == 0 && !box.HasValue) throw new ArgumentException("give at least one point or a box", nameof(points));
             int w = input != null ? input.Width : _imageWidth;
             int h = input != null ? input.Height : _imageHeight;
+            long pixels = (long)w * h;
+            if (maskBuffer != null && maskBuffer.LongLength < pixels)
+                throw new ArgumentException("the mask buffer has " + maskBuffer.LongLength + " bytes but a " + w + "x" + h + " mask needs " + pixels, nameof(maskBuffer));
             var native = new SegPoint[Math.Max(n, 1)];
             for (int i = 0; i < n; i++)
             {
@@ -221,11 +566,11 @@ namespace Segrt
                 nativeBox.x2 = box.Value.Right;
                 nativeBox.y2 = box.Value.Bottom;
             }
-            var mask = new byte[(long)w * h];
+            var mask = maskBuffer ?? new byte[pixels];
             float score = 0;
             SegSam2Result extra = default(SegSam2Result);
             extra.struct_size = (uint)sizeof(SegSam2Result);
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Acquire())
             fixed (byte* m = mask)
             fixed (SegPoint* p = native)
             {
@@ -240,7 +585,7 @@ namespace Segrt
             var scores = new float[Math.Max(0, Math.Min(extra.num_masks, 4))];
             for (int i = 0; i < scores.Length; i++) scores[i] = extra.scores[i];
             long foreground = 0;
-            foreach (byte b in mask) if (b != 0) foreground++;
+            for (long i = 0; i < pixels; i++) if (mask[i] != 0) foreground++;
             return new Sam2Result
             {
                 Width = w,
@@ -255,25 +600,6 @@ namespace Segrt
                 PostprocessMs = extra.postprocess_ms,
                 ForegroundPixels = foreground,
             };
-        }
-
-        public string SessionInfoJson
-        {
-            get
-            {
-                using (var lease = _handle.Acquire(this))
-                    return SessionInfo.Read(lease.Session);
-            }
-        }
-
-        public string ExecutionProvider
-        {
-            get { return SessionInfo.ProviderInUse(SessionInfoJson); }
-        }
-
-        public void Dispose()
-        {
-            _handle.Dispose();
         }
     }
 }

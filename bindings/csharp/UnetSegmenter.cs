@@ -1,7 +1,8 @@
 // segrt .NET wrapper: UNet semantic segmentation.
 using System;
 using System.Drawing;
-using System.Text.RegularExpressions;
+using System.Threading;
+using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
@@ -9,28 +10,56 @@ namespace Segrt
     /// <summary>One UNet run: the mask at the image's own size, plus what segrt measured.</summary>
     public sealed class UnetResult
     {
+        /// <summary>Width of the image and of the mask, in pixels.</summary>
         public int Width { get; internal set; }
+
+        /// <summary>Height of the image and of the mask, in pixels.</summary>
         public int Height { get; internal set; }
-        /// <summary>Row-major, Width x Height bytes: 0/255 for binary models, the class index for multi-class ones.</summary>
+
+        /// <summary>
+        /// Row-major, Width x Height bytes: 0/255 for binary models, the class index for multi-class ones.
+        /// With the buffer-reuse overloads this is the caller's buffer (its first Width x Height bytes).
+        /// </summary>
         public byte[] Mask { get; internal set; }
-        /// <summary>Foreground (multi-class: chosen class) probability per pixel, when asked for; else null.</summary>
+
+        /// <summary>
+        /// Foreground (multi-class: chosen class) probability per pixel, row-major, when asked for; else null.
+        /// With the buffer-reuse overloads this is the caller's buffer.
+        /// </summary>
         public float[] Probability { get; internal set; }
+
         /// <summary>1 for binary models, else the number of classes.</summary>
         public int NumClasses { get; internal set; }
+
         /// <summary>The threshold applied (Otsu's value in Otsu mode); NaN for multi-class models.</summary>
         public float Threshold { get; internal set; }
+
+        /// <summary>Width the model ran at (of one tile when tiled).</summary>
         public int ModelWidth { get; internal set; }
+
+        /// <summary>Height the model ran at (of one tile when tiled).</summary>
         public int ModelHeight { get; internal set; }
+
+        /// <summary>Pre-processing time (reading, resizing, normalising the pixels), in milliseconds.</summary>
         public double PreprocessMs { get; internal set; }
+
+        /// <summary>ONNX Runtime's run time, in milliseconds.</summary>
         public double InferenceMs { get; internal set; }
+
+        /// <summary>Post-processing time (resizing back, threshold, clean-up), in milliseconds.</summary>
         public double PostprocessMs { get; internal set; }
+
         /// <summary>Wall time of the whole call as seen from .NET (stages + the P/Invoke boundary).</summary>
         public double TotalMs { get; internal set; }
+
+        /// <summary>Pixels of the mask that are not 0.</summary>
         public long ForegroundPixels { get; internal set; }
+
         /// <summary>Tiles the image was cut into (0 when the whole image was resized).</summary>
         public int Tiles { get; internal set; }
 
         /// <summary>The mask as an 8bpp gray Bitmap (the caller disposes it).</summary>
+        /// <returns>A new 8bpp indexed Bitmap with a gray palette.</returns>
         public Bitmap ToBitmap()
         {
             return MaskBitmap.FromMask(Mask, Width, Height);
@@ -39,17 +68,31 @@ namespace Segrt
 
     /// <summary>
     /// A UNet segmentation model. Thread-safe: any number of threads may call Segment on one instance
-    /// at once (segrt gives each calling thread its own ONNX Runtime session). Dispose releases the
-    /// native session; a call running on another thread finishes first.
+    /// at once (segrt gives each calling thread its own ONNX Runtime session). See <see cref="Segmenter"/>
+    /// for Dispose, session info and the provider in use.
     /// </summary>
-    public sealed unsafe class UnetSegmenter : IDisposable
+    public sealed class UnetSegmenter : Segmenter
     {
-        readonly SessionHandle _handle;
-
-        /// <summary>Loads an ONNX UNet (any path, e.g. with Chinese folder names).</summary>
+        /// <summary>Loads an ONNX UNet from a file (any path, e.g. with Chinese folder names).</summary>
+        /// <param name="modelPath">Path of the .onnx file.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="modelPath"/> is null.</exception>
+        /// <exception cref="ArgumentException">An option is out of range before reaching segrt (e.g. Mean without 3 values).</exception>
+        /// <exception cref="SegException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
+        /// <exception cref="PlatformNotSupportedException">The process is 32-bit.</exception>
         public UnetSegmenter(string modelPath, SegmenterOptions options = null)
+            : base(Create(modelPath, options), 0)
         {
-            if (modelPath == null) throw new ArgumentNullException("modelPath");
+        }
+
+        UnetSegmenter(SessionHandle handle, long modelBytes) : base(handle, modelBytes)
+        {
+        }
+
+        static unsafe SessionHandle Create(string modelPath, SegmenterOptions options)
+        {
+            if (modelPath == null) throw new ArgumentNullException(nameof(modelPath));
             Interop.EnsureLoaded();
             options = options ?? new SegmenterOptions();
             fixed (byte* path = Interop.Utf8z(modelPath))
@@ -58,64 +101,204 @@ namespace Segrt
                 SegOptions o = options.ToNative(ort);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create(path, &o, &session));
-                _handle = new SessionHandle(session);
+                return new SessionHandle(session);
             }
         }
 
-        UnetSegmenter(SessionHandle handle)
-        {
-            _handle = handle;
-        }
-
         /// <summary>Loads a UNet from model bytes (e.g. an embedded resource); the bytes are copied.</summary>
+        /// <param name="model">The .onnx file's bytes.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <returns>The new segmenter (the caller disposes it).</returns>
+        /// <exception cref="ArgumentException"><paramref name="model"/> is null or empty, or an option is out of range.</exception>
+        /// <exception cref="SegException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         public static UnetSegmenter FromBytes(byte[] model, SegmenterOptions options = null)
         {
-            if (model == null || model.Length == 0) throw new ArgumentException("model bytes are empty", "model");
+            if (model == null || model.Length == 0) throw new ArgumentException("model bytes are empty", nameof(model));
             Interop.EnsureLoaded();
-            options = options ?? new SegmenterOptions();
+            return new UnetSegmenter(CreateFromMemory(model, options ?? new SegmenterOptions()), model.Length);
+        }
+
+        static unsafe SessionHandle CreateFromMemory(byte[] model, SegmenterOptions options)
+        {
             fixed (byte* data = model)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             {
                 SegOptions o = options.ToNative(ort);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_from_memory(data, (UIntPtr)model.Length, &o, &session));
-                return new UnetSegmenter(new SessionHandle(session));
+                return new SessionHandle(session);
             }
         }
 
         /// <summary>Segments a Bitmap (24bpp, 32bpp and 8bpp gray are read in place; other formats are converted once).</summary>
+        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <param name="withProbability">Also return the per-pixel probability.</param>
+        /// <returns>The mask at the image's size, with timings.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image (e.g. over MaxPixels) or ONNX Runtime failed.</exception>
         public UnetResult Segment(Bitmap image, bool withProbability = false)
         {
             using (var input = ImageInput.FromBitmap(image))
-                return Run(input, withProbability);
+                return Run(input, null, null, withProbability);
         }
 
         /// <summary>
-        /// Segments raw pixels. <paramref name="stride"/>: bytes per row (0 = packed); negative for a
-        /// bottom-up buffer whose top row is the last one in the array.
+        /// Segments a Bitmap into caller-owned buffers, so a video loop allocates no mask per frame.
         /// </summary>
+        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <param name="maskBuffer">Receives the mask: at least width x height bytes, row-major.</param>
+        /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
+        /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> or <paramref name="maskBuffer"/> is null.</exception>
+        /// <exception cref="ArgumentException">A buffer is smaller than width x height.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
+        public UnetResult Segment(Bitmap image, byte[] maskBuffer, float[] probabilityBuffer = null)
+        {
+            if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
+            using (var input = ImageInput.FromBitmap(image))
+                return Run(input, maskBuffer, probabilityBuffer, probabilityBuffer != null);
+        }
+
+        /// <summary>Segments raw pixels in a byte array.</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer whose top row is the last one in the array.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="withProbability">Also return the per-pixel probability.</param>
+        /// <returns>The mask at the image's size, with timings.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        /// <exception cref="ArgumentException">The geometry does not fit the buffer (stride smaller than a row, buffer too small).</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
         public UnetResult Segment(byte[] pixels, int width, int height, int stride, SegPixelFormat format, bool withProbability = false)
         {
             using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
-                return Run(input, withProbability);
+                return Run(input, null, null, withProbability);
         }
 
-        /// <summary>Segments unmanaged pixels; <paramref name="topRow"/> points at the first byte of the top row.</summary>
+        /// <summary>Segments raw pixels in a byte array into caller-owned buffers (no allocation per frame).</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="maskBuffer">Receives the mask: at least width x height bytes.</param>
+        /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
+        /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> or <paramref name="maskBuffer"/> is null.</exception>
+        /// <exception cref="ArgumentException">The geometry does not fit a buffer.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
+        public UnetResult Segment(byte[] pixels, int width, int height, int stride, SegPixelFormat format, byte[] maskBuffer, float[] probabilityBuffer = null)
+        {
+            if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
+            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
+                return Run(input, maskBuffer, probabilityBuffer, probabilityBuffer != null);
+        }
+
+        /// <summary>Segments unmanaged pixels (e.g. an OpenCV Mat's data, or BitmapData.Scan0).</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="withProbability">Also return the per-pixel probability.</param>
+        /// <returns>The mask at the image's size, with timings.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
+        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
         public UnetResult Segment(IntPtr topRow, int width, int height, int stride, SegPixelFormat format, bool withProbability = false)
         {
             using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
-                return Run(input, withProbability);
+                return Run(input, null, null, withProbability);
         }
 
-        UnetResult Run(ImageInput input, bool withProbability)
+        /// <summary>Segments unmanaged pixels into caller-owned buffers (no allocation per frame).</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="maskBuffer">Receives the mask: at least width x height bytes.</param>
+        /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
+        /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero or <paramref name="maskBuffer"/> is null.</exception>
+        /// <exception cref="ArgumentException">The stride is smaller than a row, or a buffer is too small.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
+        public UnetResult Segment(IntPtr topRow, int width, int height, int stride, SegPixelFormat format, byte[] maskBuffer, float[] probabilityBuffer = null)
+        {
+            if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
+            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
+                return Run(input, maskBuffer, probabilityBuffer, probabilityBuffer != null);
+        }
+
+        /// <summary>
+        /// <see cref="Segment(Bitmap, bool)"/> on a thread-pool thread. Do not touch the Bitmap until the
+        /// task completes (GDI+ bitmaps are not thread-safe).
+        /// </summary>
+        /// <param name="image">The picture.</param>
+        /// <param name="withProbability">Also return the per-pixel probability.</param>
+        /// <param name="cancellationToken">Cancels the call if it has not started yet (a run in progress finishes).</param>
+        /// <returns>A task giving the result; cancelled when the token fired before the run started.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<UnetResult> SegmentAsync(Bitmap image, bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return Segment(image, withProbability);
+            }, cancellationToken);
+        }
+
+        /// <summary>
+        /// <see cref="Segment(byte[], int, int, int, SegPixelFormat, bool)"/> on a thread-pool thread. Do not
+        /// change the pixels until the task completes.
+        /// </summary>
+        /// <param name="pixels">Rows of pixels.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="withProbability">Also return the per-pixel probability.</param>
+        /// <param name="cancellationToken">Cancels the call if it has not started yet.</param>
+        /// <returns>A task giving the result; cancelled when the token fired before the run started.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        public Task<UnetResult> SegmentAsync(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
+            bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (pixels == null) throw new ArgumentNullException(nameof(pixels));
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return Segment(pixels, width, height, stride, format, withProbability);
+            }, cancellationToken);
+        }
+
+        unsafe UnetResult Run(ImageInput input, byte[] maskBuffer, float[] probabilityBuffer, bool withProbability)
         {
             var clock = System.Diagnostics.Stopwatch.StartNew();
             int w = input.Width, h = input.Height;
-            var mask = new byte[(long)w * h];
-            float[] probability = withProbability ? new float[(long)w * h] : null;
+            long pixels = (long)w * h;
+            if (maskBuffer != null && maskBuffer.LongLength < pixels)
+                throw new ArgumentException("the mask buffer has " + maskBuffer.LongLength + " bytes but a " + w + "x" + h + " mask needs " + pixels, nameof(maskBuffer));
+            if (probabilityBuffer != null && probabilityBuffer.LongLength < pixels)
+                throw new ArgumentException("the probability buffer has " + probabilityBuffer.LongLength + " floats but a " + w + "x" + h + " image needs " + pixels, nameof(probabilityBuffer));
+            var mask = maskBuffer ?? new byte[pixels];
+            float[] probability = probabilityBuffer ?? (withProbability ? new float[pixels] : null);
             SegRunInfo info = default(SegRunInfo);
             info.struct_size = (uint)sizeof(SegRunInfo);
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Acquire())
             fixed (byte* m = mask)
             fixed (float* p = probability)
             {
@@ -144,48 +327,6 @@ namespace Segrt
                 ForegroundPixels = (long)info.foreground_pixels,
                 Tiles = (int)info.tiles,
             };
-        }
-
-        /// <summary>The model's inputs/outputs, how segrt reads them, the provider in use and why, as JSON.</summary>
-        public string SessionInfoJson
-        {
-            get
-            {
-                using (var lease = _handle.Acquire(this))
-                    return SessionInfo.Read(lease.Session);
-            }
-        }
-
-        /// <summary>The execution provider actually running the model, e.g. "CPU" or "CUDA:0".</summary>
-        public string ExecutionProvider
-        {
-            get { return SessionInfo.ProviderInUse(SessionInfoJson); }
-        }
-
-        public void Dispose()
-        {
-            _handle.Dispose();
-        }
-    }
-
-    internal static unsafe class SessionInfo
-    {
-        internal static string Read(SegSession* session)
-        {
-            UIntPtr needed;
-            Interop.Check(NativeMethods.seg_session_info(session, null, UIntPtr.Zero, &needed));
-            var buf = new byte[(int)needed];
-            fixed (byte* p = buf)
-            {
-                Interop.Check(NativeMethods.seg_session_info(session, p, (UIntPtr)buf.Length, &needed));
-                return Interop.FromUtf8z(p);
-            }
-        }
-
-        internal static string ProviderInUse(string json)
-        {
-            var m = Regex.Match(json, "\"in_use\"\\s*:\\s*\"([^\"]*)\"");
-            return m.Success ? m.Groups[1].Value : "unknown";
         }
     }
 }

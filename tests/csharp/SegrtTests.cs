@@ -10,7 +10,7 @@ using System.Runtime.InteropServices;
 using System.Threading;
 using Segrt;
 
-static class SegrtTests
+static partial class SegrtTests
 {
     static string Repo;
     static int Failures;
@@ -40,6 +40,8 @@ static class SegrtTests
         Test("Dispose twice, use after Dispose", DisposeRules);
         Test("undisposed segmenters are freed by the finalizer without a crash", FinalizerFrees);
         Test("several threads on one segmenter give the single-thread masks", ThreadsShareOneSegmenter);
+        RunBugTests();
+        RunApiTests();
 
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));
         return Failures == 0 ? 0 : 1;
@@ -210,12 +212,12 @@ static class SegrtTests
             var r = unet.Segment(bmp);
             double iou = IoU(r.Mask, LoadMask(Model("samples/lesion_04_gt.png")));
             Console.WriteLine(string.Format("      IoU {0:F3}; pre {1:F1} ms, inference {2:F1} ms, post {3:F1} ms, total {4:F1} ms; provider {5}",
-                iou, r.PreprocessMs, r.InferenceMs, r.PostprocessMs, r.TotalMs, unet.ExecutionProvider));
+                iou, r.PreprocessMs, r.InferenceMs, r.PostprocessMs, r.TotalMs, unet.ProviderInUse));
             Check(r.Width == 333 && r.Height == 777 && r.Mask.Length == 333 * 777, "mask at the image's size");
             Check(iou > 0.95, "IoU with ground truth " + iou);
             Check(r.NumClasses == 1 && r.Threshold == 0.5f && r.InferenceMs > 0 && r.ForegroundPixels == r.Mask.Count(v => v != 0), "run info");
             Check(r.Mask.All(v => v == 0 || v == 255), "binary mask is 0/255");
-            Check(unet.ExecutionProvider == "CPU", "provider");
+            Check(unet.ProviderInUse == "CPU" && unet.Provider == ExecutionProvider.Cpu && unet.FallbackReason == null, "provider");
             s_reference = r;
         }
     }
@@ -421,13 +423,13 @@ static class SegrtTests
             seg.Click(240, 140, foreground: false);
             Check(seg.Points.Count == 2, "points accumulate");
             Check(seg.Click(240, 140, false).Mask.Length == 320 * 240, "a repeated click is still a valid prompt");
-            seg.Reset();
+            seg.ClearPrompts();
             seg.Click(105, 105);
             var withNeg = seg.Click(240, 140, false);
             double iouNeg = IoU(withNeg.Mask, LoadMask(Path.Combine(refs, "img0_point_neg_mask.png")));
             Check(iouNeg > 0.99, "foreground + background point IoU " + iouNeg);
 
-            seg.Reset();
+            seg.ClearPrompts();
             var box = seg.Box(185, 75, 295, 205);
             double iouBox = IoU(box.Mask, LoadMask(Path.Combine(refs, "img0_box_mask.png")));
             Check(iouBox > 0.99, "box IoU " + iouBox);
@@ -439,8 +441,8 @@ static class SegrtTests
             // Stateless call with the image: same answer.
             var again = seg.Segment(img, new[] { new Sam2Point(105, 105, true) });
             Check(Same(again.Mask, click.Mask), "Segment(image, points) == Click");
-            seg.ClearImage();
-            Throws<InvalidOperationException>(() => seg.Click(1, 1), "Click after ClearImage");
+            seg.ForgetImage();
+            Throws<InvalidOperationException>(() => seg.Click(1, 1), "Click after ForgetImage");
         }
     }
 
@@ -453,7 +455,7 @@ static class SegrtTests
             seg.SetImage(img);
             foreach (var p in new[] { new PointF(1500, 300), new PointF(200, 900) })
             {
-                seg.Reset();
+                seg.ClearPrompts();
                 var r = seg.Click(p.X, p.Y);
                 double sx = 0, sy = 0;
                 long n = 0;
@@ -489,7 +491,7 @@ static class SegrtTests
             seg.SetImage(img);
             ThrowsSeg(SegStatus.InvalidArgument, () => seg.Click(float.NaN, 3), "NaN click");
             ThrowsSeg(SegStatus.InvalidArgument, () => seg.Box(200, 10, 100, 50), "box with x2 < x1");
-            seg.Reset();
+            seg.ClearPrompts();
             Check(seg.Click(105, 105).ForegroundPixels > 0, "the segmenter still works after errors");
         }
     }
@@ -525,7 +527,9 @@ static class SegrtTests
         {
             using (var unet = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Provider = ExecutionProvider.Cuda, ProviderPolicy = ProviderPolicy.Fallback }))
             {
-                Check(unet.ExecutionProvider == "CPU", "fell back to the CPU");
+                Check(unet.ProviderInUse == "CPU" && unet.Provider == ExecutionProvider.Cpu, "fell back to the CPU");
+                Check(unet.FallbackReason != null && unet.FallbackReason.Contains("CUDA:0 could not be initialised"), "typed fallback reason: " + unet.FallbackReason);
+                Check(unet.SessionInfo.Provider.Requested == "CUDA:0", "requested provider in the typed info");
                 Check(unet.SessionInfoJson.Contains("CUDA:0 could not be initialised"), "fallback reason in the session info");
             }
             Throws<SegException>(() => new UnetSegmenter("/no/such/model.onnx"), "missing model");
@@ -550,11 +554,14 @@ static class SegrtTests
     static void DisposeRules()
     {
         var unet = new UnetSegmenter(Model("demo_unet.onnx"));
+        Check(!unet.IsDisposed, "IsDisposed before Dispose");
         unet.Dispose();
+        Check(unet.IsDisposed, "IsDisposed after Dispose");
         unet.Dispose();
         using (var bmp = Load(Model("samples/lesion_06.png")))
             Throws<ObjectDisposedException>(() => unet.Segment(bmp), "Segment after Dispose");
         Throws<ObjectDisposedException>(() => { var s = unet.SessionInfoJson; }, "info after Dispose");
+        Throws<ObjectDisposedException>(() => { var s = unet.SessionInfo; }, "typed info after Dispose");
         string sam = Path.Combine(Repo, "models", "sam2");
         var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"));
         seg.Dispose();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The .NET part on a real CLR: builds the wrapper, its tests and the WinForms sample with Mono's C#
-# compiler against the .NET Framework 4.6.1 reference assemblies, puts libsegrt.so and ONNX Runtime
-# beside the .exe files (as a Windows app has segrt.dll and onnxruntime.dll), runs the tests, then
-# runs the sample's self-test under Xvfb and checks its screenshots.
+# The .NET part on a real CLR: builds the wrapper (Segrt.Net.csproj -> Segrt.Net.dll), its tests, a consumer
+# program and the WinForms sample with Mono's C# compiler against the .NET Framework 4.6.1 reference
+# assemblies, puts libsegrt.so and ONNX Runtime beside the .exe files (as a Windows app has segrt.dll and
+# onnxruntime.dll), runs the tests and the consumer, then runs the sample's self-test under Xvfb and checks
+# its screenshots, and finally tests the Segrt.Net NuGet package as a user consumes it.
 # Needs: mono-devel, xvfb, xauth (see .ci/run); target/<profile>/libsegrt.so; .onnxruntime/; .venv (numpy, pillow).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -14,17 +15,37 @@ rm -rf "$out" && mkdir -p "$out"
 cp "$repo/target/$profile/libsegrt.so" "$out/"
 cp "$repo"/.onnxruntime/libonnxruntime.so.* "$out/"
 
+# 1. The wrapper through its project, as users build it: Segrt.Net.dll + Segrt.Net.xml, warnings as errors
+#    (CS1591 included: every public member documented).
+xbuild_lib() { (cd "$1" && xbuild /nologo /v:minimal /p:Configuration=Release /p:OutputPath="$2/" \
+    /p:IntermediateOutputPath="$2-obj/" Segrt.Net.csproj); }
+xbuild_lib "$repo/bindings/csharp" "$out/lib" > "$out/xbuild-lib.log" 2>&1 || { cat "$out/xbuild-lib.log"; exit 1; }
+test -f "$out/lib/Segrt.Net.dll" && test -f "$out/lib/Segrt.Net.xml"
+# ... and an undocumented public member fails that build (the check itself can fail).
+undocumented="$out/undocumented"
+mkdir -p "$undocumented" && cp "$repo"/bindings/csharp/*.cs "$repo/bindings/csharp/Segrt.Net.csproj" "$undocumented/"
+echo 'namespace Segrt { public static class Undocumented { public static int Member; } }' > "$undocumented/Undocumented.cs"
+if xbuild_lib "$undocumented" "$undocumented/bin" > "$out/xbuild-undocumented.log" 2>&1; then
+    echo "an undocumented public member should fail the Segrt.Net build (CS1591)"; exit 1
+fi
+grep -q "error CS1591" "$out/xbuild-undocumented.log"
+echo "Segrt.Net.csproj: builds with warnings as errors; an undocumented public member fails it with CS1591"
+cp "$out/lib/Segrt.Net.dll" "$out/lib/Segrt.Net.xml" "$out/"
+
 # What a .NET Framework 4.6.1 x64 project gets; plain mcs would accept APIs 4.6.1 lacks.
-MCS=(mcs -sdk:4.6.1 -noconfig -unsafe+ -platform:x64 -warnaserror+
+MCS=(mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+
      -r:System.dll -r:System.Core.dll -r:System.Drawing.dll)
-"${MCS[@]}" -target:library -out:"$out/Segrt.dll" -doc:"$out/Segrt.xml" -nowarn:1591 "$repo"/bindings/csharp/*.cs
-# The tests compile the wrapper sources in, to reach internals (the native options struct).
-"${MCS[@]}" -target:exe -out:"$out/SegrtTests.exe" "$repo"/bindings/csharp/*.cs "$repo/tests/csharp/SegrtTests.cs"
-# The sample references Segrt.dll, as an application would.
-"${MCS[@]}" -target:winexe -r:System.Windows.Forms.dll -r:"$out/Segrt.dll" -out:"$out/SegrtDemo.exe" "$repo/dotnet-sample/SegrtDemo.cs"
+# 2. The tests compile the wrapper sources in, to reach internals (the native options struct, raw handles).
+"${MCS[@]}" -unsafe+ -r:System.Xml.dll -r:System.Runtime.Serialization.dll -target:exe -out:"$out/SegrtTests.exe" \
+    "$repo"/bindings/csharp/*.cs "$repo"/tests/csharp/*.cs
+# 3. Programs reference Segrt.Net.dll, as an application would. The consumer is compiled without -unsafe:
+#    Segrt.Net needs no AllowUnsafeBlocks in the projects using it.
+"${MCS[@]}" -target:exe -r:"$out/Segrt.Net.dll" -out:"$out/Consumer.exe" "$repo/tests/csharp/consumer/Program.cs"
+"${MCS[@]}" -unsafe+ -target:winexe -r:System.Windows.Forms.dll -r:"$out/Segrt.Net.dll" -out:"$out/SegrtDemo.exe" "$repo/dotnet-sample/SegrtDemo.cs"
 
 cd /tmp   # any working directory: DllImport must find libsegrt.so beside the .exe
 mono --debug "$out/SegrtTests.exe" "$repo"
+mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samples/lesion_01_gt.png" "$repo/models/demo_unet.onnx"
 
 # The WinForms sample's own UI code path: bundled image + UNet, then one SAM2 click through the
 # mouse handlers on the zoomed PictureBox. The geometric-oracle SAM2 pair draws a disc centred on
@@ -54,4 +75,7 @@ if (cd "$repo/dotnet-sample" && xbuild /nologo /v:minimal /p:PlatformTarget=x86 
 fi
 grep -q "segrt is 64-bit only" "$out/xbuild-x86.log"
 
-echo "C# tests and WinForms self-test passed; screenshots: $out/selftest-unet.png $shot"
+# The Segrt.Net NuGet package, consumed as a user does (local folder feed, packages.config, xbuild, run).
+"$repo/tests/csharp/nuget_consumer.sh" "$out/nuget"
+
+echo "C# tests, consumer, WinForms self-test and NuGet consumers passed; screenshots: $out/selftest-unet.png $shot"

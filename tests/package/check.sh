@@ -5,7 +5,8 @@
 #   3. with an empty environment (env -i PATH=/usr/bin:/bin), the C example builds with the package's
 #      Makefile and segments the bundled sample from another working directory: exit 0, IoU >= 0.9, and
 #      ONNX Runtime loaded from the copy's lib/ (not from this build tree);
-#   4. build/Segrt.props and Segrt.targets are well-formed XML; where Mono's xbuild is installed, a
+#   4. build/Segrt.Net.props and Segrt.Net.targets are well-formed XML; where Mono's xbuild is installed, the
+#      shipped bindings/csharp/Segrt.Net.csproj builds Segrt.Net.dll, and a
 #      packages.config-style project importing them builds for x64 (the native files land next to the
 #      .exe and load under Mono) and fails with segrt's message for x86 and for AnyCPU + Prefer32Bit.
 # Usage: tests/package/check.sh
@@ -51,7 +52,7 @@ python3 -c "import sys; sys.exit(0 if float('$iou') >= 0.9 else 1)" || { echo "I
 "${clean_env[@]}" ldd "$copy/bin/segrt-example" | grep segrt
 
 echo "== MSBuild files"
-python3 - "$copy/build/Segrt.props" "$copy/build/Segrt.targets" <<'EOF'
+python3 - "$copy/build/Segrt.Net.props" "$copy/build/Segrt.Net.targets" <<'EOF'
 import sys, xml.etree.ElementTree as ET
 for path in sys.argv[1:]:
     root = ET.parse(path).getroot()   # raises on malformed XML
@@ -81,7 +82,7 @@ EOF
   cat > "$app/App.csproj" <<EOF
 <?xml version="1.0" encoding="utf-8"?>
 <Project ToolsVersion="4.0" DefaultTargets="Build" xmlns="http://schemas.microsoft.com/developer/msbuild/2003">
-  <Import Project="$copy/build/Segrt.props" />
+  <Import Project="$copy/build/Segrt.Net.props" />
   <PropertyGroup>
     <OutputType>Exe</OutputType>
     <AssemblyName>App</AssemblyName>
@@ -93,13 +94,19 @@ EOF
     <Compile Include="Program.cs" />
   </ItemGroup>
   <Import Project="\$(MSBuildToolsPath)\\Microsoft.CSharp.targets" />
-  <Import Project="$copy/build/Segrt.targets" />
+  <Import Project="$copy/build/Segrt.Net.targets" />
 </Project>
 EOF
+  # The C# sources ship with their project: Segrt.Net.dll + docs build from the copy.
+  (cd "$copy/bindings/csharp" && xbuild /nologo /verbosity:minimal /p:OutputPath="$work/Segrt.Net/" \
+      /p:IntermediateOutputPath="$work/Segrt.Net-obj/" Segrt.Net.csproj) > "$work/segrt-net.log" 2>&1 \
+    || { cat "$work/segrt-net.log"; echo "the package's Segrt.Net.csproj does not build" >&2; exit 1; }
+  test -f "$work/Segrt.Net/Segrt.Net.dll" && test -f "$work/Segrt.Net/Segrt.Net.xml"
+  echo "bindings/csharp/Segrt.Net.csproj from the copy builds Segrt.Net.dll + Segrt.Net.xml"
   build() { rm -rf "${app:?}/bin" "${app:?}/obj"; (cd "$app" && xbuild /nologo /verbosity:minimal "$@" App.csproj 2>&1); }
   for bad in "/p:PlatformTarget=x86" "/p:PlatformTarget=AnyCPU /p:Prefer32Bit=true"; do
     # shellcheck disable=SC2086
-    if log=$(build $bad); then echo "$log"; echo "xbuild $bad succeeded; Segrt.targets must stop it" >&2; exit 1; fi
+    if log=$(build $bad); then echo "$log"; echo "xbuild $bad succeeded; Segrt.Net.targets must stop it" >&2; exit 1; fi
     grep -q "error : segrt: " <<<"$log" || { echo "$log"; echo "xbuild $bad failed without segrt's message" >&2; exit 1; }
     echo "xbuild $bad: fails as it should: $(grep -o 'error : segrt: .\{0,90\}' <<<"$log" | head -n 1)..."
   done

@@ -1,0 +1,151 @@
+// segrt .NET wrapper: what every segmenter shares (the native session, Dispose, session info,
+// the execution provider in use, the GC memory-pressure hint).
+using System;
+using Segrt.Native;
+
+namespace Segrt
+{
+    /// <summary>
+    /// The base of <see cref="UnetSegmenter"/> and <see cref="Sam2Segmenter"/>: owns one native segrt
+    /// session. Thread-safe: any number of threads may use one instance at once (segrt gives each calling
+    /// thread its own ONNX Runtime session). <see cref="Dispose"/> refuses every call that starts after it
+    /// with <see cref="ObjectDisposedException"/>; calls already running finish normally, and the native
+    /// session is freed when the last of them returns. An undisposed segmenter is freed by its finalizer;
+    /// the GC is told how much native memory it holds (<c>GC.AddMemoryPressure</c>), so that happens sooner.
+    /// </summary>
+    public abstract class Segmenter : IDisposable
+    {
+        internal readonly SessionHandle Handle;
+        SessionInfo _firstInfo;
+
+        /// <param name="handle">The new native session.</param>
+        /// <param name="modelBytes">Size of the model files the session was made from (a floor for the memory declared).</param>
+        internal Segmenter(SessionHandle handle, long modelBytes)
+        {
+            Handle = handle;
+            try
+            {
+                // What segrt measured for this session: declare it to the GC. The provider in use never
+                // changes, so this first reading also answers Provider/ProviderInUse/FallbackReason.
+                _firstInfo = ReadSessionInfo();
+                MemoryBytes = Math.Max(_firstInfo.NativeBytes, modelBytes);
+                Handle.AddMemoryPressure(MemoryBytes);
+            }
+            catch
+            {
+                Handle.CloseSession();
+                throw;
+            }
+        }
+
+        /// <summary>
+        /// The native memory declared to the GC for this segmenter (GC.AddMemoryPressure), in bytes: what segrt
+        /// measured for its first session(s) (<see cref="Segrt.SessionInfo.NativeBytes"/>), and at least the size
+        /// of its model files. Taken back when the session is freed.
+        /// </summary>
+        public long MemoryBytes { get; private set; }
+
+        /// <summary>True once <see cref="Dispose"/> has been called (calls started before it may still be finishing).</summary>
+        public bool IsDisposed
+        {
+            get { return Handle.IsClosing; }
+        }
+
+        /// <summary>
+        /// Releases the native session. Calls that start afterwards throw <see cref="ObjectDisposedException"/>;
+        /// calls already running on other threads finish normally, and the session is freed when the last of
+        /// them returns. Calling it again does nothing.
+        /// </summary>
+        public void Dispose()
+        {
+            Handle.CloseSession();
+        }
+
+        /// <summary>
+        /// The model's inputs and outputs, how segrt reads them, the execution provider requested and in
+        /// use with any fallback reason, threads and memory, as segrt's JSON text.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        public string SessionInfoJson
+        {
+            get
+            {
+                using (var lease = Handle.Acquire(this))
+                    unsafe
+                    {
+                        return SessionInfoReader.Read(lease.Session);
+                    }
+            }
+        }
+
+        /// <summary>
+        /// <see cref="SessionInfoJson"/> as a typed object, read now (thread and memory figures change as
+        /// threads use the segmenter); <see cref="Segrt.SessionInfo.RawJson"/> keeps the whole text.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        public SessionInfo SessionInfo
+        {
+            get { return ReadSessionInfo(); }
+        }
+
+        /// <summary>The execution provider actually running the model (<see cref="ExecutionProvider.Cpu"/> after a fallback).</summary>
+        public ExecutionProvider Provider
+        {
+            get { return ParseProvider(ProviderInUse); }
+        }
+
+        /// <summary>segrt's name of the provider actually running the model, e.g. "CPU" or "CUDA:0".</summary>
+        public string ProviderInUse
+        {
+            get { return _firstInfo.Provider != null && _firstInfo.Provider.InUse != null ? _firstInfo.Provider.InUse : "unknown"; }
+        }
+
+        /// <summary>
+        /// Why the requested provider is not the one in use (with <see cref="ProviderPolicy.Fallback"/>:
+        /// ONNX Runtime's reason, e.g. a missing CUDA library); null when the requested provider runs.
+        /// </summary>
+        public string FallbackReason
+        {
+            get { return _firstInfo.Provider != null ? _firstInfo.Provider.FallbackReason : null; }
+        }
+
+        internal SessionHandle.Lease Acquire()
+        {
+            return Handle.Acquire(this);
+        }
+
+        unsafe SessionInfo ReadSessionInfo()
+        {
+            using (var lease = Handle.Acquire(this))
+                return SessionInfo.Parse(SessionInfoReader.Read(lease.Session));
+        }
+
+        internal static ExecutionProvider ParseProvider(string name)
+        {
+            string n = (name ?? "").Split(':')[0].ToUpperInvariant();
+            switch (n)
+            {
+                case "CUDA": return ExecutionProvider.Cuda;
+                case "TENSORRT": return ExecutionProvider.TensorRT;
+                case "DIRECTML": return ExecutionProvider.DirectML;
+                case "OPENVINO": return ExecutionProvider.OpenVino;
+                default: return ExecutionProvider.Cpu;
+            }
+        }
+    }
+
+    internal static unsafe class SessionInfoReader
+    {
+        internal static string Read(SegSession* session)
+        {
+            UIntPtr needed;
+            Interop.Check(NativeMethods.seg_session_info(session, null, UIntPtr.Zero, &needed));
+            var buf = new byte[(int)needed];
+            fixed (byte* p = buf)
+            {
+                Interop.Check(NativeMethods.seg_session_info(session, p, (UIntPtr)buf.Length, &needed));
+                return Interop.FromUtf8z(p);
+            }
+        }
+    }
+}

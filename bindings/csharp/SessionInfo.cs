@@ -1,0 +1,228 @@
+// segrt .NET wrapper: seg_session_info's JSON as typed objects (DataContractJsonSerializer, which
+// .NET Framework 4.6.1 ships). Members segrt does not send are left at their defaults (null), and members
+// this wrapper does not know are ignored, so the wrapper and the library can gain fields independently.
+using System;
+using System.IO;
+using System.Runtime.Serialization;
+using System.Runtime.Serialization.Json;
+using System.Text;
+
+namespace Segrt
+{
+    /// <summary>
+    /// What segrt reports about a session (<see cref="Segmenter.SessionInfo"/>). Figures segrt could not
+    /// measure, and members of the other session kind, are null. <see cref="RawJson"/> has everything.
+    /// </summary>
+    [DataContract]
+    public sealed class SessionInfo
+    {
+        [DataMember(Name = "kind")] string _kind;
+        [DataMember(Name = "convention")] string _convention;
+        [DataMember(Name = "provider")] ProviderReport _provider;
+        [DataMember(Name = "inputs")] TensorInfo[] _inputs;
+        [DataMember(Name = "outputs")] TensorInfo[] _outputs;
+        [DataMember(Name = "encoder_inputs")] TensorInfo[] _encoderInputs;
+        [DataMember(Name = "encoder_outputs")] TensorInfo[] _encoderOutputs;
+        [DataMember(Name = "decoder_inputs")] TensorInfo[] _decoderInputs;
+        [DataMember(Name = "decoder_outputs")] TensorInfo[] _decoderOutputs;
+        [DataMember(Name = "intra_threads")] string _intraThreads;
+        [DataMember(Name = "threads_with_session")] int? _threadsWithSession;
+        [DataMember(Name = "threads_with_encoder_session")] int? _threadsWithEncoderSession;
+        [DataMember(Name = "threads_with_decoder_session")] int? _threadsWithDecoderSession;
+        [DataMember(Name = "sessions_created")] int? _sessionsCreated;
+        [DataMember(Name = "bytes_first_session")] long? _bytesFirstSession;
+        [DataMember(Name = "bytes_first_sessions")] long? _bytesFirstSessions;
+        [DataMember(Name = "bytes_per_extra_thread")] long? _bytesPerExtraThread;
+        [DataMember(Name = "bytes_per_extra_thread_decoder")] long? _bytesPerExtraThreadDecoder;
+        [DataMember(Name = "model_bytes")] long? _modelBytes;
+        [DataMember(Name = "image_cached")] bool? _imageCached;
+        [DataMember(Name = "pool")] SessionPoolInfo _pool;
+        [DataMember(Name = "onnxruntime")] RuntimeInfo _onnxRuntime;
+
+        /// <summary>"unet" or "sam2".</summary>
+        public string Kind { get { return _kind; } }
+
+        /// <summary>SAM2: the export convention segrt recognised (e.g. "samexporter"); null for UNet.</summary>
+        public string Convention { get { return _convention; } }
+
+        /// <summary>The execution provider requested and in use, and why they differ.</summary>
+        public ProviderReport Provider { get { return _provider; } }
+
+        /// <summary>UNet: the model's inputs; null for SAM2.</summary>
+        public TensorInfo[] Inputs { get { return _inputs; } }
+
+        /// <summary>UNet: the model's outputs; null for SAM2.</summary>
+        public TensorInfo[] Outputs { get { return _outputs; } }
+
+        /// <summary>SAM2: the encoder's inputs; null for UNet.</summary>
+        public TensorInfo[] EncoderInputs { get { return _encoderInputs; } }
+
+        /// <summary>SAM2: the encoder's outputs; null for UNet.</summary>
+        public TensorInfo[] EncoderOutputs { get { return _encoderOutputs; } }
+
+        /// <summary>SAM2: the decoder's inputs; null for UNet.</summary>
+        public TensorInfo[] DecoderInputs { get { return _decoderInputs; } }
+
+        /// <summary>SAM2: the decoder's outputs; null for UNet.</summary>
+        public TensorInfo[] DecoderOutputs { get { return _decoderOutputs; } }
+
+        /// <summary>ONNX Runtime intra-op threads per session, as segrt describes them.</summary>
+        public string IntraThreads { get { return _intraThreads; } }
+
+        /// <summary>UNet: threads holding an ONNX Runtime session of this model now.</summary>
+        public int? ThreadsWithSession { get { return _threadsWithSession; } }
+
+        /// <summary>SAM2: threads holding an encoder session now.</summary>
+        public int? ThreadsWithEncoderSession { get { return _threadsWithEncoderSession; } }
+
+        /// <summary>SAM2: threads holding a decoder session now.</summary>
+        public int? ThreadsWithDecoderSession { get { return _threadsWithDecoderSession; } }
+
+        /// <summary>UNet: ONNX Runtime sessions created so far, including released ones.</summary>
+        public int? SessionsCreated { get { return _sessionsCreated; } }
+
+        /// <summary>UNet: resident memory the first session added (including ONNX Runtime's one-time set-up).</summary>
+        public long? BytesFirstSession { get { return _bytesFirstSession; } }
+
+        /// <summary>SAM2: resident memory the first encoder and decoder sessions added.</summary>
+        public long? BytesFirstSessions { get { return _bytesFirstSessions; } }
+
+        /// <summary>UNet: resident memory each extra calling thread's session added (null until a second thread ran).</summary>
+        public long? BytesPerExtraThread { get { return _bytesPerExtraThread; } }
+
+        /// <summary>SAM2: resident memory each extra thread's decoder session added (null until a second thread clicked).</summary>
+        public long? BytesPerExtraThreadDecoder { get { return _bytesPerExtraThreadDecoder; } }
+
+        /// <summary>UNet: size of the model segrt holds in memory.</summary>
+        public long? ModelBytes { get { return _modelBytes; } }
+
+        /// <summary>SAM2: whether an image embedding is cached.</summary>
+        public bool? ImageCached { get { return _imageCached; } }
+
+        /// <summary>The session pool, for segrt versions that report one; otherwise null.</summary>
+        public SessionPoolInfo Pool { get { return _pool; } }
+
+        /// <summary>The ONNX Runtime in use: version and path.</summary>
+        public RuntimeInfo OnnxRuntime { get { return _onnxRuntime; } }
+
+        /// <summary>The JSON text this object was read from (segrt's <c>seg_session_info</c>).</summary>
+        public string RawJson { get; private set; }
+
+        /// <summary>
+        /// The native memory this session is known to hold, in bytes: the resident memory its first
+        /// session(s) added (a process-wide measurement, so it can read low when freed memory is reused),
+        /// and at least the model's size for a UNet (segrt keeps a copy); 0 when nothing is known.
+        /// </summary>
+        public long NativeBytes
+        {
+            get
+            {
+                long measured = _bytesFirstSession ?? _bytesFirstSessions ?? 0;
+                return Math.Max(Math.Max(measured, _modelBytes ?? 0), 0);
+            }
+        }
+
+        /// <summary>Reads segrt's session-info JSON.</summary>
+        /// <param name="json">The text of <see cref="Segmenter.SessionInfoJson"/>.</param>
+        /// <returns>The typed info, with <see cref="RawJson"/> set to <paramref name="json"/>.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="json"/> is null.</exception>
+        /// <exception cref="SerializationException"><paramref name="json"/> is not a JSON object of this shape.</exception>
+        public static SessionInfo Parse(string json)
+        {
+            if (json == null) throw new ArgumentNullException(nameof(json));
+            var info = Json.Read<SessionInfo>(json);
+            info.RawJson = json;
+            return info;
+        }
+    }
+
+    /// <summary>The execution provider a session asked for, the one it got, and why they differ.</summary>
+    [DataContract]
+    public sealed class ProviderReport
+    {
+        [DataMember(Name = "requested")] string _requested;
+        [DataMember(Name = "in_use")] string _inUse;
+        [DataMember(Name = "fallback_reason")] string _fallbackReason;
+
+        /// <summary>The provider the options asked for, e.g. "CUDA:0".</summary>
+        public string Requested { get { return _requested; } }
+
+        /// <summary>The provider running the model, e.g. "CPU".</summary>
+        public string InUse { get { return _inUse; } }
+
+        /// <summary>Why <see cref="InUse"/> differs from <see cref="Requested"/>; null when it does not.</summary>
+        public string FallbackReason { get { return _fallbackReason; } }
+    }
+
+    /// <summary>One input or output of a model.</summary>
+    [DataContract]
+    public sealed class TensorInfo
+    {
+        [DataMember(Name = "name")] string _name;
+        [DataMember(Name = "dtype")] string _dtype;
+        [DataMember(Name = "shape")] long[] _shape;
+
+        /// <summary>The tensor's name in the model.</summary>
+        public string Name { get { return _name; } }
+
+        /// <summary>Its element type, e.g. "f32".</summary>
+        public string DataType { get { return _dtype; } }
+
+        /// <summary>Its shape; -1 marks a dynamic axis.</summary>
+        public long[] Shape { get { return _shape; } }
+    }
+
+    /// <summary>The ONNX Runtime library a session runs on.</summary>
+    [DataContract]
+    public sealed class RuntimeInfo
+    {
+        [DataMember(Name = "version")] string _version;
+        [DataMember(Name = "path")] string _path;
+
+        /// <summary>e.g. "1.31.1".</summary>
+        public string Version { get { return _version; } }
+
+        /// <summary>The file it was loaded from.</summary>
+        public string Path { get { return _path; } }
+    }
+
+    /// <summary>A session's pool of ONNX Runtime sessions (reported by segrt versions that bound it).</summary>
+    [DataContract]
+    public sealed class SessionPoolInfo
+    {
+        [DataMember(Name = "sessions")] int? _sessions;
+        [DataMember(Name = "busy")] int? _busy;
+        [DataMember(Name = "created")] int? _created;
+        [DataMember(Name = "waits")] long? _waits;
+        [DataMember(Name = "max_sessions")] int? _maxSessions;
+        [DataMember(Name = "bytes_per_session")] long? _bytesPerSession;
+
+        /// <summary>Sessions in the pool now.</summary>
+        public int? Sessions { get { return _sessions; } }
+
+        /// <summary>Sessions running a call now.</summary>
+        public int? Busy { get { return _busy; } }
+
+        /// <summary>Sessions created so far.</summary>
+        public int? Created { get { return _created; } }
+
+        /// <summary>Calls that waited for a free session.</summary>
+        public long? Waits { get { return _waits; } }
+
+        /// <summary>The pool's bound.</summary>
+        public int? MaxSessions { get { return _maxSessions; } }
+
+        /// <summary>Resident memory one session adds.</summary>
+        public long? BytesPerSession { get { return _bytesPerSession; } }
+    }
+
+    internal static class Json
+    {
+        internal static T Read<T>(string json)
+        {
+            var serializer = new DataContractJsonSerializer(typeof(T));
+            using (var stream = new MemoryStream(Encoding.UTF8.GetBytes(json)))
+                return (T)serializer.ReadObject(stream);
+        }
+    }
+}
