@@ -15,6 +15,11 @@ inside ONNX Runtime: a Reshape of the 3*H*W input values to [1,1,-1,7] fails unl
 multiple of 7 (segrt rounds dynamic sizes to a multiple of 32; a 64x64 image gives 12288 values).
 Used to check that ONNX Runtime's own error output reaches the log callback and not the host's
 stderr (issue 13 item 6).
+
+ort_huge_intermediate.onnx: dynamic input [1,3,H,W] -> 1x1 Conv to 4096 channels -> ReduceMean over
+channels -> Sigmoid -> mask [1,1,H,W]. segrt's own buffers stay small (12 MB for 1024x1024), but ONNX
+Runtime's intermediate tensor is 4096*H*W floats (17 GB at 1024x1024): under an address-space limit it is
+ONNX Runtime's allocation that fails, which must come back as a status (issue 13 item 1).
 """
 from pathlib import Path
 
@@ -70,3 +75,16 @@ graph = helper.make_graph(
     initializer=[numpy_helper.from_array(np.array([1, 1, -1, 7], dtype=np.int64), "shape")],
 )
 save(helper.make_model(graph, opset_imports=opset(), producer_name="segrt make_fault_models.py"), "run_fails_reshape.onnx")
+
+graph = helper.make_graph(
+    [
+        helper.make_node("Conv", ["image", "w"], ["wide"], kernel_shape=[1, 1]),
+        helper.make_node("ReduceMean", ["wide"], ["logits"], axes=[1], keepdims=1),
+        helper.make_node("Sigmoid", ["logits"], ["mask"]),
+    ],
+    "ort_huge_intermediate",
+    [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, "height", "width"])],
+    [helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 1, "height", "width"])],
+    initializer=[numpy_helper.from_array(np.full((4096, 3, 1, 1), 0.01, dtype=np.float32), "w")],
+)
+save(helper.make_model(graph, opset_imports=opset(), producer_name="segrt make_fault_models.py"), "ort_huge_intermediate.onnx")
