@@ -63,27 +63,42 @@ pub fn loaded() -> Option<&'static Runtime> {
     RUNTIME.get()
 }
 
+/// The loaded runtime, when `explicit` names it too (or nothing). A process holds one ONNX Runtime
+/// for its whole life: another path asked for later is refused, not silently ignored, so a host
+/// that means another library learns it is not the one in use.
+fn already_loaded(rt: &'static Runtime, explicit: Option<&Path>) -> Result<&'static Runtime> {
+    let Some(path) = explicit else { return Ok(rt) };
+    if !path.is_absolute() {
+        return Err(Error::invalid(format!(
+            "ONNX Runtime path '{}' is relative; segrt only loads libraries by absolute path",
+            path.display()
+        )));
+    }
+    let same = |a: &Path, b: &Path| a == b || std::fs::canonicalize(a).ok().zip(std::fs::canonicalize(b).ok()).is_some_and(|(a, b)| a == b);
+    if same(path, &rt.path) {
+        return Ok(rt);
+    }
+    Err(Error::new(
+        ErrorKind::RuntimeInitFailed,
+        format!(
+            "ONNX Runtime is already loaded from {}; '{}' cannot be loaded as well (a process loads ONNX Runtime once): pass the same path, or none",
+            rt.path.display(),
+            path.display()
+        ),
+    ))
+}
+
 /// Loads ONNX Runtime if it is not loaded yet and returns it.
 ///
 /// `explicit` is tried first when given; it must be an absolute path. When a runtime is already
-/// loaded, it is returned as is (a process can only ever hold one).
+/// loaded, it is returned if `explicit` is empty or names the same file (see `already_loaded`).
 pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
     if let Some(rt) = RUNTIME.get() {
-        if let Some(path) = explicit.filter(|p| *p != rt.path) {
-            crate::log::emit(
-                crate::log::LogLevel::Warn,
-                &format!(
-                    "ONNX Runtime path '{}' ignored: the process already uses {} (a process loads ONNX Runtime once)",
-                    path.display(),
-                    rt.path.display()
-                ),
-            );
-        }
-        return Ok(rt);
+        return already_loaded(rt, explicit);
     }
     let _guard = LOADING.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(rt) = RUNTIME.get() {
-        return Ok(rt);
+        return already_loaded(rt, explicit);
     }
     if let Some(path) = explicit {
         if !path.is_absolute() {
@@ -150,13 +165,27 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
         )));
     }
     let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(describe_load_error(&e)))?;
-    let environment = builder.with_name("segrt").build().map_err(|e| {
+    let environment = builder.with_name("segrt").with_logger(std::sync::Arc::new(forward_log)).build().map_err(|e| {
         LoadFailure::Environment(Error::new(
             ErrorKind::RuntimeInitFailed,
             format!("ONNX Runtime loaded from '{}' but creating its environment failed: {e}", path.display()),
         ))
     })?;
+    // Session traces (INFO) are not formatted at all; warnings and errors reach `forward_log`.
+    environment.set_log_level(ort::logging::LogLevel::Warning);
     Ok(Runtime { path: path.to_path_buf(), version, environment })
+}
+
+/// ONNX Runtime's own log lines (warnings and errors) go to segrt's log sink, never to the host's
+/// stderr. ONNX Runtime may log from its own threads: the sink then runs there.
+fn forward_log(level: ort::logging::LogLevel, category: &str, _id: &str, location: &str, message: &str) {
+    use ort::logging::LogLevel as Ort;
+    let level = match level {
+        Ort::Fatal | Ort::Error => crate::log::LogLevel::Error,
+        Ort::Warning => crate::log::LogLevel::Warn,
+        Ort::Info | Ort::Verbose => return, // session traces: not for a host's log
+    };
+    crate::log::emit(level, &format!("ONNX Runtime [{category}] {location}: {message}"));
 }
 
 /// ort's top-level message is only "failed to load"; the loader's own reason is in `source()`.

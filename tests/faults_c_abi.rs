@@ -121,8 +121,13 @@ fn fault_table() {
     let bad_path = CString::new("/no/such/dir/libonnxruntime.so.1.31.1").unwrap();
     let mut o = default_options();
     o.ort_path = bad_path.as_ptr();
-    // Once ONNX Runtime is loaded a process keeps it: a later different ort_path is not an error.
-    row("ort_path given after ONNX Runtime is loaded", SegStatus::SEG_OK, create_unet_status(&model("demo_unet.onnx"), Some(&o)), "");
+    // Once ONNX Runtime is loaded a process keeps it: a later different ort_path is refused, naming both.
+    row(
+        "another ort_path after ONNX Runtime is loaded",
+        SegStatus::SEG_RUNTIME_INIT_FAILED,
+        create_unet_status(&model("demo_unet.onnx"), Some(&o)),
+        "already loaded from",
+    );
 
     println!("{:<48} {:<28} {:<28} message", "case", "expected", "got");
     for r in &table {

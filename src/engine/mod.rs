@@ -9,4 +9,4 @@ pub mod session;
 
 pub use pool::ThreadSessions;
 pub use providers::{probe_providers, ProviderProbe, ProviderReport};
-pub use session::{build_session, read_model_bytes, read_model_file};
+pub use session::{build_session, read_model_bytes, read_model_file, run_error};

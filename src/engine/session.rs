@@ -98,3 +98,15 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {}", e.message())))?;
     Ok((session, report))
 }
+
+/// A failed `Session::run` as segrt's error: ONNX Runtime's own allocation failures are
+/// `OutOfMemory` (its message names the size), anything else `InferenceFailed`.
+pub fn run_error(e: &ort::Error, what: &str) -> Error {
+    let message = e.message();
+    let kind = if message.contains("Failed to allocate") || message.contains("bad_alloc") || message.contains("out of memory") {
+        ErrorKind::OutOfMemory
+    } else {
+        ErrorKind::InferenceFailed
+    };
+    Error::new(kind, format!("{what} failed: {message}"))
+}

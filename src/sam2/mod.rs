@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, ProviderReport, ThreadSessions};
+use crate::engine::{read_model_file, run_error, ProviderReport, ThreadSessions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
 use crate::image::tensor::{prepare, with_thread_preprocessor, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
@@ -280,7 +280,7 @@ impl Sam2Segmenter {
             self.encoder.with(|session| {
                 let outputs = session
                     .run(ort::inputs![self.spec.encoder_input_name.as_str() => input])
-                    .map_err(|e| Error::inference(format!("SAM2 encoder run failed: {}", e.message())))?;
+                    .map_err(|e| run_error(&e, "SAM2 encoder run"))?;
                 let mut features = Vec::new();
                 for (role, name) in &self.spec.encoder_outputs {
                     let (shape, data) = outputs[name.as_str()]
@@ -411,7 +411,7 @@ impl Sam2Segmenter {
             inputs.push((name.as_str().into(), v));
         }
 
-        let outputs = session.run(inputs).map_err(|e| Error::inference(format!("SAM2 decoder run failed: {}", e.message())))?;
+        let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
         let read = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
             let (shape, data) = outputs[name]
                 .try_extract_tensor::<f32>()

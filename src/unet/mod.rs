@@ -17,11 +17,11 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, ProviderReport, ThreadSessions};
+use crate::engine::{read_model_file, run_error, ProviderReport, ThreadSessions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{with_thread_preprocessor, Element, Fit, Normalisation, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
-use crate::options::{Options, TileMode};
+use crate::options::{Options, ThresholdMode, TileMode};
 use crate::runtime::RuntimeInfo;
 
 use postprocess::{scores_to_mask, ScoreMaps};
@@ -186,8 +186,16 @@ impl UnetSegmenter {
     /// The whole image resized to the model's input: one run.
     fn segment_whole(&self, image: &ImageView<'_>, mask: &mut MaskMut<'_>, probability: Option<&mut [f32]>) -> Result<UnetRun> {
         let t0 = Instant::now();
-        let size = self.spec.model_size((image.width(), image.height()), &self.options);
+        let (w, h) = (image.width(), image.height());
+        let size = self.spec.model_size((w, h), &self.options);
         check_size(size.0 as i64, size.1 as i64, self.options.max_pixels).map_err(|e| e.context("model input size"))?;
+        let model_pixels = (size.0 * size.1) as u64;
+        let full_map = probability.is_some() || self.options.threshold_mode == ThresholdMode::Otsu || size.0 > w || size.1 > h;
+        self.check_budget(&[
+            ("the input tensor", model_pixels * self.input_bytes_per_pixel()),
+            ("the model output and its copy", 2 * model_pixels * self.classes() * 4),
+            ("the full-size score map", if full_map { (w * h) as u64 * 4 } else { 0 }),
+        ])?;
         let mut t1 = t0;
         let (shape, scores) = with_thread_preprocessor(|pre| {
             let tensor = pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
@@ -243,6 +251,12 @@ impl UnetSegmenter {
             )));
         }
         let batch = if self.spec.batch_dynamic { self.options.tile_batch } else { 1 };
+        let tile_pixels = (batch * tw * th) as u64;
+        self.check_budget(&[
+            ("the blended score maps", score_bytes),
+            ("the batch's input tensor", tile_pixels * self.input_bytes_per_pixel()),
+            ("the batch's model output and its copy", 2 * tile_pixels * classes as u64 * 4),
+        ])?;
         let format = self.spec.tensor_format();
         let norm = Normalisation::from(&self.options);
 
@@ -287,6 +301,40 @@ impl UnetSegmenter {
         Ok(UnetRun { classes: summary.classes, threshold: summary.threshold, foreground_pixels: summary.foreground, stats })
     }
 
+    /// Bytes of input tensor per model pixel.
+    fn input_bytes_per_pixel(&self) -> u64 {
+        let element = match self.spec.input_element {
+            Element::F32 => 4,
+            Element::F16 => 2,
+            Element::U8 => 1,
+        };
+        (self.spec.channels * element) as u64
+    }
+
+    /// Output classes (1 when the model leaves them dynamic).
+    fn classes(&self) -> u64 {
+        self.spec.classes.unwrap_or(1) as u64
+    }
+
+    /// Refuses a call whose own buffers would exceed `max_memory_bytes`, before anything is
+    /// allocated. ONNX Runtime's working memory comes on top (it reports its own failures).
+    fn check_budget(&self, parts: &[(&str, u64)]) -> Result<()> {
+        let total: u64 = parts.iter().map(|(_, b)| b).sum();
+        if total <= self.options.max_memory_bytes {
+            return Ok(());
+        }
+        let list: Vec<String> = parts.iter().filter(|(_, b)| *b > 0).map(|(what, b)| format!("{what} {} MiB", b >> 20)).collect();
+        Err(Error::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "this call needs {} MiB ({total} bytes: {}), more than the max_memory_bytes budget of {} MiB; raise it, or use tiling for large images",
+                total >> 20,
+                list.join(", "),
+                self.options.max_memory_bytes >> 20
+            ),
+        ))
+    }
+
     /// One ONNX Runtime run on a session of this model.
     fn run(&self, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
         self.sessions.with(|session| {
@@ -307,9 +355,7 @@ fn ms(a: Instant, b: Instant) -> f64 {
 /// One `session.run`; returns the output's shape and its values as f32.
 fn run_once(session: &mut Session, spec: &UnetSpec, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
     let input = tensor.input(shape.to_vec())?;
-    let outputs = session
-        .run(ort::inputs![spec.input_name.as_str() => input])
-        .map_err(|e| Error::inference(format!("ONNX Runtime run failed: {}", e.message())))?;
+    let outputs = session.run(ort::inputs![spec.input_name.as_str() => input]).map_err(|e| run_error(&e, "ONNX Runtime run"))?;
     let value = &outputs[spec.output_name.as_str()];
     let bad = |e: ort::Error| Error::inference(format!("cannot read output '{}': {e}", spec.output_name));
     match spec.output_element {
