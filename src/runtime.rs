@@ -165,12 +165,19 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
         )));
     }
     let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(describe_load_error(&e)))?;
-    let environment = builder.with_name("segrt").with_logger(std::sync::Arc::new(forward_log)).build().map_err(|e| {
-        LoadFailure::Environment(Error::new(
-            ErrorKind::RuntimeInitFailed,
-            format!("ONNX Runtime loaded from '{}' but creating its environment failed: {e}", path.display()),
-        ))
-    })?;
+    // One global intra-op thread pool (ONNX Runtime's default size: a thread per physical core) for
+    // every session of the process: several sessions never oversubscribe the cores.
+    let environment = builder
+        .with_name("segrt")
+        .with_logger(std::sync::Arc::new(forward_log))
+        .with_global_thread_pool(ort::environment::GlobalThreadPoolOptions::default())
+        .build()
+        .map_err(|e| {
+            LoadFailure::Environment(Error::new(
+                ErrorKind::RuntimeInitFailed,
+                format!("ONNX Runtime loaded from '{}' but creating its environment failed: {e}", path.display()),
+            ))
+        })?;
     // Session traces (INFO) are not formatted at all; warnings and errors reach `forward_log`.
     environment.set_log_level(ort::logging::LogLevel::Warning);
     Ok(Runtime { path: path.to_path_buf(), version, environment })

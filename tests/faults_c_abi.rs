@@ -87,6 +87,13 @@ fn fault_table() {
         "class_scores",
     );
     row("SAM2 decoder given as a UNet", SegStatus::SEG_MODEL_UNSUPPORTED, create_unet_status(&decoder, None), "point_coords");
+    // Its one image input and float feature maps once made it load as a 32-class "UNet".
+    row(
+        "SAM2 encoder given as a UNet",
+        SegStatus::SEG_MODEL_UNSUPPORTED,
+        create_unet_status(&encoder, None),
+        "no float output of rank 3 or 4 has the input's height and width",
+    );
     row(
         "UNet given as a SAM2 pair",
         SegStatus::SEG_MODEL_UNSUPPORTED,

@@ -1,4 +1,4 @@
-//! ONNX Runtime sessions: building one (`session`), the pool a handle keeps (`pool`), what the
+//! ONNX Runtime sessions: building one (`session`), the bounded pool a handle keeps (`pool`), what the
 //! model declares (`io`), execution providers (`providers`) and memory figures (`memory`).
 
 pub mod io;
@@ -7,6 +7,6 @@ pub mod pool;
 pub mod providers;
 pub mod session;
 
-pub use pool::ThreadSessions;
+pub use pool::{PoolStats, SessionPool};
 pub use providers::{probe_providers, ProviderProbe, ProviderReport};
 pub use session::{build_session, read_model_bytes, read_model_file, run_error};

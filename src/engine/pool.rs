@@ -1,12 +1,19 @@
-//! The sessions of one model, shared by every thread that calls its handle.
+//! The sessions of one model, shared by every thread that calls its handle: a bounded pool.
+//!
+//! A call borrows an idle session, runs, and gives it back; any thread may use any session, and a
+//! session serves one call at a time (ONNX Runtime's `Run` is not safe to share for GPU providers,
+//! and ort's `run` takes `&mut`). The pool grows on demand up to `max_sessions`; calls beyond wait
+//! their turn in arrival order (a ticket each: no spinning, no starvation). Threads coming and going
+//! cost nothing: sessions belong to the pool, not to threads. The sessions share pre-packed weights
+//! and, unless a thread count is set, the environment's one global thread pool.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::thread::ThreadId;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
+use ort::session::builder::PrepackedWeights;
 use ort::session::Session;
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::options::Options;
@@ -15,129 +22,212 @@ use super::memory::resident_bytes;
 use super::providers::ProviderReport;
 use super::session::build_session;
 
-/// One model, one ONNX Runtime session per calling thread, created on first use and released when
-/// that thread exits.
-///
-/// ONNX Runtime's `Run` needs exclusive access to a session; giving each thread its own lets any
-/// number of host threads share a handle without contending on the hot path. A host thread pool
-/// that retires and creates threads therefore never makes the set grow: an exiting thread's
-/// thread-local exit hook drops its sessions of every model still alive.
-pub struct ThreadSessions {
-    pool: Arc<Pool>,
-    /// Resident memory the first session added (includes ONNX Runtime's one-time set-up).
-    pub session_bytes: Option<u64>,
-    pub provider: ProviderReport,
+/// The default cap: one session per physical core (each runs on the shared thread pool, so more
+/// concurrent runs than cores only queue inside ONNX Runtime).
+pub fn default_max_sessions() -> usize {
+    num_cpus::get_physical().max(1)
 }
 
-struct Pool {
+/// What `seg_session_info` reports about a pool.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PoolStats {
+    /// The cap (`max_sessions`, resolved).
+    pub max_sessions: usize,
+    /// Sessions alive now (idle or busy).
+    pub sessions: usize,
+    /// Sessions serving a call now.
+    pub busy: usize,
+    /// Sessions built so far.
+    pub created: usize,
+    /// Calls that had to wait for a session.
+    pub waits: u64,
+    /// Resident memory the first session added (includes ONNX Runtime's one-time set-up).
+    pub bytes_first_session: Option<u64>,
+    /// Resident memory an extra session added (measured when the second one was built; null before).
+    pub bytes_per_extra_session: Option<u64>,
+}
+
+struct State {
+    idle: Vec<Session>,
+    /// Sessions alive, idle or busy (or being built).
+    live: usize,
+    busy: usize,
+    created: usize,
+    waits: u64,
+    /// Tickets: a call takes `next` and goes when `serving` reaches it.
+    next: u64,
+    serving: u64,
+}
+
+pub struct SessionPool {
     model: Vec<u8>,
     options: Options,
-    /// Sessions by the thread that owns them. The map is locked only to look a session up or add
-    /// or remove one; each session's own mutex is only ever taken by its owning thread.
-    live: Mutex<HashMap<ThreadId, Arc<Mutex<Session>>>>,
-    created: AtomicUsize,
-    /// Resident memory the latest extra thread's session added (0 until a second thread runs).
+    max: usize,
+    prepacked: PrepackedWeights,
+    state: Mutex<State>,
+    turn: Condvar,
+    pub provider: ProviderReport,
+    first_session_bytes: Option<u64>,
     extra_session_bytes: AtomicU64,
 }
 
-/// Per thread: the pools this thread has a session in, so they can be told when it exits.
-struct ExitHook {
-    thread: ThreadId,
-    pools: RefCell<Vec<Weak<Pool>>>,
-}
-
-impl Drop for ExitHook {
-    fn drop(&mut self) {
-        for pool in self.pools.borrow().iter().filter_map(Weak::upgrade) {
-            let session = pool.live.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.thread);
-            drop(session); // released outside the map lock
-        }
-    }
-}
+/// `extra_session_bytes` before a second session was built.
+const UNMEASURED: u64 = u64::MAX;
 
 thread_local! {
-    static EXIT_HOOK: ExitHook = ExitHook { thread: std::thread::current().id(), pools: RefCell::new(Vec::new()) };
+    /// Pools this thread is inside a call of: a nested call (from a log callback) on the same pool
+    /// could wait for the session its own thread holds, so it is refused instead.
+    static INSIDE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
-impl ThreadSessions {
+/// Leaves the pool's "inside" mark of this thread when the call ends (also by unwinding).
+struct Inside(usize);
+impl Drop for Inside {
+    fn drop(&mut self) {
+        INSIDE.with(|v| v.borrow_mut().retain(|p| *p != self.0));
+    }
+}
+
+impl SessionPool {
     /// Builds the first session on the calling thread, so errors surface at creation.
     pub fn new(model: Vec<u8>, options: &Options) -> Result<Self> {
+        // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
+        crate::runtime::environment(options.ort_path.as_deref())?;
+        let prepacked = PrepackedWeights::new();
         let before = resident_bytes();
-        let (session, provider) = build_session(&model, options)?;
-        let session_bytes = match (before, resident_bytes()) {
-            (Some(b), Some(a)) => Some(a.saturating_sub(b)),
-            _ => None,
-        };
-        let pool = Arc::new(Pool {
+        let (session, provider) = build_session(&model, options, Some(&prepacked))?;
+        let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
+        let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
+        let state = State { idle: vec![session], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
+        Ok(SessionPool {
             model,
             options: options.clone(),
-            live: Mutex::new(HashMap::new()),
-            created: AtomicUsize::new(0),
-            extra_session_bytes: AtomicU64::new(0),
-        });
-        pool.adopt(Arc::new(Mutex::new(session)));
-        Ok(ThreadSessions { pool, session_bytes, provider })
+            max,
+            prepacked,
+            state: Mutex::new(state),
+            turn: Condvar::new(),
+            provider,
+            first_session_bytes,
+            extra_session_bytes: AtomicU64::new(UNMEASURED),
+        })
     }
 
-    /// Runs `f` with the calling thread's session.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` with a session of this pool: an idle one, a new one while under the cap, or the
+    /// first one given back (in arrival order).
     pub fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
-        let me = std::thread::current().id();
-        let existing = self.pool.live.lock().unwrap_or_else(|p| p.into_inner()).get(&me).cloned();
-        let session = match existing {
-            Some(s) => s,
-            None => {
-                let before = resident_bytes();
-                let (session, _) = build_session(&self.pool.model, &self.pool.options)?;
-                if let (Some(b), Some(a)) = (before, resident_bytes()) {
-                    self.pool.extra_session_bytes.store(a.saturating_sub(b), Ordering::Relaxed);
+        let me = self as *const Self as usize;
+        if INSIDE.with(|v| v.borrow().contains(&me)) {
+            return Err(Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"));
+        }
+        INSIDE.with(|v| v.borrow_mut().push(me));
+        let _inside = Inside(me);
+
+        let mut session = self.take()?;
+        // The session goes back to the pool however `f` ends (a panic is caught at the boundary).
+        struct Return<'a>(&'a SessionPool, Option<Session>);
+        impl Drop for Return<'_> {
+            fn drop(&mut self) {
+                if let Some(s) = self.1.take() {
+                    self.0.give_back(s);
                 }
-                let session = Arc::new(Mutex::new(session));
-                self.pool.adopt(session.clone());
-                session
             }
-        };
-        let mut guard = match session.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return Err(Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"))
+        }
+        let mut guard = Return(self, None);
+        let out = f(&mut session);
+        guard.1 = Some(session);
+        out
+    }
+
+    /// Waits for this call's turn, then hands out an idle session or builds a new one.
+    fn take(&self) -> Result<Session> {
+        let mut state = self.state();
+        let ticket = state.next;
+        state.next += 1;
+        let mut waited = false;
+        loop {
+            if state.serving == ticket {
+                if let Some(session) = state.idle.pop() {
+                    state.serving += 1;
+                    state.busy += 1;
+                    self.turn.notify_all();
+                    return Ok(session);
+                }
+                if state.live < self.max {
+                    state.serving += 1;
+                    state.busy += 1;
+                    state.live += 1;
+                    self.turn.notify_all();
+                    drop(state);
+                    return self.grow();
+                }
             }
-        };
-        f(&mut guard)
+            if !waited {
+                waited = true;
+                state.waits += 1;
+            }
+            state = self.turn.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
     }
 
-    /// Resident memory an extra calling thread's session added, once one has run (approximate:
-    /// other threads may allocate at the same time).
-    pub fn extra_session_bytes(&self) -> Option<u64> {
-        Some(self.pool.extra_session_bytes.load(Ordering::Relaxed)).filter(|b| *b > 0)
+    /// Builds one more session (its slot is already counted in `live` and `busy`).
+    fn grow(&self) -> Result<Session> {
+        let before = resident_bytes();
+        match build_session(&self.model, &self.options, Some(&self.prepacked)) {
+            Ok((session, _)) => {
+                if let (Some(b), Some(a)) = (before, resident_bytes()) {
+                    // The first extra session's cost, measured once: later ones would only repeat it
+                    // with other threads' allocations mixed in.
+                    let _ =
+                        self.extra_session_bytes.compare_exchange(UNMEASURED, a.saturating_sub(b), Ordering::Relaxed, Ordering::Relaxed);
+                }
+                self.state().created += 1;
+                Ok(session)
+            }
+            Err(e) => {
+                let mut state = self.state();
+                state.live -= 1;
+                state.busy -= 1;
+                self.turn.notify_all();
+                Err(e)
+            }
+        }
     }
 
-    /// Number of threads that hold a session of this model now.
-    pub fn threads(&self) -> usize {
-        self.pool.live.lock().unwrap_or_else(|p| p.into_inner()).len()
+    fn give_back(&self, session: Session) {
+        let mut state = self.state();
+        state.busy -= 1;
+        state.idle.push(session);
+        self.turn.notify_all();
     }
 
-    /// Sessions created so far, including those released when their thread exited.
-    pub fn sessions_created(&self) -> usize {
-        self.pool.created.load(Ordering::Relaxed)
+    pub fn stats(&self) -> PoolStats {
+        let state = self.state();
+        PoolStats {
+            max_sessions: self.max,
+            sessions: state.live,
+            busy: state.busy,
+            created: state.created,
+            waits: state.waits,
+            bytes_first_session: self.first_session_bytes,
+            bytes_per_extra_session: Some(self.extra_session_bytes.load(Ordering::Relaxed)).filter(|b| *b != UNMEASURED),
+        }
     }
 
     pub fn model_len(&self) -> usize {
-        self.pool.model.len()
+        self.model.len()
     }
 }
 
-impl Pool {
-    /// Files `session` as the calling thread's and asks the thread to release it on exit.
-    fn adopt(self: &Arc<Self>, session: Arc<Mutex<Session>>) {
-        let me = std::thread::current().id();
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(me, session);
-        self.created.fetch_add(1, Ordering::Relaxed);
-        // During thread teardown the hook may already be gone; the session then lives until the model is freed.
-        let _ = EXIT_HOOK.try_with(|hook| {
-            let mut pools = hook.pools.borrow_mut();
-            pools.retain(|w| w.strong_count() > 0);
-            pools.push(Arc::downgrade(self));
-        });
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_cap_is_at_least_one() {
+        assert!(default_max_sessions() >= 1);
     }
 }

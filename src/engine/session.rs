@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use ort::ep;
+use ort::session::builder::PrepackedWeights;
 use ort::session::Session;
 
 use crate::alloc;
@@ -52,16 +53,22 @@ fn check_model_size(len: u64, max_bytes: u64) -> Result<()> {
     Ok(())
 }
 
-/// Builds a session from model bytes on the calling thread.
-pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, ProviderReport)> {
+/// Builds a session from model bytes on the calling thread. Sessions built with the same
+/// `prepacked` container share their pre-packed weights (the sessions of one handle).
+pub fn build_session(model: &[u8], options: &Options, prepacked: Option<&PrepackedWeights>) -> Result<(Session, ProviderReport)> {
     if model.is_empty() {
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
     let env = runtime::environment(options.ort_path.as_deref())?;
     let ort_err = |e: ort::Error<ort::session::builder::SessionBuilder>| Error::new(ErrorKind::Internal, e.to_string());
     let mut builder = Session::builder(env).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
+    // By default every session runs on the environment's one global thread pool, so several
+    // sessions never oversubscribe the cores; an explicit thread count gets a pool of its own.
     if options.intra_threads > 0 {
-        builder = builder.with_intra_threads(options.intra_threads).map_err(ort_err)?;
+        builder = builder.with_independent_thread_pool().map_err(ort_err)?.with_intra_threads(options.intra_threads).map_err(ort_err)?;
+    }
+    if let Some(weights) = prepacked {
+        builder = builder.with_prepacked_weights(weights).map_err(ort_err)?;
     }
 
     let requested = options.provider.display_name(options.device_id);

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, ProviderReport, ThreadSessions};
+use crate::engine::{read_model_file, run_error, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
 use crate::image::tensor::{prepare, with_thread_preprocessor, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
@@ -99,8 +99,8 @@ pub struct Sam2Stats {
 pub struct Sam2Segmenter {
     options: Options,
     spec: Sam2Spec,
-    encoder: ThreadSessions,
-    decoder: ThreadSessions,
+    encoder: SessionPool,
+    decoder: SessionPool,
     io: [Vec<TensorInfo>; 4],
     state: Mutex<State>,
 }
@@ -115,12 +115,12 @@ pub struct Sam2Info<'a> {
     pub decoder_outputs: &'a [TensorInfo],
     pub interpretation: &'a Sam2Spec,
     pub provider: &'a ProviderReport,
-    pub threads_with_encoder_session: usize,
-    pub threads_with_decoder_session: usize,
+    pub intra_threads: String,
+    /// The encoder's and the decoder's sessions (see `PoolStats`).
+    pub encoder_pool: PoolStats,
+    pub decoder_pool: PoolStats,
     /// Resident memory the first encoder + decoder sessions added.
     pub bytes_first_sessions: Option<u64>,
-    /// Resident memory an extra thread's decoder session added (null until a second thread clicked).
-    pub bytes_per_extra_thread_decoder: Option<u64>,
     pub image_cached: bool,
     pub onnxruntime: RuntimeInfo,
 }
@@ -138,8 +138,14 @@ impl Sam2Segmenter {
 
     pub fn from_memory(encoder: Vec<u8>, decoder: Vec<u8>, options: Options) -> Result<Self> {
         options.validate()?;
-        let encoder = ThreadSessions::new(encoder, &options).map_err(|e| e.context("encoder"))?;
-        let decoder = ThreadSessions::new(decoder, &options).map_err(|e| e.context("decoder"))?;
+        // The two sessions are built at once: cold start is the longer of the two, not their sum.
+        let (encoder, decoder) = std::thread::scope(|scope| {
+            let encoder = scope.spawn(|| SessionPool::new(encoder, &options).map_err(|e| e.context("encoder")));
+            let decoder = SessionPool::new(decoder, &options).map_err(|e| e.context("decoder"));
+            let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
+            (encoder, decoder)
+        });
+        let (encoder, decoder) = (encoder?, decoder?);
         let (spec, io) = encoder
             .with(|e| decoder.with(|d| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
         Ok(Sam2Segmenter { options, spec, encoder, decoder, io, state: Mutex::new(State::default()) })
@@ -169,10 +175,15 @@ impl Sam2Segmenter {
             decoder_outputs: &self.io[3],
             interpretation: &self.spec,
             provider: &self.encoder.provider,
-            threads_with_encoder_session: self.encoder.threads(),
-            threads_with_decoder_session: self.decoder.threads(),
-            bytes_first_sessions: self.encoder.session_bytes.zip(self.decoder.session_bytes).map(|(a, b)| a + b),
-            bytes_per_extra_thread_decoder: self.decoder.extra_session_bytes(),
+            intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
+            encoder_pool: self.encoder.stats(),
+            decoder_pool: self.decoder.stats(),
+            bytes_first_sessions: self
+                .encoder
+                .stats()
+                .bytes_first_session
+                .zip(self.decoder.stats().bytes_first_session)
+                .map(|(a, b)| a + b),
             image_cached: self.state().embedding.is_some(),
             onnxruntime: RuntimeInfo::current(),
         }

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, ProviderReport, ThreadSessions};
+use crate::engine::{read_model_file, run_error, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{with_thread_preprocessor, Element, Fit, Normalisation, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
@@ -69,7 +69,7 @@ pub struct UnetSegmenter {
     spec: UnetSpec,
     inputs: Vec<TensorInfo>,
     outputs: Vec<TensorInfo>,
-    sessions: ThreadSessions,
+    sessions: SessionPool,
 }
 
 /// What `seg_session_info` and `segrt info` report.
@@ -81,14 +81,10 @@ pub struct SessionInfo<'a> {
     pub interpretation: &'a UnetSpec,
     pub provider: &'a ProviderReport,
     pub intra_threads: String,
-    /// Threads holding a session of this model now (a thread's session is released when it exits).
-    pub threads_with_session: usize,
-    /// Sessions created so far, including released ones.
-    pub sessions_created: usize,
+    /// The handle's sessions: cap, alive, busy, built, waits, memory per session.
+    pub pool: PoolStats,
     /// Resident memory the first session added, including ONNX Runtime's one-time set-up.
     pub bytes_first_session: Option<u64>,
-    /// Resident memory an extra calling thread's session added (null until a second thread ran).
-    pub bytes_per_extra_thread: Option<u64>,
     pub model_bytes: usize,
     pub onnxruntime: RuntimeInfo,
 }
@@ -104,8 +100,9 @@ impl UnetSegmenter {
     /// Loads the model, checks it is a UNet segrt can run, and creates the calling thread's session.
     pub fn from_memory(model: Vec<u8>, options: Options) -> Result<Self> {
         options.validate()?;
-        let sessions = ThreadSessions::new(model, &options)?;
-        let (spec, inputs, outputs) = sessions.with(|s| Ok((UnetSpec::from_session(s)?, inputs_of(s), outputs_of(s))))?;
+        let sessions = SessionPool::new(model, &options)?;
+        let (spec, inputs, outputs) =
+            sessions.with(|s| Ok((UnetSpec::from_session(s, options.output_name.as_deref())?, inputs_of(s), outputs_of(s))))?;
         Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })
     }
 
@@ -126,14 +123,9 @@ impl UnetSegmenter {
             outputs: &self.outputs,
             interpretation: &self.spec,
             provider: &self.sessions.provider,
-            intra_threads: match self.options.intra_threads {
-                0 => "ONNX Runtime default (one per physical core)".into(),
-                n => n.to_string(),
-            },
-            threads_with_session: self.sessions.threads(),
-            sessions_created: self.sessions.sessions_created(),
-            bytes_first_session: self.sessions.session_bytes,
-            bytes_per_extra_thread: self.sessions.extra_session_bytes(),
+            intra_threads: intra_threads_text(self.options.intra_threads),
+            pool: self.sessions.stats(),
+            bytes_first_session: self.sessions.stats().bytes_first_session,
             model_bytes: self.sessions.model_len(),
             onnxruntime: RuntimeInfo::current(),
         }
@@ -345,6 +337,14 @@ impl UnetSegmenter {
             }
             run_once(session, &self.spec, shape, tensor)
         })
+    }
+}
+
+/// How `seg_session_info` describes the threads a session runs on.
+pub fn intra_threads_text(n: usize) -> String {
+    match n {
+        0 => "the process-wide ONNX Runtime thread pool (one thread per physical core), shared by every session".into(),
+        n => format!("{n} (a pool of the session's own)"),
     }
 }
 

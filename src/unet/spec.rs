@@ -30,13 +30,25 @@ pub struct UnetSpec {
     pub classes: Option<usize>,
 }
 
+/// Whether an output shape's spatial axes ([1,H,W], [1,K,H,W] or [1,H,W,K]) can be the input's
+/// `(h, w)`: equal, or dynamic on either side.
+fn spatial_matches(shape: &[i64], (h, w): (i64, i64)) -> bool {
+    let fits = |a: i64, b: i64| a < 0 || b < 0 || a == b;
+    let pair = |i: usize| fits(shape[i], h) && fits(shape[i + 1], w);
+    match shape.len() {
+        3 => pair(1),
+        4 => pair(2) || pair(1),
+        _ => false,
+    }
+}
+
 fn dim(d: i64) -> Option<usize> {
     (d > 0).then_some(d as usize)
 }
 
 impl UnetSpec {
     /// Reads the model's metadata, or explains why it is not a UNet segrt can run.
-    pub fn from_session(session: &Session) -> Result<Self> {
+    pub fn from_session(session: &Session, output_name: Option<&str>) -> Result<Self> {
         let inputs = inputs_of(session);
         let outputs = outputs_of(session);
         let unsupported = |why: &str| {
@@ -74,12 +86,28 @@ impl UnetSpec {
             return Err(unsupported("cannot find a channel axis of size 1 or 3 in the input"));
         };
 
-        // The first float output of rank 3 or 4 is the segmentation map.
-        let output = session
-            .outputs()
-            .iter()
-            .find(|o| matches!(o.dtype(), ValueType::Tensor { ty, shape, .. } if Element::float_of(*ty).is_some() && (shape.len() == 3 || shape.len() == 4)))
-            .ok_or_else(|| unsupported("no float output of rank 3 or 4"))?;
+        // The segmentation map: the float output of rank 3 or 4 whose spatial size is the input's
+        // (equal, or dynamic where either is dynamic), or the one the options name. Anything else
+        // (a SAM2 encoder's features, a classifier's scores) is not a UNet's output.
+        let float_map = |o: &&ort::value::Outlet| matches!(o.dtype(), ValueType::Tensor { ty, shape, .. } if Element::float_of(*ty).is_some() && (shape.len() == 3 || shape.len() == 4));
+        let output = match output_name {
+            Some(name) => {
+                let named = session.outputs().iter().find(|o| o.name() == name);
+                let named = named.ok_or_else(|| unsupported(&format!("the model has no output named '{name}'")))?;
+                Some(named).filter(float_map).ok_or_else(|| unsupported(&format!("output '{name}' is not a float map of rank 3 or 4")))?
+            }
+            None => session
+                .outputs()
+                .iter()
+                .filter(float_map)
+                .find(|o| matches!(o.dtype(), ValueType::Tensor { shape, .. } if spatial_matches(&shape.iter().copied().collect::<Vec<_>>(), (h, w))))
+                .ok_or_else(|| {
+                    unsupported(
+                        "no float output of rank 3 or 4 has the input's height and width (a segmentation map does); \
+                         name the output to use in the output_name option if the model really is one",
+                    )
+                })?,
+        };
         let (out_ty, out_shape) = match output.dtype() {
             ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
             _ => unreachable!("filtered above"),
@@ -133,5 +161,22 @@ impl UnetSpec {
         };
         let (fw, fh) = options.input_size.unwrap_or((round(image.0), round(image.1)));
         (self.width.unwrap_or(fw), self.height.unwrap_or(fh))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spatial_matches;
+
+    #[test]
+    fn only_outputs_of_the_inputs_size_are_segmentation_maps() {
+        assert!(spatial_matches(&[1, 1, 256, 256], (256, 256)));
+        assert!(spatial_matches(&[1, 256, 256, 3], (256, 256)));
+        assert!(spatial_matches(&[1, 256, 256], (256, 256)));
+        assert!(spatial_matches(&[-1, 2, -1, -1], (-1, -1)));
+        assert!(spatial_matches(&[1, 1, -1, -1], (512, 512)));
+        // a SAM2 encoder's features: a quarter of the input
+        assert!(!spatial_matches(&[1, 32, 64, 64], (256, 256)));
+        assert!(!spatial_matches(&[1, 10], (256, 256)));
     }
 }
