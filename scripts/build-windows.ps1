@@ -5,7 +5,8 @@
 #
 # UNTESTED: written on Linux, where it cannot run; it has never been executed. Report what fails.
 #
-# Needs: Windows 10+ x64; Rust with the x86_64-pc-windows-msvc target (rustup's default on Windows);
+# Needs: Windows 10+ x64; Rust with the x86_64-pc-windows-msvc target (rustup's default on Windows;
+# otherwise `rustup target add x86_64-pc-windows-msvc`);
 # Visual Studio 2019+ or its Build Tools with "Desktop development with C++" and the .NET Framework
 # 4.6.1 targeting pack; Python 3 with pip (to download the wheel and write the C test's inputs).
 # Usage, from any folder:  powershell -ExecutionPolicy Bypass -File scripts\build-windows.ps1 [-SkipTests]
@@ -51,8 +52,9 @@ $csc = & $vswhere -latest -products * -requires Microsoft.Component.MSBuild -fin
 if (-not $vs -or -not $csc) { throw "Visual Studio 2019+ or its Build Tools (C++ workload, MSBuild) not found by $vswhere" }
 $netfx = "${env:ProgramFiles(x86)}\Reference Assemblies\Microsoft\Framework\.NETFramework\v4.6.1"
 if (-not (Test-Path "$netfx\mscorlib.dll")) { throw ".NET Framework 4.6.1 targeting pack not found in $netfx (Visual Studio Installer > Individual components)" }
-# What a .NET Framework 4.6.1 x64 project gets (tests/csharp/run.sh: mcs -sdk:4.6.1 ...).
-$cscArgs = @('-nologo', '-noconfig', '-nostdlib+', '-unsafe+', '-platform:x64', '-warnaserror+', '-langversion:7.2',
+# What a .NET Framework 4.6.1 x64 project gets (tests/csharp/run.sh: mcs -sdk:4.6.1 ...). No -warnaserror+
+# here: Roslyn warns about things mcs does not, and the Linux run already keeps the wrapper warning-free.
+$cscArgs = @('-nologo', '-noconfig', '-nostdlib+', '-unsafe+', '-platform:x64', '-langversion:7.2',
     "-r:$netfx\mscorlib.dll", "-r:$netfx\System.dll", "-r:$netfx\System.Core.dll", "-r:$netfx\System.Drawing.dll")
 $wrapper = (Get-ChildItem "$repo\bindings\csharp\*.cs").FullName
 
@@ -92,6 +94,8 @@ if (-not $SkipTests) {
 }
 
 # 5. The package (package.sh), Windows layout: the native pair in lib\ and runtimes\win-x64\native\.
+#    Unlike package.sh, the version comes from Cargo.toml, not from a probe of the built library, and the
+#    C example (a gcc Makefile) and the PPM/PGM sample copies are left out.
 $version = (cargo metadata --no-deps --format-version 1 | ConvertFrom-Json).packages[0].version
 Assert-Exit 'cargo metadata'
 $name = "segrt-$version-win-x64"
