@@ -16,11 +16,13 @@ cd fuzz
 cargo fuzz build -O
 for target in image_descriptor sam2_prompts options_struct model_bytes; do
   mkdir -p "corpus/$target"
-  seeds=()
-  # Real models as the starting point for mutated model files (read only; new inputs go to corpus/).
-  [ "$target" = model_bytes ] && seeds=(../models/test ../models/sam2)
+  seeds=() limits=()
+  # Model files: small seed models (fuzz/seeds/model_bytes/, a few hundred bytes each, read only; new
+  # inputs go to corpus/) and inputs capped at 16 KiB. ONNX Runtime parses and plans every input, so
+  # the 1 MB test models as seeds allowed only a few executions per second.
+  [ "$target" = model_bytes ] && seeds=(seeds/model_bytes) limits=(-max_len=16384)
   echo "== fuzz $target for ${secs} s"
-  cargo fuzz run -O "$target" "corpus/$target" "${seeds[@]}" -- \
+  cargo fuzz run -O "$target" "corpus/$target" "${seeds[@]}" -- "${limits[@]}" \
     -max_total_time="$secs" -detect_leaks=0 -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 2>&1 \
     | grep -E "^(stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb|Done|==[0-9]+==|SUMMARY|.*panicked)" || true
   # libFuzzer exits non-zero on a crash and leaves the input in artifacts/: fail loudly.

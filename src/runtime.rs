@@ -140,7 +140,8 @@ pub fn init(explicit: Option<&Path>) -> Result<&'static Runtime> {
         format!(
             "could not load ONNX Runtime {ORT_EXPECTED_VERSION}; tried:\n  {}\n\
              Fix: put the ONNX Runtime library beside the segrt library, set {ORT_PATH_ENV} to its absolute path, \
-             or pass the path to seg_runtime_init()",
+             or pass its absolute path (CLI: --ort PATH; C: seg_runtime_init(path) or SegOptions.ort_path; \
+             C#: SegmenterOptions.OnnxRuntimePath)",
             if tried.is_empty() { "(no candidate paths)".to_string() } else { tried.join("\n  ") }
         ),
     ))
@@ -164,7 +165,7 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
             "{NOT_USABLE_MARK}: it is ONNX Runtime {version}, segrt needs {ORT_EXPECTED_VERSION} (1.31.x)"
         )));
     }
-    let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(describe_load_error(&e)))?;
+    let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(with_sources(&e)))?;
     // One global intra-op thread pool (ONNX Runtime's default size: a thread per physical core) for
     // every session of the process: several sessions never oversubscribe the cores.
     let environment = builder
@@ -195,8 +196,10 @@ fn forward_log(level: ort::logging::LogLevel, category: &str, _id: &str, locatio
     crate::log::emit(level, &format!("ONNX Runtime [{category}] {location}: {message}"));
 }
 
-/// ort's top-level message is only "failed to load"; the loader's own reason is in `source()`.
-fn describe_load_error(e: &ort::LoadDynamicError) -> String {
+/// The error and the chain of its sources: ort's and libloading's top-level messages are only
+/// "failed to load" / "dlopen failed"; the loader's own reason (`dlerror()` / `GetLastError()` text:
+/// "invalid ELF header", "%1 is not a valid Win32 application") is in `source()`.
+fn with_sources(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -210,7 +213,8 @@ fn describe_load_error(e: &ort::LoadDynamicError) -> String {
 /// Opens the file, checks it is ONNX Runtime, and returns the version it reports, e.g. "1.31.1".
 fn probe_version(path: &Path) -> std::result::Result<String, String> {
     // SAFETY: loading a library runs its initialisers; the caller chose this file as ONNX Runtime.
-    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| format!("{NOT_USABLE_MARK}: cannot be loaded: {e}"))?;
+    let lib =
+        unsafe { libloading::Library::new(path) }.map_err(|e| format!("{NOT_USABLE_MARK}: cannot be loaded: {}", with_sources(&e)))?;
     type GetApiBase = unsafe extern "C" fn() -> *const ort::sys::OrtApiBase;
     let get_base: libloading::Symbol<GetApiBase> = unsafe { lib.get(b"OrtGetApiBase\0") }
         .map_err(|_| format!("{NOT_USABLE_MARK}: loads, but has no OrtGetApiBase: not an ONNX Runtime library"))?;

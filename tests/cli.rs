@@ -147,3 +147,221 @@ fn user_mistakes_give_one_line_and_a_non_zero_exit() {
         println!("{args:?} -> {first}");
     }
 }
+
+/// Runs segrt and returns (exit code, stdout, stderr).
+fn segrt_code(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_segrt")).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A stdout whose reader has already gone: the write end of a pipe whose read end is closed, so
+/// the child's first write fails with EPIPE, deterministically (no race with the reader).
+#[cfg(unix)]
+fn closed_pipe() -> std::process::Stdio {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0i32; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    unsafe { libc::close(fds[0]) };
+    std::process::Stdio::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[1]) })
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_program_quietly() {
+    let out = tmp("pipe");
+    let demo_out = out.join("demo");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["demo", "--out", demo_out.to_str().unwrap()],
+        vec!["providers"],
+        vec!["providers", "--json"],
+        vec!["info", "models/test/unet_nhwc.onnx"],
+    ];
+    for args in cases {
+        let child = Command::new(env!("CARGO_BIN_EXE_segrt"))
+            .current_dir(repo())
+            .args(&args)
+            .env("RUST_BACKTRACE", "1")
+            .stdout(closed_pipe())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let result = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&result.stderr);
+        assert_eq!(result.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?} printed on stderr: {err}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_one_error_line() {
+    let result = Command::new(env!("CARGO_BIN_EXE_segrt"))
+        .arg("providers")
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("segrt: error: cannot write to standard output: "), "{err}");
+}
+
+#[test]
+fn inputs_sharing_a_stem_get_distinct_outputs() {
+    let dir = tmp("clash");
+    let (input, out) = (dir.join("in"), dir.join("out"));
+    std::fs::create_dir_all(&input).unwrap();
+    // three different images under one stem, in three formats
+    let a = image::open(sample("lesion_03.png")).unwrap();
+    let b = image::open(sample("lesion_06.png")).unwrap();
+    a.save(input.join("l05.png")).unwrap();
+    b.save(input.join("l05.bmp")).unwrap();
+    a.fliph().to_rgb8().save(input.join("l05.tif")).unwrap();
+    std::fs::copy(sample("lesion_06.png"), input.join("lesion_06.png")).unwrap();
+    let (ok, _, err) = segrt(&[
+        "unet",
+        "--model",
+        model("demo_unet.onnx").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        input.to_str().unwrap(),
+        // the same file again, through another path: segmented once
+        input.join("lesion_06.png").to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("4 of 4 images segmented"), "{err}");
+    let mut written: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, ["l05_bmp_mask.png", "l05_png_mask.png", "l05_tif_mask.png", "lesion_06_mask.png"]);
+    // each output belongs to its own input
+    let mask = |name: &str| image::open(out.join(name)).unwrap().to_luma8();
+    let gt_a = image::open(sample("lesion_03_gt.png")).unwrap().to_luma8();
+    let gt_b = image::open(sample("lesion_06_gt.png")).unwrap().to_luma8();
+    let gt_a_flipped = image::imageops::flip_horizontal(&gt_a);
+    for (name, gt) in [("l05_png_mask.png", &gt_a), ("l05_bmp_mask.png", &gt_b), ("l05_tif_mask.png", &gt_a_flipped)] {
+        let v = iou(mask(name).as_raw(), gt.as_raw());
+        assert!(v > 0.9, "{name}: IoU {v}");
+    }
+}
+
+#[test]
+fn inputs_that_would_still_share_an_output_are_refused_before_anything_is_written() {
+    let dir = tmp("clash2");
+    let out = dir.join("out");
+    for sub in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        std::fs::copy(sample("lesion_06.png"), dir.join(sub).join("x.png")).unwrap();
+    }
+    let (code, _, err) = segrt_code(&[
+        "unet",
+        "--model",
+        model("demo_unet.onnx").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        dir.join("a").to_str().unwrap(),
+        dir.join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("segrt: error: ") && err.contains("a/x.png") && err.contains("b/x.png") && err.contains("x_mask.png"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+}
+
+#[test]
+fn argument_errors_are_one_line_and_help_keeps_its_usage() {
+    let demo = model("demo_unet.onnx").display().to_string();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["unet", "--model", &demo, "--bogus", "x.png"],
+        vec!["unet", "--model"],
+        vec!["unet", "--model", &demo],
+        vec!["frobnicate"],
+        vec!["sam2", "--encoder", "e.onnx", "img.png"],
+        vec!["unet", "--model", &demo, "--tile-batch", "many", "x.png"],
+    ];
+    for args in cases {
+        let (code, out, err) = segrt_code(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("segrt: error: ") && err.contains("--help"), "{args:?}: {err}");
+        assert!(!err.contains("Usage:"), "{args:?}: {err}");
+        println!("{args:?} -> {}", err.trim_end());
+    }
+    let (code, out, _) = segrt_code(&["unet", "--help"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("Usage: segrt unet") && out.contains("--min-area"), "{out}");
+    let (code, out, _) = segrt_code(&["--version"]);
+    assert_eq!((code, out.trim()), (Some(0), concat!("segrt ", env!("CARGO_PKG_VERSION"))));
+}
+
+#[test]
+fn negative_looking_values_reach_the_real_validation() {
+    let demo = model("demo_unet.onnx").display().to_string();
+    let img = sample("lesion_06.png").display().to_string();
+    let cases: Vec<(Vec<&str>, &[&str])> = vec![
+        (vec!["unet", "--model", &demo, "--threshold", "-0.1", &img], &["--threshold -0.1", "[0, 1]"]),
+        (vec!["unet", "--model", &demo, "--threshold", "1.5", &img], &["--threshold 1.5", "[0, 1]"]),
+        (vec!["unet", "--model", &demo, "--min-area", "-5", &img], &["'-5'", "--min-area", "whole number"]),
+        (vec!["unet", "--model", &demo, "--close", "-3", &img], &["'-3'", "--close", "whole number"]),
+        (vec!["unet", "--model", &demo, "--threads", "-2", &img], &["'-2'", "--threads", "whole number"]),
+        (vec!["sam2", "--encoder", "e.onnx", "--decoder", "d.onnx", "--box", "-1,-1", "--out", "m.png", &img], &["--box '-1,-1'", "4"]),
+    ];
+    for (args, expect) in cases {
+        let (code, _, err) = segrt_code(&args);
+        assert!(matches!(code, Some(1 | 2)), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("segrt: error: "), "{args:?}: {err}");
+        for e in expect {
+            assert!(err.contains(e), "{args:?}: expected {e:?} in {err}");
+        }
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+        println!("{args:?} -> {}", err.trim_end());
+    }
+}
+
+#[test]
+fn an_ort_path_that_is_not_a_library_gives_the_loaders_reason_and_the_cli_flag() {
+    let not_a_library = model("make_models.py");
+    let (ok, _, err) = segrt(&["demo", "--out", tmp("ort").to_str().unwrap(), "--ort", not_a_library.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.starts_with("segrt: error: "), "{err}");
+    assert!(err.contains(not_a_library.to_str().unwrap()) && err.contains("--ort PATH"), "{err}");
+    // the loader's own reason follows libloading's bare "dlopen failed"
+    #[cfg(target_os = "linux")]
+    assert!(err.contains("dlopen failed: ") && err.contains("invalid ELF header"), "{err}");
+}
+
+/// Needs the bound on intra_threads in Options::validate (4 x the logical cores), issue #18 item 5.
+#[test]
+fn too_many_threads_are_refused_with_one_line() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = (4 * cores + 1).max(999).to_string();
+    let (code, _, err) = segrt_code(&[
+        "unet",
+        "--model",
+        model("demo_unet.onnx").to_str().unwrap(),
+        "--out",
+        tmp("threads").to_str().unwrap(),
+        "--threads",
+        &threads,
+        sample("lesion_06.png").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("segrt: error: ") && err.contains(&threads), "{err}");
+}
+
+#[test]
+fn help_names_the_image_formats_and_describes_every_sam2_argument() {
+    let (ok, out, _) = segrt(&["unet", "--help"]);
+    assert!(ok);
+    assert!(out.contains("PNG, JPEG, BMP, TIFF, PNM"), "{out}");
+    let (ok, out, _) = segrt(&["sam2", "--help"]);
+    assert!(ok);
+    for arg in ["--encoder <ENCODER>", "--decoder <DECODER>", "--out <OUT>", "<IMAGE>"] {
+        let line = out.lines().find(|l| l.trim_start().starts_with(arg)).unwrap_or_else(|| panic!("{arg} missing: {out}"));
+        assert!(line.trim_start().len() > arg.len() + 5, "{arg} has no description: {line}");
+    }
+}

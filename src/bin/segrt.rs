@@ -1,6 +1,7 @@
 //! `segrt`: the command-line tool. `segrt demo` runs the bundled model on the bundled samples;
 //! `segrt unet` segments files or folders; `segrt info` shows what segrt sees in a model.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,11 +15,21 @@ use segrt::options::{Provider, ProviderPolicy, ThresholdMode, TileMode};
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, Options, PixelFormat, UnetSegmenter};
 
+/// Image files segrt reads (by extension when a folder is given): PNG, JPEG, BMP, TIFF and PNM.
+const IMAGE_EXTENSIONS: [&str; 11] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff", "pgm", "ppm", "pbm", "pam", "pnm"];
+
 #[derive(Parser)]
-#[command(name = "segrt", version, about = "Native segmentation runtime: UNet and SAM2 models on ONNX Runtime")]
+#[command(
+    name = "segrt",
+    version,
+    arg_required_else_help = true,
+    about = "Native segmentation runtime: UNet and SAM2 models on ONNX Runtime",
+    after_help = "Images: PNG, JPEG, BMP, TIFF and PNM (.png .jpg .jpeg .bmp .tif .tiff .pgm .ppm .pbm .pam .pnm), \
+                  8- or 16-bit, gray or colour.\nStart with: segrt demo"
+)]
 struct Cli {
     /// Absolute path of the ONNX Runtime library (default: SEGRT_ORT_PATH, beside segrt, the build tree)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_name = "PATH", display_order = 100)]
     ort: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
@@ -36,19 +47,32 @@ enum Command {
         models: PathBuf,
     },
     /// Segment images (files or folders) with a UNet model
+    #[command(
+        arg_required_else_help = true,
+        after_help = "Example, from the repository root: segrt unet --model models/demo_unet.onnx --overlay --out out/masks models/samples"
+    )]
     Unet(UnetArgs),
     /// Segment the object at clicked points / inside a box with a SAM2 encoder + decoder pair
+    #[command(
+        arg_required_else_help = true,
+        after_help = "Example, from the repository root (the bundled tiny models have random weights: the mask shows that \
+                      the pipeline works, not a real segmentation):\n  \
+                      segrt sam2 --encoder models/sam2/sam2_tiny_samexporter_encoder.onnx \\\n    \
+                      --decoder models/sam2/sam2_tiny_samexporter_decoder.onnx \\\n    \
+                      --point 105,105 --out out/sam2_mask.png --overlay out/sam2_overlay.png models/sam2/reference/img0.png"
+    )]
     Sam2(Sam2Args),
     /// List the execution providers: in the loaded ONNX Runtime build, and initialising on this machine
     Providers {
         /// GPU index to try
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         device: i32,
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
     },
     /// Show how segrt reads a UNet model, or a SAM2 encoder + decoder pair (JSON)
+    #[command(arg_required_else_help = true)]
     Info {
         /// A UNet model, or a SAM2 encoder followed by its decoder
         #[arg(required = true, num_args = 1..=2)]
@@ -58,17 +82,19 @@ enum Command {
 
 #[derive(clap::Args)]
 struct Sam2Args {
+    /// The SAM2 image encoder (.onnx): run once per image
     #[arg(long)]
     encoder: PathBuf,
+    /// The SAM2 prompt decoder (.onnx) exported with that encoder: run once per prompt
     #[arg(long)]
     decoder: PathBuf,
-    /// The image to segment
+    /// The image to segment (PNG, JPEG, BMP, TIFF or PNM)
     image: PathBuf,
     /// A click X,Y[,LABEL] in image pixels; LABEL 1 = include (default), 0 = exclude. Repeatable
-    #[arg(long = "point", value_name = "X,Y[,LABEL]")]
+    #[arg(long = "point", value_name = "X,Y[,LABEL]", allow_hyphen_values = true)]
     points: Vec<String>,
     /// A box X1,Y1,X2,Y2 in image pixels
-    #[arg(long = "box", value_name = "X1,Y1,X2,Y2")]
+    #[arg(long = "box", value_name = "X1,Y1,X2,Y2", allow_hyphen_values = true)]
     bbox: Option<String>,
     /// Run the prompt a second time with the first result as mask input (refinement)
     #[arg(long)]
@@ -80,7 +106,7 @@ struct Sam2Args {
     #[arg(long)]
     overlay: Option<PathBuf>,
     /// ONNX Runtime intra-op threads (0 = one per physical core)
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
     threads: usize,
 }
 
@@ -93,13 +119,13 @@ struct UnetArgs {
     #[arg(long, default_value = "out")]
     out: PathBuf,
     /// A probability threshold in [0,1], or "otsu"
-    #[arg(long, default_value = "0.5")]
+    #[arg(long, default_value = "0.5", allow_hyphen_values = true)]
     threshold: String,
     /// Remove foreground regions smaller than N pixels
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true, value_parser = count)]
     min_area: usize,
     /// Morphological closing with a KxK square
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_name = "K", allow_negative_numbers = true, value_parser = count)]
     close: usize,
     /// Fill holes inside foreground regions
     #[arg(long)]
@@ -108,7 +134,7 @@ struct UnetArgs {
     #[arg(long)]
     overlay: bool,
     /// ONNX Runtime intra-op threads (0 = one per physical core)
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
     threads: usize,
     /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
     #[arg(long, default_value = "cpu")]
@@ -123,44 +149,126 @@ struct UnetArgs {
     #[arg(long, value_name = "WxH")]
     tile_size: Option<String>,
     /// Pixels shared by neighbouring tiles, blended
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = count)]
     tile_overlap: usize,
     /// Tiles per run for models with a dynamic batch axis
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = count)]
     tile_batch: usize,
-    /// Image files or folders
+    /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
+    /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
+    /// extension added (l05_jpg_mask.png, l05_bmp_mask.png)
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let ort = match cli.ort.as_deref().map(absolute).transpose() {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
+/// Prints one line on standard output. Every stdout line of segrt goes through here, so that a
+/// reader that goes away (`segrt demo | head -1`) ends the command quietly instead of a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        print_line(format_args!($($arg)*))?
     };
-    let result = match cli.command {
-        Command::Demo { out, models } => demo(&models, &out, ort),
-        Command::Unet(args) => unet(args, ort),
-        Command::Sam2(args) => sam2(args, ort),
-        Command::Info { models } => info(&models, ort),
-        Command::Providers { device, json } => providers(device, json, ort),
+}
+
+/// Prints one line on standard error; a closed standard error is ignored (there is nowhere left to report).
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return argument_error(e),
+    };
+    let result = match cli.ort.as_deref().map(absolute).transpose() {
+        Err(e) => Err(e),
+        Ok(ort) => match cli.command {
+            Command::Demo { out, models } => demo(&models, &out, ort),
+            Command::Unet(args) => unet(args, ort),
+            Command::Sam2(args) => sam2(args, ort),
+            Command::Info { models } => info(&models, ort),
+            Command::Providers { device, json } => providers(device, json, ort),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
+        // The reader of our output went away (`segrt demo | head -1`): stop quietly, as other tools do.
+        Err(CliError::StdoutClosed) => ExitCode::SUCCESS,
+        Err(CliError::Message(m)) => {
+            note!("segrt: error: {m}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-fn fail(message: &str) -> ExitCode {
-    eprintln!("segrt: error: {message}");
-    ExitCode::FAILURE
+/// Argument-parser errors as one `segrt: error:` line (exit 2, clap's code); `--help`, `--version`
+/// and a bare `segrt` / `segrt unet` keep clap's full usage text.
+fn argument_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    // clap writes "error: <what>", maybe continued on indented lines, then a blank line, tips and usage.
+    let what: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    let what = what.join(" ");
+    let what = what.strip_prefix("error: ").unwrap_or(&what);
+    // The subcommand given, if any, for the pointer to the right --help.
+    let cli = <Cli as clap::CommandFactory>::command();
+    let command = match std::env::args().skip(1).find(|a| cli.get_subcommands().any(|s| s.get_name() == a)) {
+        Some(sub) => format!("segrt {sub}"),
+        None => "segrt".to_string(),
+    };
+    note!("segrt: error: {what} (see '{command} --help')");
+    ExitCode::from(2)
 }
 
-type CliResult<T = ()> = Result<T, String>;
+/// A count given on the command line (pixels, threads, tiles): a whole number, 0 or more.
+fn count(s: &str) -> Result<usize, String> {
+    s.trim().parse().map_err(|_| "expected a whole number, 0 or more".to_string())
+}
+
+/// Why a command stopped.
+enum CliError {
+    /// Standard output was closed by its reader; nothing left to do, and nothing worth reporting.
+    StdoutClosed,
+    /// A one-line message for `segrt: error:`.
+    Message(String),
+}
+
+impl From<String> for CliError {
+    fn from(m: String) -> Self {
+        CliError::Message(m)
+    }
+}
+impl From<&str> for CliError {
+    fn from(m: &str) -> Self {
+        CliError::Message(m.to_string())
+    }
+}
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::StdoutClosed => f.write_str("standard output was closed"),
+            CliError::Message(m) => f.write_str(m),
+        }
+    }
+}
+
+type CliResult<T = ()> = Result<T, CliError>;
+
+fn print_line(args: std::fmt::Arguments) -> CliResult {
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(args).and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(CliError::StdoutClosed),
+        Err(e) => Err(format!("cannot write to standard output: {e}").into()),
+    }
+}
 
 fn absolute(p: &Path) -> CliResult<PathBuf> {
-    std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
+    Ok(std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))?)
 }
 
 fn load_segmenter(model: &Path, options: Options) -> CliResult<(UnetSegmenter, f64)> {
@@ -174,27 +282,28 @@ fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
     let samples = models.join("samples");
     let inputs: Vec<PathBuf> = list_images(std::slice::from_ref(&samples))?.into_iter().filter(|p| !stem(p).ends_with("_gt")).collect();
     if inputs.is_empty() {
-        return Err(format!("no sample images in {}", samples.display()));
+        return Err(format!("no sample images in {}", samples.display()).into());
     }
+    let names = output_names(&inputs)?;
     let options = Options { ort_path: ort, ..Options::default() };
     let (seg, load_ms) = load_segmenter(&model, options)?;
     let rt = segrt::runtime::loaded().expect("loaded by the segmenter");
-    println!("segrt demo: {} on {} images", model.display(), inputs.len());
-    println!("ONNX Runtime {} from {}", rt.version, rt.path.display());
-    println!("model loaded in {load_ms:.1} ms; provider {}", seg.provider().in_use);
+    say!("segrt demo: {} on {} images", model.display(), inputs.len());
+    say!("ONNX Runtime {} from {}", rt.version, rt.path.display());
+    say!("model loaded in {load_ms:.1} ms; provider {}", seg.provider().in_use);
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut totals = [0f64; 4];
-    for path in &inputs {
+    for (path, name) in inputs.iter().zip(&names) {
         let t = Instant::now();
         let img = decode(path)?;
         let decode_ms = t.elapsed().as_secs_f64() * 1e3;
         let (mask, stats) = segment_image(&seg, &img)?;
         let t = Instant::now();
-        write_outputs(out, path, &img, &mask, true)?;
+        write_outputs(out, name, &img, &mask, true)?;
         let write_ms = t.elapsed().as_secs_f64() * 1e3;
         let gt = path.with_file_name(format!("{}_gt.png", stem(path)));
         let iou = if gt.exists() { Some(iou(&mask, &decode(&gt)?.to_luma8())) } else { None };
-        println!(
+        say!(
             "  {:<16} {:>4}x{:<4} decode {:>6.1} ms | pre {:>6.1} ms | infer {:>7.1} ms | post {:>6.1} ms | write {:>6.1} ms{}",
             file_name(path),
             img.width(),
@@ -211,22 +320,26 @@ fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
         }
     }
     let n = inputs.len() as f64;
-    println!(
+    say!(
         "mean per image: pre {:.1} ms, inference {:.1} ms, post {:.1} ms (file decode+write {:.1} ms)",
         totals[0] / n,
         totals[1] / n,
         totals[2] / n,
         totals[3] / n
     );
-    println!("masks and overlays written to {}", absolute(out)?.display());
+    say!("masks and overlays written to {}", absolute(out)?.display());
     Ok(())
 }
 
 fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     let (provider, device_id) = parse_provider(&args.provider)?;
-    let (threshold_mode, threshold) = match args.threshold.as_str() {
+    let (threshold_mode, threshold) = match args.threshold.trim() {
         "otsu" => (ThresholdMode::Otsu, 0.5),
-        t => (ThresholdMode::Fixed, t.parse::<f32>().map_err(|_| format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'"))?),
+        t => match t.parse::<f32>() {
+            Ok(v) if (0.0..=1.0).contains(&v) => (ThresholdMode::Fixed, v),
+            Ok(_) => return Err(format!("--threshold {t}: a probability threshold must be within [0, 1] (or 'otsu')").into()),
+            Err(_) => return Err(format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'").into()),
+        },
     };
     let options = Options {
         ort_path: ort,
@@ -243,7 +356,7 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
             "off" => TileMode::Off,
             "on" => TileMode::On,
             "auto" => TileMode::Auto,
-            other => return Err(format!("--tile '{other}': expected off, on or auto")),
+            other => return Err(format!("--tile '{other}': expected off, on or auto").into()),
         },
         tile_size: match &args.tile_size {
             None => None,
@@ -261,32 +374,33 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     if inputs.is_empty() {
         return Err("no image files found in the given inputs".into());
     }
+    let names = output_names(&inputs)?;
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
     let p = seg.provider();
-    eprintln!("model loaded in {load_ms:.1} ms; provider {}", p.in_use);
+    note!("model loaded in {load_ms:.1} ms; provider {}", p.in_use);
     if let Some(reason) = &p.fallback_reason {
-        eprintln!("warning: running on the CPU: {reason}");
+        note!("warning: running on the CPU: {reason}");
     }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let bar = ProgressBar::new(inputs.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut failures = 0;
-    for path in &inputs {
+    for (path, name) in inputs.iter().zip(&names) {
         bar.set_message(file_name(path));
         let outcome = decode(path).and_then(|img| {
             let (mask, _) = segment_image(&seg, &img)?;
-            write_outputs(&args.out, path, &img, &mask, args.overlay)
+            write_outputs(&args.out, name, &img, &mask, args.overlay)
         });
         if let Err(e) = outcome {
-            bar.suspend(|| eprintln!("segrt: error: {}: {e}", path.display()));
+            bar.suspend(|| note!("segrt: error: {}: {e}", path.display()));
             failures += 1;
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    eprintln!("{} of {} images segmented into {}", inputs.len() - failures, inputs.len(), args.out.display());
+    note!("{} of {} images segmented into {}", inputs.len() - failures, inputs.len(), args.out.display());
     if failures > 0 {
-        return Err(format!("{failures} image(s) failed"));
+        return Err(format!("{failures} image(s) failed").into());
     }
     Ok(())
 }
@@ -301,34 +415,24 @@ fn info(models: &[PathBuf], ort: Option<PathBuf>) -> CliResult {
         }
         _ => return Err("give one UNet model, or a SAM2 encoder and decoder".into()),
     };
-    // A closed pipe (`segrt info m.onnx | head`) is not an error worth a panic.
-    let _ = writeln!(std::io::stdout(), "{}", json.map_err(|e| e.to_string())?);
+    say!("{}", json.map_err(|e| e.to_string())?);
     Ok(())
 }
 
 fn providers(device: i32, json: bool, ort: Option<PathBuf>) -> CliResult {
     let options = Options { ort_path: ort, device_id: device, ..Options::default() };
     let probes = segrt::engine::probe_providers(&options).map_err(|e| e.to_string())?;
-    let mut out = std::io::stdout();
     if json {
-        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&probes).map_err(|e| e.to_string())?);
+        say!("{}", serde_json::to_string_pretty(&probes).map_err(|e| e.to_string())?);
         return Ok(());
     }
     let rt = segrt::runtime::RuntimeInfo::current();
-    let _ = writeln!(out, "ONNX Runtime {} from {}", rt.version, rt.path);
-    let _ = writeln!(out, "{:<12} {:>5}  {:<26} {:<8} {:<11} why not", "provider", "value", "ONNX Runtime name", "in build", "initialises");
+    say!("ONNX Runtime {} from {}", rt.version, rt.path);
+    say!("{:<12} {:>5}  {:<26} {:<8} {:<11} why not", "provider", "value", "ONNX Runtime name", "in build", "initialises");
     for p in &probes {
         let yes = |b: bool| if b { "yes" } else { "no" };
         let reason = p.reason.as_deref().unwrap_or("").lines().next().unwrap_or("");
-        let _ = writeln!(
-            out,
-            "{:<12} {:>5}  {:<26} {:<8} {:<11} {reason}",
-            p.name,
-            p.value,
-            p.onnxruntime_name,
-            yes(p.in_this_build),
-            yes(p.initialises)
-        );
+        say!("{:<12} {:>5}  {:<26} {:<8} {:<11} {reason}", p.name, p.value, p.onnxruntime_name, yes(p.in_this_build), yes(p.initialises));
     }
     Ok(())
 }
@@ -343,12 +447,16 @@ fn parse_numbers(s: &str, what: &str, counts: &[usize]) -> CliResult<Vec<f32>> {
         return Err(format!(
             "{what} '{s}': expected {} comma-separated numbers",
             counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ")
-        ));
+        )
+        .into());
     }
     Ok(v)
 }
 
 fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+    if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
+        return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
+    }
     let mut prompt = Prompt { refine: false, ..Prompt::default() };
     for p in &args.points {
         let v = parse_numbers(p, "--point", &[2, 3])?;
@@ -361,7 +469,7 @@ fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let options = Options { ort_path: ort, intra_threads: args.threads, ..Options::default() };
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    eprintln!(
+    note!(
         "models loaded in {:.1} ms; convention {}; provider {}",
         t.elapsed().as_secs_f64() * 1e3,
         sam.spec().convention,
@@ -383,13 +491,13 @@ fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     if let Some(path) = &args.overlay {
         make_overlay(&rgb, &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    eprintln!("mask written to {}", args.out.display());
+    note!("mask written to {}", args.out.display());
     Ok(())
 }
 
 fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
     let s = &out.run.stats;
-    eprintln!(
+    note!(
         "{what}: encoder {} | decoder {:.1} ms | upsample+threshold {:.1} ms | mask {} of {} (predicted IoU {:.3})",
         if s.encoder_reused {
             "cached".to_string()
@@ -413,12 +521,15 @@ fn parse_provider(s: &str) -> CliResult<(Provider, i32)> {
         "tensorrt" => Ok((Provider::TensorRt, id)),
         "directml" => Ok((Provider::DirectMl, id)),
         "openvino" => Ok((Provider::OpenVino, 0)),
-        _ => Err(format!("--provider '{s}': expected cpu, cuda[:ID], tensorrt[:ID], directml[:ID] or openvino (see `segrt providers`)")),
+        _ => {
+            Err(format!("--provider '{s}': expected cpu, cuda[:ID], tensorrt[:ID], directml[:ID] or openvino (see `segrt providers`)")
+                .into())
+        }
     }
 }
 
 fn decode(path: &Path) -> CliResult<DynamicImage> {
-    image::open(path).map_err(|e| format!("cannot read image {}: {e}", path.display()))
+    Ok(image::open(path).map_err(|e| format!("cannot read image {}: {e}", path.display()))?)
 }
 
 /// Gray files go in as GRAY8, everything else as RGB24.
@@ -439,14 +550,60 @@ fn segment_image(seg: &UnetSegmenter, img: &DynamicImage) -> CliResult<(GrayImag
     Ok((mask, s.run.stats))
 }
 
-fn write_outputs(out: &Path, input: &Path, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<PathBuf> {
-    let mask_path = out.join(format!("{}_mask.png", stem(input)));
+/// Writes `<name>_mask.png` (and `<name>_overlay.png`) into `out`; `name` comes from [`output_names`].
+fn write_outputs(out: &Path, name: &str, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<PathBuf> {
+    let mask_path = out.join(format!("{name}_mask.png"));
     mask.save(&mask_path).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
     if overlay {
-        let path = out.join(format!("{}_overlay.png", stem(input)));
+        let path = out.join(format!("{name}_overlay.png"));
         make_overlay(&img.to_rgb8(), mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(mask_path)
+}
+
+/// The output name of each input, unique within the run so that no output of the run overwrites
+/// another: the file stem (`a.png` -> `a`), or, for inputs that share a stem (`l05.jpg`, `l05.bmp`),
+/// stem and extension (`l05_jpg`, `l05_bmp`). Names are compared ignoring case, as Windows and macOS
+/// file systems do. Inputs that would still share a name (the same file name in two folders) are
+/// refused, naming both, before anything is written.
+fn output_names(inputs: &[PathBuf]) -> CliResult<Vec<String>> {
+    let key = |s: &str| s.to_lowercase();
+    let mut stems: HashMap<String, usize> = HashMap::new();
+    for p in inputs {
+        *stems.entry(key(&stem(p))).or_default() += 1;
+    }
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|p| {
+            let s = stem(p);
+            match p.extension() {
+                Some(ext) if stems[&key(&s)] > 1 => format!("{s}_{}", ext.to_string_lossy()),
+                _ => s,
+            }
+        })
+        .collect();
+    let mut seen: HashMap<String, &Path> = HashMap::new();
+    for (name, path) in names.iter().zip(inputs) {
+        if let Some(first) = seen.insert(key(name), path) {
+            // The same file name in two folders: name the plain output, as the user would expect it.
+            let name = if key(&file_name(first)) == key(&file_name(path)) { stem(path) } else { name.clone() };
+            return Err(format!(
+                "{} and {} would both be written as {name}_mask.png: segment them in separate runs (each with its own --out) \
+                 or rename one",
+                first.display(),
+                path.display()
+            )
+            .into());
+        }
+    }
+    Ok(names)
+}
+
+fn same_file_name(a: &Path, b: &Path) -> bool {
+    match (absolute(a), absolute(b)) {
+        (Ok(a), Ok(b)) => a.to_string_lossy().to_lowercase() == b.to_string_lossy().to_lowercase(),
+        _ => a == b,
+    }
 }
 
 /// Tints mask pixels: red for 255 (binary), a palette colour per class index otherwise.
@@ -457,8 +614,8 @@ fn make_overlay(rgb: &RgbImage, mask: &GrayImage) -> RgbImage {
         let m = m.0[0];
         if m != 0 {
             let c = if m == 255 { PALETTE[0] } else { PALETTE[(m as usize - 1) % PALETTE.len()] };
-            for (v, c) in px.0.iter_mut().zip(c) {
-                *v = ((*v as u16 + c as u16) / 2) as u8;
+            for (p, c) in px.0.iter_mut().zip(c) {
+                *p = ((*p as u16 + c as u16) / 2) as u8;
             }
         }
     }
@@ -479,24 +636,30 @@ fn iou(mask: &GrayImage, gt: &GrayImage) -> f64 {
     }
 }
 
+/// The image files named or found (by extension, not recursively) in the given folders, in order;
+/// a file reached twice (`dir` and `dir/a.png`) is taken once.
 fn list_images(inputs: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
-    const EXT: [&str; 7] = ["png", "jpg", "jpeg", "bmp", "tif", "tiff", "pgm"];
     let mut out = Vec::new();
     for input in inputs {
         if input.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(input)
                 .map_err(|e| format!("cannot list {}: {e}", input.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().and_then(|e| e.to_str()).is_some_and(|e| EXT.contains(&e.to_ascii_lowercase().as_str())))
+                .filter(|p| p.is_file())
+                .filter(|p| {
+                    p.extension().and_then(|e| e.to_str()).is_some_and(|e| IMAGE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+                })
                 .collect();
             files.sort();
             out.extend(files);
         } else if input.is_file() {
             out.push(input.clone());
         } else {
-            return Err(format!("{} does not exist", input.display()));
+            return Err(format!("{} does not exist", input.display()).into());
         }
     }
+    let mut seen = HashSet::new();
+    out.retain(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
     Ok(out)
 }
 
