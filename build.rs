@@ -9,9 +9,12 @@ const FFI_FILES: &[&str] =
     &["src/ffi/runtime.rs", "src/ffi/session.rs", "src/ffi/sam2.rs", "src/ffi/types.rs", "src/ffi/enums.rs", "src/ffi/mod.rs"];
 
 fn main() {
-    for f in FFI_FILES.iter().chain(&["cbindgen.toml", "build.rs"]) {
+    for f in FFI_FILES.iter().chain(&["cbindgen.toml", "build.rs", "scripts/ort-version.txt"]) {
         println!("cargo:rerun-if-changed={f}");
     }
+    // The ONNX Runtime release segrt is built and tested against: written once, in scripts/ort-version.txt.
+    let ort_version = std::fs::read_to_string("scripts/ort-version.txt").expect("scripts/ort-version.txt");
+    println!("cargo:rustc-env=SEGRT_ORT_VERSION={}", ort_version.trim());
     let crate_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
     let version = std::env::var("CARGO_PKG_VERSION").unwrap();
     let mut parts = version.split('.').map(|p| p.split('-').next().unwrap_or("0").to_string());

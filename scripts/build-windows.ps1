@@ -19,7 +19,7 @@ $repo = (Get-Location).Path
 function Assert-Exit([string]$what) { if ($LASTEXITCODE -ne 0) { throw "$what failed (exit $LASTEXITCODE)" } }
 
 # 1. ONNX Runtime (fetch-ort.sh): the DLL out of the official wheel; any Python version can download it.
-$ortVersion = '1.31.1'
+$ortVersion = (Get-Content (Join-Path $repo 'scripts\ort-version.txt') -Raw).Trim()  # the one place the version is written
 $ortDll = Join-Path $repo '.onnxruntime\onnxruntime.dll'
 if (-not (Test-Path $ortDll)) {
     $tmp = Join-Path ([IO.Path]::GetTempPath()) ("segrt-ort-" + [Guid]::NewGuid())

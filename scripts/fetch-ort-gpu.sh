@@ -12,7 +12,7 @@
 # for deployment put its files beside libsegrt.so / segrt.dll instead of the CPU build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=1.31.1
+version=$(tr -d "[:space:]" < "$(dirname "$0")/ort-version.txt")
 dest=.onnxruntime-gpu
 with_cuda=0
 [ "${1:-}" = "--with-cuda" ] && with_cuda=1

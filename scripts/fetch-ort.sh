@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fetches the official ONNX Runtime 1.31.1 library from its PyPI wheel into .onnxruntime/ (ignored by git).
+# Fetches the official ONNX Runtime library (the version in scripts/ort-version.txt) from its PyPI wheel into .onnxruntime/ (ignored by git).
 # Nothing binary is committed; segrt finds this folder in development builds (see src/runtime.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VERSION=1.31.1
+VERSION=$(tr -d "[:space:]" < scripts/ort-version.txt)  # the one place the version is written
 DEST=.onnxruntime
 LIB=libonnxruntime.so.$VERSION
 if [ -f "$DEST/$LIB" ]; then

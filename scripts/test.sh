@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 
 ./scripts/fetch-ort.sh
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import onnxruntime, numpy, PIL" 2>/dev/null; then
+ort_version=$(tr -d "[:space:]" < scripts/ort-version.txt)
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, PIL, onnxruntime; assert onnxruntime.__version__ == '$ort_version'" 2>/dev/null; then
   echo "== setting up .venv for the parity test"
   python3 -m venv .venv
-  .venv/bin/pip install --quiet --disable-pip-version-check onnxruntime==1.31.1 numpy pillow
+  .venv/bin/pip install --quiet --disable-pip-version-check "onnxruntime==$ort_version" numpy pillow
 fi
 
 if ! command -v mcs >/dev/null || ! command -v xbuild >/dev/null || ! command -v xvfb-run >/dev/null; then

@@ -19,15 +19,15 @@ use crate::error::{Error, ErrorKind, Result};
 pub const ORT_PATH_ENV: &str = "SEGRT_ORT_PATH";
 
 /// The ONNX Runtime release segrt is built and tested against.
-pub const ORT_EXPECTED_VERSION: &str = "1.31.1";
+pub const ORT_EXPECTED_VERSION: &str = env!("SEGRT_ORT_VERSION"); // from scripts/ort-version.txt (build.rs)
 
 /// File names tried in a folder (beside segrt, build tree), most specific first.
 #[cfg(windows)]
 const LIBRARY_NAMES: &[&str] = &["onnxruntime.dll"];
 #[cfg(target_os = "macos")]
-const LIBRARY_NAMES: &[&str] = &["libonnxruntime.dylib", "libonnxruntime.1.31.1.dylib"];
+const LIBRARY_NAMES: &[&str] = &["libonnxruntime.dylib", concat!("libonnxruntime.", env!("SEGRT_ORT_VERSION"), ".dylib")];
 #[cfg(all(unix, not(target_os = "macos")))]
-const LIBRARY_NAMES: &[&str] = &["libonnxruntime.so.1.31.1", "libonnxruntime.so.1", "libonnxruntime.so"];
+const LIBRARY_NAMES: &[&str] = &[concat!("libonnxruntime.so.", env!("SEGRT_ORT_VERSION")), "libonnxruntime.so.1", "libonnxruntime.so"];
 
 /// What was loaded, for `seg_version` and `seg_session_info`.
 #[derive(Debug, Clone)]
@@ -162,7 +162,7 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
     let version = probe_version(path).map_err(LoadFailure::NotUsable)?;
     if !version_compatible(&version) {
         return Err(LoadFailure::NotUsable(format!(
-            "{NOT_USABLE_MARK}: it is ONNX Runtime {version}, segrt needs {ORT_EXPECTED_VERSION} (1.31.x)"
+            "{NOT_USABLE_MARK}: it is ONNX Runtime {version}, segrt needs {ORT_EXPECTED_VERSION} (any patch release of it)"
         )));
     }
     let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(with_sources(&e)))?;
@@ -233,10 +233,11 @@ fn probe_version(path: &Path) -> std::result::Result<String, String> {
     Ok(version)
 }
 
-/// segrt is compiled against the 1.31 API; any 1.31.x patch release works.
+/// segrt is compiled against one ONNX Runtime API level (ort's `api-31` feature, matching
+/// `ORT_EXPECTED_VERSION`); any patch release of that major.minor works.
 pub fn version_compatible(version: &str) -> bool {
-    let mut parts = version.split('.');
-    parts.next() == Some("1") && parts.next() == Some("31")
+    let major_minor = |v: &str| v.split('.').take(2).map(str::to_string).collect::<Vec<_>>();
+    major_minor(version) == major_minor(ORT_EXPECTED_VERSION)
 }
 
 /// Every candidate path in search order, each with where it came from.

@@ -54,10 +54,10 @@ fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
     assert!(last_error().contains("it is ONNX Runtime 1.16.3, segrt needs 1.31"), "{}", last_error());
 
     assert!(version().contains("not loaded yet"));
-    let good = repo().join(".onnxruntime/libonnxruntime.so.1.31.1");
+    let good = repo().join(format!(".onnxruntime/libonnxruntime.so.{}", segrt::runtime::ORT_EXPECTED_VERSION));
     let good = cstr(good.to_str().unwrap());
     assert_eq!(unsafe { seg_runtime_init(good.as_ptr()) }, SegStatus::SEG_OK, "{}", last_error());
-    assert!(version().contains("ONNX Runtime 1.31.1 loaded from"), "{}", version());
+    assert!(version().contains(&format!("ONNX Runtime {} loaded from", segrt::runtime::ORT_EXPECTED_VERSION)), "{}", version());
     let s = create(&model("demo_unet.onnx"), None).unwrap();
     let img = load_rgb(&sample("lesion_06.png"));
     assert!(run_rgb(&s, &img).mask.contains(&255));
