@@ -1,9 +1,8 @@
 //! Recognising a SAM2 (or SAM1) encoder/decoder pair from its input/output names, dtypes and
-//! ranks. Public exports disagree on names and types (see shared SAM-INTEROP notes); nothing here
+//! ranks. Public exports disagree on names and types (samexporter, sam2-onnx, osam, ONNX Runtime's tools); nothing here
 //! relies on position alone.
 
 use ort::session::Session;
-use ort::value::{TensorElementType, ValueType};
 use serde::Serialize;
 
 use crate::engine::io::{describe, inputs_of, outputs_of, TensorInfo};
@@ -74,13 +73,6 @@ pub struct Sam2Spec {
     pub low_res_output: Option<String>,
 }
 
-fn tensor(ty: &ValueType) -> Option<(TensorElementType, Vec<i64>)> {
-    match ty {
-        ValueType::Tensor { ty, shape, .. } => Some((*ty, shape.iter().copied().collect())),
-        _ => None,
-    }
-}
-
 /// Feature role from a name: anything with "high_res" or "image_features_N" is a high-res feature
 /// (ordered by its number), anything else with "embed" is the embedding.
 fn feature_role(name: &str, all: &[&str]) -> Option<Feature> {
@@ -114,99 +106,41 @@ fn feature_role(name: &str, all: &[&str]) -> Option<Feature> {
 }
 
 impl Sam2Spec {
+    /// Recognises the pair from what its sessions declare, or explains what is missing.
     pub fn detect(encoder: &Session, decoder: &Session) -> Result<Self> {
-        let (ein, eout, din, dout) = (inputs_of(encoder), outputs_of(encoder), inputs_of(decoder), outputs_of(decoder));
-        let unsupported = |why: String| {
+        let io = [inputs_of(encoder), outputs_of(encoder), inputs_of(decoder), outputs_of(decoder)];
+        Self::from_io(&io).map_err(|why| {
             Error::unsupported_model(format!(
                 "{why}. Expected a SAM2 image encoder (one image input [1,3,S,S] float32 or uint8; outputs image_embed and \
                  high-res features) and a prompt decoder (point_coords, point_labels, mask_input, has_mask_input[, orig_im_size]; \
                  outputs masks/low_res_masks and iou_predictions). Found encoder inputs: {}; encoder outputs: {}; \
                  decoder inputs: {}; decoder outputs: {}",
-                describe(&ein),
-                describe(&eout),
-                describe(&din),
-                describe(&dout)
+                describe(&io[0]),
+                describe(&io[1]),
+                describe(&io[2]),
+                describe(&io[3])
             ))
-        };
+        })
+    }
 
-        // Encoder: one rank-4 image input.
-        if encoder.inputs().len() != 1 {
-            return Err(unsupported(format!("the encoder has {} inputs, not 1", encoder.inputs().len())));
-        }
-        let (ety, eshape) = tensor(encoder.inputs()[0].dtype()).ok_or_else(|| unsupported("the encoder input is not a tensor".into()))?;
-        if eshape.len() != 4 || eshape[1] != 3 {
-            return Err(unsupported("the encoder input is not [1,3,S,S]".into()));
-        }
-        let encoder_input = match ety {
-            TensorElementType::Float32 => EncoderInput::NormalizedF32,
-            TensorElementType::Uint8 => EncoderInput::RawU8,
-            other => return Err(unsupported(format!("encoder input type {other} is neither float32 nor uint8"))),
-        };
-        let image_size = if eshape[2] > 0 { eshape[2] as usize } else { 1024 };
-
-        let names = |v: &[TensorInfo]| v.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
-        let eout_names = names(&eout);
-        let eout_refs: Vec<&str> = eout_names.iter().map(String::as_str).collect();
-        let encoder_outputs: Vec<(Feature, String)> =
-            eout_names.iter().filter_map(|n| feature_role(n, &eout_refs).map(|r| (r, n.clone()))).collect();
-
-        // Decoder inputs by name.
-        let din_names = names(&din);
-        let din_refs: Vec<&str> = din_names.iter().map(String::as_str).collect();
-        let find = |pred: &dyn Fn(&str) -> bool| din.iter().find(|t| pred(&t.name.to_ascii_lowercase()));
-        let coords = find(&|n| n == "point_coords" || n.contains("coords"))
-            .ok_or_else(|| unsupported("the decoder has no point_coords input".into()))?;
-        let labels = find(&|n| n == "point_labels" || n.contains("labels"))
-            .ok_or_else(|| unsupported("the decoder has no point_labels input".into()))?;
-        let has_mask = find(&|n| n.contains("has_mask")).ok_or_else(|| unsupported("the decoder has no has_mask_input input".into()))?;
-        let mask_in = find(&|n| n.contains("mask_input") && !n.contains("has_mask"))
-            .ok_or_else(|| unsupported("the decoder has no mask_input input".into()))?;
-        let orig = din.iter().find(|t| t.name.to_ascii_lowercase().contains("orig_im_size"));
-        let decoder_features: Vec<(Feature, String)> = din_names
-            .iter()
-            .filter(|n| ![&coords.name, &labels.name, &has_mask.name, &mask_in.name].contains(n) && !n.contains("orig_im_size"))
-            .filter_map(|n| feature_role(n, &din_refs).map(|r| (r, n.clone())))
-            .collect();
-        if !decoder_features.iter().any(|(r, _)| *r == Feature::Embed) {
-            return Err(unsupported("the decoder has no image embedding input".into()));
-        }
-        for (role, name) in &decoder_features {
-            if !encoder_outputs.iter().any(|(r, _)| r == role) {
-                return Err(unsupported(format!("the decoder input '{name}' ({role:?}) has no matching encoder output")));
+    /// The spec from the encoder's and decoder's inputs and outputs; `Err` says what does not fit.
+    fn from_io([ein, eout, din, dout]: &[Vec<TensorInfo>; 4]) -> std::result::Result<Self, String> {
+        let encoder = EncoderSide::read(ein, eout)?;
+        let decoder = DecoderSide::read(din, dout, encoder.image_size)?;
+        for (role, name) in &decoder.features {
+            if !encoder.outputs.iter().any(|(r, _)| r == role) {
+                return Err(format!("the decoder input '{name}' ({role:?}) has no matching encoder output"));
             }
         }
-        let number_type = |t: &TensorInfo| match t.dtype.as_str() {
-            "f32" => Ok(NumberType::F32),
-            "i64" => Ok(NumberType::I64),
-            "i32" => Ok(NumberType::I32),
-            other => Err(unsupported(format!("{} has type {other}, expected f32, i64 or i32", t.name))),
-        };
-        let label_type = number_type(labels)?;
-        let mask_input_size = match mask_in.shape.as_slice() {
-            [_, _, h, w] if *h > 0 && *w > 0 => (*h as usize, *w as usize),
-            _ => (image_size / 4, image_size / 4),
-        };
-
-        // Decoder outputs: IoU (rank 2) and masks (rank 4, the one not called low_res when both exist).
-        let iou = dout
-            .iter()
-            .find(|t| t.name.to_ascii_lowercase().contains("iou"))
-            .ok_or_else(|| unsupported("the decoder has no iou_predictions output".into()))?;
-        let mask_outputs: Vec<&TensorInfo> = dout.iter().filter(|t| t.name != iou.name && t.shape.len() == 4 && t.dtype == "f32").collect();
-        let low_res = mask_outputs.iter().find(|t| t.name.to_ascii_lowercase().contains("low_res"));
-        let main = mask_outputs
-            .iter()
-            .find(|t| !t.name.to_ascii_lowercase().contains("low_res"))
-            .or(low_res)
-            .ok_or_else(|| unsupported("the decoder has no float mask output of rank 4".into()))?;
-        let low_res_output = low_res.filter(|l| l.name != main.name).map(|l| l.name.clone());
-
-        let family = if decoder_features.iter().all(|(r, _)| *r == Feature::Embed) && orig.is_some_and(|o| o.dtype == "f32") {
+        let family = if decoder.features.iter().all(|(r, _)| *r == Feature::Embed)
+            && decoder.orig_im_size.as_ref().is_some_and(|(_, t)| *t == NumberType::F32)
+        {
             Family::Sam1
         } else {
             Family::Sam2
         };
-        let convention = match (family, encoder_input, label_type, orig.is_some()) {
+        let convention = match (family, encoder.input, decoder.label_type, decoder.orig_im_size.is_some()) {
+            _ if eout.iter().any(|t| t.name == "high_res_features1") => "osam",
             (Family::Sam1, ..) => "sam1",
             (_, EncoderInput::RawU8, ..) => "uint8-encoder",
             (_, _, NumberType::I64, _) => "sam2-onnx",
@@ -214,26 +148,179 @@ impl Sam2Spec {
             (_, _, NumberType::F32, true) => "samexporter+orig_im_size",
             (_, _, NumberType::F32, false) => "samexporter",
         };
-        let convention = if eout_names.iter().any(|n| n == "high_res_features1") { "osam".to_string() } else { convention.to_string() };
         Ok(Sam2Spec {
-            convention,
+            convention: convention.to_string(),
             family,
-            encoder_input_name: encoder.inputs()[0].name().to_string(),
-            encoder_input,
-            image_size,
-            encoder_outputs,
-            decoder_features,
+            encoder_input_name: encoder.input_name,
+            encoder_input: encoder.input,
+            image_size: encoder.image_size,
+            encoder_outputs: encoder.outputs,
+            decoder_features: decoder.features,
+            point_coords: decoder.point_coords,
+            point_labels: decoder.point_labels,
+            label_type: decoder.label_type,
+            mask_input: decoder.mask_input,
+            mask_input_size: decoder.mask_input_size,
+            has_mask_input: decoder.has_mask_input,
+            has_mask_input_shape: decoder.has_mask_input_shape,
+            orig_im_size: decoder.orig_im_size,
+            masks_output: decoder.masks_output,
+            iou_output: decoder.iou_output,
+            low_res_output: decoder.low_res_output,
+        })
+    }
+}
+
+/// What the encoder declares: one rank-4 image input and its features by role.
+struct EncoderSide {
+    input_name: String,
+    input: EncoderInput,
+    image_size: usize,
+    outputs: Vec<(Feature, String)>,
+}
+
+impl EncoderSide {
+    fn read(inputs: &[TensorInfo], outputs: &[TensorInfo]) -> std::result::Result<Self, String> {
+        let [image] = inputs else { return Err(format!("the encoder has {} inputs, not 1", inputs.len())) };
+        if image.shape.len() != 4 || image.shape[1] != 3 {
+            return Err("the encoder input is not [1,3,S,S]".into());
+        }
+        let input = match image.dtype.as_str() {
+            "f32" => EncoderInput::NormalizedF32,
+            "u8" => EncoderInput::RawU8,
+            other => return Err(format!("encoder input type {other} is neither float32 nor uint8")),
+        };
+        let image_size = if image.shape[2] > 0 { image.shape[2] as usize } else { 1024 };
+        let names: Vec<&str> = outputs.iter().map(|t| t.name.as_str()).collect();
+        let outputs = names.iter().filter_map(|n| feature_role(n, &names).map(|r| (r, n.to_string()))).collect();
+        Ok(EncoderSide { input_name: image.name.clone(), input, image_size, outputs })
+    }
+}
+
+/// What the decoder declares: prompt inputs, the features it takes, its mask and IoU outputs.
+struct DecoderSide {
+    features: Vec<(Feature, String)>,
+    point_coords: String,
+    point_labels: String,
+    label_type: NumberType,
+    mask_input: String,
+    mask_input_size: (usize, usize),
+    has_mask_input: String,
+    has_mask_input_shape: Vec<i64>,
+    orig_im_size: Option<(String, NumberType)>,
+    masks_output: String,
+    iou_output: String,
+    low_res_output: Option<String>,
+}
+
+fn number_type(t: &TensorInfo) -> std::result::Result<NumberType, String> {
+    match t.dtype.as_str() {
+        "f32" => Ok(NumberType::F32),
+        "i64" => Ok(NumberType::I64),
+        "i32" => Ok(NumberType::I32),
+        other => Err(format!("{} has type {other}, expected f32, i64 or i32", t.name)),
+    }
+}
+
+impl DecoderSide {
+    fn read(inputs: &[TensorInfo], outputs: &[TensorInfo], image_size: usize) -> std::result::Result<Self, String> {
+        // Inputs by name (exact, then substring): exports disagree on names, never on these words.
+        let find = |pred: &dyn Fn(&str) -> bool, what: &str| {
+            inputs.iter().find(|t| pred(&t.name.to_ascii_lowercase())).ok_or_else(|| format!("the decoder has no {what} input"))
+        };
+        let coords = find(&|n| n == "point_coords" || n.contains("coords"), "point_coords")?;
+        let labels = find(&|n| n == "point_labels" || n.contains("labels"), "point_labels")?;
+        let has_mask = find(&|n| n.contains("has_mask"), "has_mask_input")?;
+        let mask_in = find(&|n| n.contains("mask_input") && !n.contains("has_mask"), "mask_input")?;
+        let orig = inputs.iter().find(|t| t.name.to_ascii_lowercase().contains("orig_im_size"));
+        let names: Vec<&str> = inputs.iter().map(|t| t.name.as_str()).collect();
+        let prompt_inputs = [&coords.name, &labels.name, &has_mask.name, &mask_in.name];
+        let features: Vec<(Feature, String)> = names
+            .iter()
+            .filter(|n| !prompt_inputs.iter().any(|p| p == *n) && !n.contains("orig_im_size"))
+            .filter_map(|n| feature_role(n, &names).map(|r| (r, n.to_string())))
+            .collect();
+        if !features.iter().any(|(r, _)| *r == Feature::Embed) {
+            return Err("the decoder has no image embedding input".into());
+        }
+        let mask_input_size = match mask_in.shape.as_slice() {
+            [_, _, h, w] if *h > 0 && *w > 0 => (*h as usize, *w as usize),
+            _ => (image_size / 4, image_size / 4),
+        };
+
+        // Outputs: IoU (rank 2) and masks (rank 4, the one not called low_res when both exist).
+        let iou =
+            outputs.iter().find(|t| t.name.to_ascii_lowercase().contains("iou")).ok_or("the decoder has no iou_predictions output")?;
+        let mask_outputs: Vec<&TensorInfo> =
+            outputs.iter().filter(|t| t.name != iou.name && t.shape.len() == 4 && t.dtype == "f32").collect();
+        let low_res = mask_outputs.iter().find(|t| t.name.to_ascii_lowercase().contains("low_res"));
+        let main = mask_outputs
+            .iter()
+            .find(|t| !t.name.to_ascii_lowercase().contains("low_res"))
+            .or(low_res)
+            .ok_or("the decoder has no float mask output of rank 4")?;
+        Ok(DecoderSide {
+            features,
             point_coords: coords.name.clone(),
             point_labels: labels.name.clone(),
-            label_type,
+            label_type: number_type(labels)?,
             mask_input: mask_in.name.clone(),
             mask_input_size,
             has_mask_input: has_mask.name.clone(),
             has_mask_input_shape: has_mask.shape.iter().map(|d| if *d < 0 { 1 } else { *d }).collect(),
-            orig_im_size: orig.map(|o| Ok::<_, Error>((o.name.clone(), number_type(o)?))).transpose()?,
+            orig_im_size: orig.map(|o| Ok::<_, String>((o.name.clone(), number_type(o)?))).transpose()?,
             masks_output: main.name.clone(),
             iou_output: iou.name.clone(),
-            low_res_output,
+            low_res_output: low_res.filter(|l| l.name != main.name).map(|l| l.name.clone()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(name: &str, dtype: &str, shape: &[i64]) -> TensorInfo {
+        TensorInfo { name: name.into(), dtype: dtype.into(), shape: shape.to_vec() }
+    }
+
+    /// samexporter's names and types, and sam2-onnx's: recognised from names and types alone.
+    #[test]
+    fn export_conventions_are_recognised_from_their_io() {
+        let encoder = |names: [&str; 3]| {
+            vec![t(names[0], "f32", &[1, 32, 256, 256]), t(names[1], "f32", &[1, 64, 128, 128]), t(names[2], "f32", &[1, 256, 64, 64])]
+        };
+        let image = vec![t("image", "f32", &[1, 3, 1024, 1024])];
+        let decoder_in = |labels: &str| {
+            vec![
+                t("image_embed", "f32", &[1, 256, 64, 64]),
+                t("high_res_feats_0", "f32", &[1, 32, 256, 256]),
+                t("high_res_feats_1", "f32", &[1, 64, 128, 128]),
+                t("point_coords", "f32", &[1, -1, 2]),
+                t("point_labels", labels, &[1, -1]),
+                t("mask_input", "f32", &[1, 1, 256, 256]),
+                t("has_mask_input", "f32", &[1]),
+            ]
+        };
+        let decoder_out = vec![t("masks", "f32", &[1, 3, 256, 256]), t("iou_predictions", "f32", &[1, 3])];
+        let io = [image.clone(), encoder(["high_res_feats_0", "high_res_feats_1", "image_embed"]), decoder_in("f32"), decoder_out.clone()];
+        let spec = Sam2Spec::from_io(&io).unwrap();
+        assert_eq!((spec.convention.as_str(), spec.family, spec.image_size), ("samexporter", Family::Sam2, 1024));
+        assert_eq!(spec.mask_input_size, (256, 256));
+        assert_eq!(spec.decoder_features.len(), 3);
+        let io = [image.clone(), encoder(["high_res_feats_0", "high_res_feats_1", "image_embed"]), decoder_in("i64"), decoder_out.clone()];
+        assert_eq!(Sam2Spec::from_io(&io).unwrap().convention, "sam2-onnx");
+        // a decoder without its prompt inputs is named as such
+        let io = [image, encoder(["high_res_feats_0", "high_res_feats_1", "image_embed"]), decoder_in("f32")[..3].to_vec(), decoder_out];
+        assert!(Sam2Spec::from_io(&io).unwrap_err().contains("point_coords"));
+    }
+
+    #[test]
+    fn high_res_features_are_ordered_by_their_number() {
+        let all = ["high_res_features2", "image_embeddings", "high_res_features1"];
+        assert_eq!(feature_role("high_res_features1", &all), Some(Feature::HighRes0));
+        assert_eq!(feature_role("high_res_features2", &all), Some(Feature::HighRes1));
+        assert_eq!(feature_role("image_embeddings", &all), Some(Feature::Embed));
+        assert_eq!(feature_role("iou", &all), None);
     }
 }
