@@ -295,7 +295,9 @@ typedef struct SegOptions {
   int32_t device_id;
   // A `SegProviderPolicy` value (default REQUIRE: fail rather than silently run on the CPU).
   int32_t provider_policy;
-  // ONNX Runtime intra-op threads; 0 = one per physical core.
+  // ONNX Runtime intra-op threads: 0 (default) = the process-wide ONNX Runtime thread pool shared
+  // by every session (a thread per physical core); N = a pool of N threads of each session's own.
+  // At most 4 x the machine's logical cores.
   int32_t intra_threads;
   // Model input width/height for models with dynamic axes; 0 = the image size rounded to `size_multiple`.
   int32_t input_width;
@@ -582,7 +584,8 @@ SegStatus seg_free(struct SegSession *session);
 // - `out_info`: optional; set its `struct_size` first. Receives timings, classes, the threshold used.
 //
 // Outputs are written only on success. Thread safety: any number of threads may run the same session at
-// once (each thread gets its own ONNX Runtime session on first use).
+// once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
+// run at once; further calls wait their turn in arrival order).
 //
 // # Safety
 // All pointers must be NULL or valid for the sizes the descriptors state.
@@ -595,7 +598,9 @@ SegStatus seg_run_unet(struct SegSession *session,
 
 // Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
 // how segrt interprets them (layout, channels, classes), the execution provider requested and in use
-// with any fallback reason, threads, resident memory of the first session and of each extra thread's session, and the ONNX Runtime version and path.
+// with any fallback reason, the threads sessions run on, the session pool ("pool": max_sessions,
+// sessions, busy, created, waits, resident memory of the first and of an extra session; SAM2:
+// "encoder_pool" and "decoder_pool"), and the ONNX Runtime version and path.
 //
 // The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
 // (optional) receives the size needed including the NUL. A pure size query (`buf` NULL, `cap` 0,
@@ -877,7 +882,8 @@ SegStatus seg_free(struct SegSession *session);
 // - `out_info`: optional; set its `struct_size` first. Receives timings, classes, the threshold used.
 //
 // Outputs are written only on success. Thread safety: any number of threads may run the same session at
-// once (each thread gets its own ONNX Runtime session on first use).
+// once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
+// run at once; further calls wait their turn in arrival order).
 //
 // # Safety
 // All pointers must be NULL or valid for the sizes the descriptors state.
@@ -890,7 +896,9 @@ SegStatus seg_run_unet(struct SegSession *session,
 
 // Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
 // how segrt interprets them (layout, channels, classes), the execution provider requested and in use
-// with any fallback reason, threads, resident memory of the first session and of each extra thread's session, and the ONNX Runtime version and path.
+// with any fallback reason, the threads sessions run on, the session pool ("pool": max_sessions,
+// sessions, busy, created, waits, resident memory of the first and of an extra session; SAM2:
+// "encoder_pool" and "decoder_pool"), and the ONNX Runtime version and path.
 //
 // The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
 // (optional) receives the size needed including the NUL. A pure size query (`buf` NULL, `cap` 0,

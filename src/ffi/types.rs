@@ -57,7 +57,9 @@ pub struct SegOptions {
     pub device_id: i32,
     /// A `SegProviderPolicy` value (default REQUIRE: fail rather than silently run on the CPU).
     pub provider_policy: i32,
-    /// ONNX Runtime intra-op threads; 0 = one per physical core.
+    /// ONNX Runtime intra-op threads: 0 (default) = the process-wide ONNX Runtime thread pool shared
+    /// by every session (a thread per physical core); N = a pool of N threads of each session's own.
+    /// At most 4 x the machine's logical cores.
     pub intra_threads: i32,
     /// Model input width/height for models with dynamic axes; 0 = the image size rounded to `size_multiple`.
     pub input_width: i32,
