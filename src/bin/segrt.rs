@@ -332,44 +332,7 @@ fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
 }
 
 fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
-    let (provider, device_id) = parse_provider(&args.provider)?;
-    let (threshold_mode, threshold) = match args.threshold.trim() {
-        "otsu" => (ThresholdMode::Otsu, 0.5),
-        t => match t.parse::<f32>() {
-            Ok(v) if (0.0..=1.0).contains(&v) => (ThresholdMode::Fixed, v),
-            Ok(_) => return Err(format!("--threshold {t}: a probability threshold must be within [0, 1] (or 'otsu')").into()),
-            Err(_) => return Err(format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'").into()),
-        },
-    };
-    let options = Options {
-        ort_path: ort,
-        provider,
-        device_id,
-        provider_policy: if args.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require },
-        intra_threads: args.threads,
-        threshold_mode,
-        threshold,
-        min_area: args.min_area,
-        close_kernel: args.close,
-        fill_holes: args.fill_holes,
-        tile_mode: match args.tile.as_str() {
-            "off" => TileMode::Off,
-            "on" => TileMode::On,
-            "auto" => TileMode::Auto,
-            other => return Err(format!("--tile '{other}': expected off, on or auto").into()),
-        },
-        tile_size: match &args.tile_size {
-            None => None,
-            Some(v) => Some(
-                v.split_once('x')
-                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
-                    .ok_or_else(|| format!("--tile-size '{v}': expected WxH, e.g. 512x512"))?,
-            ),
-        },
-        tile_overlap: args.tile_overlap,
-        tile_batch: args.tile_batch,
-        ..Options::default()
-    };
+    let options = unet_options(&args, ort)?;
     let inputs = list_images(&args.inputs)?;
     if inputs.is_empty() {
         return Err("no image files found in the given inputs".into());
@@ -403,6 +366,48 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         return Err(format!("{failures} image(s) failed").into());
     }
     Ok(())
+}
+
+/// The session options the `unet` command's flags ask for.
+fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options> {
+    let (provider, device_id) = parse_provider(&args.provider)?;
+    let (threshold_mode, threshold) = match args.threshold.trim() {
+        "otsu" => (ThresholdMode::Otsu, 0.5),
+        t => match t.parse::<f32>() {
+            Ok(v) if (0.0..=1.0).contains(&v) => (ThresholdMode::Fixed, v),
+            Ok(_) => return Err(format!("--threshold {t}: a probability threshold must be within [0, 1] (or 'otsu')").into()),
+            Err(_) => return Err(format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'").into()),
+        },
+    };
+    Ok(Options {
+        ort_path: ort,
+        provider,
+        device_id,
+        provider_policy: if args.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require },
+        intra_threads: args.threads,
+        threshold_mode,
+        threshold,
+        min_area: args.min_area,
+        close_kernel: args.close,
+        fill_holes: args.fill_holes,
+        tile_mode: match args.tile.as_str() {
+            "off" => TileMode::Off,
+            "on" => TileMode::On,
+            "auto" => TileMode::Auto,
+            other => return Err(format!("--tile '{other}': expected off, on or auto").into()),
+        },
+        tile_size: match &args.tile_size {
+            None => None,
+            Some(v) => Some(
+                v.split_once('x')
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                    .ok_or_else(|| format!("--tile-size '{v}': expected WxH, e.g. 512x512"))?,
+            ),
+        },
+        tile_overlap: args.tile_overlap,
+        tile_batch: args.tile_batch,
+        ..Options::default()
+    })
 }
 
 fn info(models: &[PathBuf], ort: Option<PathBuf>) -> CliResult {
