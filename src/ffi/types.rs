@@ -401,3 +401,62 @@ pub struct SegSam2Result {
 }
 
 pub(crate) const SAM2_RESULT_V1_SIZE: usize = std::mem::offset_of!(SegSam2Result, mask_input);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes of a caller's options struct: the current layout, followed by what a newer header might add.
+    #[repr(C)]
+    struct NewerOptions {
+        options: SegOptions,
+        field_from_the_future: [u8; 64],
+    }
+
+    #[test]
+    fn options_are_read_up_to_the_callers_struct_size() {
+        let mut raw = SegOptions::defaults();
+        raw.tile_mode = SegTileMode::SEG_TILE_ON as i32;
+        raw.max_sessions = 3;
+        raw.min_area = 7;
+
+        // A host built before the appended fields: they keep their defaults, the older ones are read.
+        raw.struct_size = OPTIONS_V1_SIZE as u32;
+        let o = unsafe { SegOptions::read(&raw) }.unwrap();
+        assert_eq!((o.min_area, o.tile_mode, o.max_sessions), (7, TileMode::Off, 0));
+
+        // The current host: everything is read.
+        raw.struct_size = std::mem::size_of::<SegOptions>() as u32;
+        let o = unsafe { SegOptions::read(&raw) }.unwrap();
+        assert_eq!((o.tile_mode, o.max_sessions), (TileMode::On, 3));
+
+        // A newer host: the fields this build does not know are ignored.
+        let newer = NewerOptions {
+            options: SegOptions { struct_size: std::mem::size_of::<NewerOptions>() as u32, ..raw },
+            field_from_the_future: [0xff; 64],
+        };
+        let o = unsafe { SegOptions::read(&newer.options) }.unwrap();
+        assert_eq!(o.max_sessions, 3);
+
+        // Smaller than the first version: refused, naming the fix.
+        raw.struct_size = 8;
+        let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
+        assert!(e.message.contains("seg_options_default"), "{}", e.message);
+        // NULL: the defaults.
+        assert_eq!(unsafe { SegOptions::read(std::ptr::null()) }.unwrap(), Options::default());
+    }
+
+    #[test]
+    fn option_values_are_checked_and_messages_name_the_c_field() {
+        let mut raw = SegOptions::defaults();
+        raw.size_multiple = -1;
+        assert!(unsafe { SegOptions::read(&raw) }.unwrap_err().message.contains("SegOptions.size_multiple is -1"));
+        let mut raw = SegOptions::defaults();
+        raw.threshold = 2.0;
+        let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
+        assert!(e.message.starts_with("SegOptions: threshold 2"), "{}", e.message);
+        let mut raw = SegOptions::defaults();
+        raw.max_memory_bytes = 0; // 0 means the default, not "no memory"
+        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().max_memory_bytes, crate::options::DEFAULT_MAX_MEMORY_BYTES);
+    }
+}
