@@ -3,10 +3,9 @@
 //! assumed from position alone.
 
 use ort::session::Session;
-use ort::value::ValueType;
 use serde::Serialize;
 
-use crate::engine::io::{describe, inputs_of, outputs_of};
+use crate::engine::io::{describe, inputs_of, outputs_of, TensorInfo};
 use crate::error::{Error, Result};
 use crate::image::tensor::{Element, Layout, TensorFormat};
 use crate::options::Options;
@@ -49,84 +48,72 @@ fn dim(d: i64) -> Option<usize> {
 impl UnetSpec {
     /// Reads the model's metadata, or explains why it is not a UNet segrt can run.
     pub fn from_session(session: &Session, output_name: Option<&str>) -> Result<Self> {
-        let inputs = inputs_of(session);
-        let outputs = outputs_of(session);
-        let unsupported = |why: &str| {
+        let (inputs, outputs) = (inputs_of(session), outputs_of(session));
+        Self::from_io(&inputs, &outputs, output_name).map_err(|why| {
             Error::unsupported_model(format!(
                 "{why}; expected one image input [1,C,H,W] or [1,H,W,C] (C = 1 or 3, float32/float16) and a float \
                  output [1,K,H,W], [1,H,W,K] or [1,H,W]; the model has inputs: {}; outputs: {}",
                 describe(&inputs),
                 describe(&outputs)
             ))
-        };
+        })
+    }
 
-        if inputs.len() != 1 {
-            return Err(unsupported(&format!("the model has {} inputs, a UNet has one", inputs.len())));
-        }
-        let input = &session.inputs()[0];
-        let (in_ty, in_shape) = match input.dtype() {
-            ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
-            _ => return Err(unsupported("the input is not a tensor")),
+    /// The spec from the model's declared inputs and outputs; `Err` says what does not fit.
+    fn from_io(inputs: &[TensorInfo], outputs: &[TensorInfo], output_name: Option<&str>) -> std::result::Result<Self, String> {
+        let [input] = inputs else { return Err(format!("the model has {} inputs, a UNet has one", inputs.len())) };
+        let float = |t: &TensorInfo| match t.dtype.as_str() {
+            "f32" => Some(Element::F32),
+            "f16" => Some(Element::F16),
+            _ => None,
         };
-        let input_element =
-            Element::float_of(in_ty).ok_or_else(|| unsupported(&format!("input element type {in_ty} is not float32/float16")))?;
-        if in_shape.len() != 4 {
-            return Err(unsupported(&format!("the input has rank {}, not 4", in_shape.len())));
+        let input_element = float(input).ok_or_else(|| format!("input element type {} is not float32/float16", input.dtype))?;
+        let shape = &input.shape;
+        if shape.len() != 4 {
+            return Err(format!("the input has rank {}, not 4", shape.len()));
         }
-        if in_shape[0] > 1 {
-            return Err(unsupported(&format!("the input batch size is fixed at {}", in_shape[0])));
+        if shape[0] > 1 {
+            return Err(format!("the input batch size is fixed at {}", shape[0]));
         }
         let is_channels = |d: i64| d == 1 || d == 3;
         // The channel axis is axis 1 when that is 1 or 3 (NCHW), else axis 3 (NHWC).
-        let (input_layout, channels, h, w) = if is_channels(in_shape[1]) {
-            (Layout::Nchw, in_shape[1] as usize, in_shape[2], in_shape[3])
-        } else if is_channels(in_shape[3]) {
-            (Layout::Nhwc, in_shape[3] as usize, in_shape[1], in_shape[2])
+        let (input_layout, channels, h, w) = if is_channels(shape[1]) {
+            (Layout::Nchw, shape[1] as usize, shape[2], shape[3])
+        } else if is_channels(shape[3]) {
+            (Layout::Nhwc, shape[3] as usize, shape[1], shape[2])
         } else {
-            return Err(unsupported("cannot find a channel axis of size 1 or 3 in the input"));
+            return Err("cannot find a channel axis of size 1 or 3 in the input".into());
         };
 
         // The segmentation map: the float output of rank 3 or 4 whose spatial size is the input's
         // (equal, or dynamic where either is dynamic), or the one the options name. Anything else
         // (a SAM2 encoder's features, a classifier's scores) is not a UNet's output.
-        let float_map = |o: &&ort::value::Outlet| matches!(o.dtype(), ValueType::Tensor { ty, shape, .. } if Element::float_of(*ty).is_some() && (shape.len() == 3 || shape.len() == 4));
+        let float_map = |t: &&TensorInfo| float(t).is_some() && (t.shape.len() == 3 || t.shape.len() == 4);
         let output = match output_name {
             Some(name) => {
-                let named = session.outputs().iter().find(|o| o.name() == name);
-                let named = named.ok_or_else(|| unsupported(&format!("the model has no output named '{name}'")))?;
-                Some(named).filter(float_map).ok_or_else(|| unsupported(&format!("output '{name}' is not a float map of rank 3 or 4")))?
+                let named = outputs.iter().find(|t| t.name == name).ok_or_else(|| format!("the model has no output named '{name}'"))?;
+                Some(named).filter(float_map).ok_or_else(|| format!("output '{name}' is not a float map of rank 3 or 4"))?
             }
-            None => session
-                .outputs()
-                .iter()
-                .filter(float_map)
-                .find(|o| matches!(o.dtype(), ValueType::Tensor { shape, .. } if spatial_matches(&shape.iter().copied().collect::<Vec<_>>(), (h, w))))
-                .ok_or_else(|| {
-                    unsupported(
-                        "no float output of rank 3 or 4 has the input's height and width (a segmentation map does); \
-                         name the output to use in the output_name option if the model really is one",
-                    )
-                })?,
+            None => outputs.iter().filter(float_map).find(|t| spatial_matches(&t.shape, (h, w))).ok_or(
+                "no float output of rank 3 or 4 has the input's height and width (a segmentation map does); \
+                 name the output to use in the output_name option if the model really is one",
+            )?,
         };
-        let (out_ty, out_shape) = match output.dtype() {
-            ValueType::Tensor { ty, shape, .. } => (*ty, shape.iter().copied().collect::<Vec<i64>>()),
-            _ => unreachable!("filtered above"),
-        };
-        let classes = match (out_shape.len(), input_layout) {
+        let classes = match (output.shape.len(), input_layout) {
             (3, _) => Some(1),
-            (_, Layout::Nchw) => dim(out_shape[1]),
-            (_, Layout::Nhwc) => dim(out_shape[3]),
+            (_, Layout::Nchw) => dim(output.shape[1]),
+            (_, Layout::Nhwc) => dim(output.shape[3]),
         };
         Ok(UnetSpec {
-            input_name: input.name().to_string(),
+            input_name: input.name.clone(),
             input_layout,
             input_element,
             channels,
             height: dim(h),
             width: dim(w),
-            batch_dynamic: in_shape[0] < 0,
-            output_name: output.name().to_string(),
-            output_element: Element::float_of(out_ty).expect("filtered above"),
+            batch_dynamic: shape[0] < 0,
+            output_name: output.name.clone(),
+            output_element: float(output).expect("filtered above"),
             classes,
         })
     }
@@ -166,7 +153,27 @@ impl UnetSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::spatial_matches;
+    use super::*;
+
+    fn t(name: &str, dtype: &str, shape: &[i64]) -> TensorInfo {
+        TensorInfo { name: name.into(), dtype: dtype.into(), shape: shape.to_vec() }
+    }
+
+    #[test]
+    fn layouts_classes_and_the_output_are_read_from_the_io() {
+        let spec = UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &[t("y", "f32", &[1, 1, 256, 256])], None).unwrap();
+        assert_eq!((spec.input_layout, spec.channels, spec.classes, spec.width), (Layout::Nchw, 3, Some(1), Some(256)));
+        let spec = UnetSpec::from_io(&[t("x", "f16", &[-1, -1, -1, 1])], &[t("y", "f16", &[-1, -1, -1, 4])], None).unwrap();
+        assert_eq!((spec.input_layout, spec.channels, spec.classes, spec.batch_dynamic), (Layout::Nhwc, 1, Some(4), true));
+        // A second output of the input's size is found past a smaller first one; a name picks any.
+        let outputs = [t("aux", "f32", &[1, 8, 64, 64]), t("mask", "f32", &[1, 2, 256, 256])];
+        assert_eq!(UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, None).unwrap().output_name, "mask");
+        assert_eq!(UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, Some("aux")).unwrap().output_name, "aux");
+        let e = UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, Some("nope")).unwrap_err();
+        assert!(e.contains("no output named 'nope'"), "{e}");
+        let e = UnetSpec::from_io(&[t("x", "u8", &[1, 3, 256, 256])], &outputs, None).unwrap_err();
+        assert!(e.contains("not float32/float16"), "{e}");
+    }
 
     #[test]
     fn only_outputs_of_the_inputs_size_are_segmentation_maps() {
