@@ -136,8 +136,9 @@ namespace Segrt
             fixed (byte* enc = encoder)
             fixed (byte* dec = decoder)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
             {
-                SegOptions o = options.ToNative(ort);
+                SegOptions o = options.ToNative(ort, output);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
                 return new SessionHandle(session);
@@ -165,8 +166,9 @@ namespace Segrt
             fixed (byte* enc = Interop.Utf8z(encoderPath))
             fixed (byte* dec = Interop.Utf8z(decoderPath))
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
             {
-                SegOptions o = options.ToNative(ort);
+                SegOptions o = options.ToNative(ort, output);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2(enc, dec, &o, &session));
                 return new SessionHandle(session);
