@@ -139,6 +139,7 @@ static partial class SegrtTests
             Check(info.EncoderPool.MaxSessions == 2 && info.DecoderPool.MaxSessions == 2 && info.EncoderPool.Created == 1 && info.DecoderPool.Created == 1,
                 "SAM2 encoder and decoder pools: " + info.RawJson);
             Check(info.NativeBytes == Math.Max(0, info.BytesFirstSessions ?? 0), "SAM2 memory: both first sessions");
+            Check(seg.LowResSize.Width > 0 && seg.LowResSize.Height > 0, "low-res logits size known: " + seg.LowResSize);
         }
         // A newer segrt may add members and an older one may lack some.
         var future = SessionInfo.Parse("{\"kind\":\"unet\",\"new_member\":{\"x\":[1,2]},\"provider\":{\"requested\":\"CPU\",\"in_use\":\"CPU\"," +

@@ -42,6 +42,7 @@ static partial class SegrtTests
         Test("several threads on one segmenter give the single-thread masks", ThreadsShareOneSegmenter);
         RunBugTests();
         RunApiTests();
+        RunPoolTests();
 
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));
         return Failures == 0 ? 0 : 1;
