@@ -232,9 +232,10 @@ namespace Segrt
                     _refreshes++;
                     var info = SessionInfo.Parse(SessionInfoReader.Read(session));
                     int live = info.LiveSessions;
-                    if (live >= _maxSessions) _measuredAtPeak = int.MaxValue;     // the pools cannot grow any more
+                    if (!info.PoolsSettled) { }                                   // a session is being built: a later call looks again
+                    else if (live >= _maxSessions) _measuredAtPeak = int.MaxValue; // the pools cannot grow any more
                     else if (live >= peak) _measuredAtPeak = peak;                // grown as far as these calls need
-                    // else: a session may still be being built by another call; a later call looks again.
+                    // else: another call may not have taken its session yet; a later call looks again.
                     SetPressure(Math.Max(info.NativeBytes, _floorBytes));
                 }
             }

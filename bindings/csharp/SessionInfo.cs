@@ -132,6 +132,17 @@ namespace Segrt
             get { return Math.Max(Math.Max(Live(_pool), Live(_encoderPool)), Live(_decoderPool)); }
         }
 
+        /// <summary>False while a pool is still building a session (counted in Sessions, not yet in Created, its memory not yet measured).</summary>
+        internal bool PoolsSettled
+        {
+            get { return Settled(_pool) && Settled(_encoderPool) && Settled(_decoderPool); }
+        }
+
+        static bool Settled(PoolInfo p)
+        {
+            return p == null || (p.Created ?? 0) >= (p.Sessions ?? 0);
+        }
+
         static int Cap(PoolInfo p) { return p != null && p.MaxSessions.HasValue ? p.MaxSessions.Value : 0; }
 
         static int Live(PoolInfo p) { return p != null && p.Sessions.HasValue ? p.Sessions.Value : 0; }

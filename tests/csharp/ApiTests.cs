@@ -150,6 +150,10 @@ static partial class SegrtTests
             && future.Pool.BytesFirstSession == 5000 && future.Pool.Created == 3 && future.Pool.Busy == 1, "pool members");
         Check(future.NativeBytes == 6000, "memory: first session + one extra session alive (" + future.NativeBytes + ")");
         Check(SessionInfo.Parse("{\"kind\":\"unet\"}").NativeBytes == 0, "nothing measured: no memory declared");
+        // A session being built counts in "sessions" before "created" (and before its memory is measured):
+        // the wrapper must not take such a reading as the pool's final size.
+        var building = SessionInfo.Parse("{\"kind\":\"unet\",\"pool\":{\"max_sessions\":4,\"sessions\":2,\"created\":1,\"bytes_first_session\":5000}}");
+        Check(!building.PoolsSettled && future.PoolsSettled && building.NativeBytes == 5000, "a pool still building a session is not settled");
         Throws<System.Runtime.Serialization.SerializationException>(() => SessionInfo.Parse("not json"), "malformed JSON");
     }
 
