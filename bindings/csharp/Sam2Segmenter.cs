@@ -101,7 +101,10 @@ namespace Segrt
     /// mask (for <see cref="RefineWithPreviousMask"/>) are this object's, kept under a lock. Threads working
     /// on their own objects or images should call the stateless Segment(image, points, box, previousLowRes),
     /// which passes the image, the prompts and the caller's own previous mask: nothing is shared between
-    /// callers but the cached image embedding. See <see cref="Segmenter"/> for Dispose, session info and the
+    /// callers but the cached image embedding. Click and Box pass the image given to SetImage too (this object
+    /// keeps a packed copy of it: width x height x bytes per pixel), so when another caller's Segment on another
+    /// image replaced the cached embedding, the next click encodes again (EncoderReused false) instead of
+    /// segmenting the other picture. See <see cref="Segmenter"/> for Dispose, session info and the
     /// provider in use.
     /// </summary>
     public sealed class Sam2Segmenter : Segmenter
@@ -113,6 +116,10 @@ namespace Segrt
         // The previous successful Click/Box's low-res logits (null after SetImage, ClearPrompts, ForgetImage)
         // and a second buffer the next call writes into; swapped only when that call succeeded.
         float[] _lowRes, _lowResNext;
+        // A packed copy of the image given to SetImage: every Click/Box passes it, so the native cache holding
+        // another caller's image by then costs a re-encode, never a mask of the wrong picture.
+        byte[] _imagePixels;
+        SegPixelFormat _imageFormat;
 
         /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(Bitmap, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.</summary>
         internal Action AfterEncoderHook;
@@ -324,8 +331,11 @@ namespace Segrt
                 SegImage desc = input.Desc;
                 Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms));
             }
+            byte[] copy = input.CopyPacked();
             lock (_gate)
             {
+                _imagePixels = copy;
+                _imageFormat = (SegPixelFormat)input.Desc.format;
                 _imageWidth = input.Width;
                 _imageHeight = input.Height;
                 _points.Clear();
@@ -451,6 +461,7 @@ namespace Segrt
                 _points.Clear();
                 _box = null;
                 _lowRes = null;
+                _imagePixels = null;
                 _imageWidth = _imageHeight = 0;
             }
         }
@@ -644,7 +655,9 @@ namespace Segrt
         {
             int lowResLength = LowResSize.Width * LowResSize.Height;
             if (lowResLength > 0 && (_lowResNext == null || _lowResNext.Length != lowResLength)) _lowResNext = new float[lowResLength];
-            var result = Run(null, points, box, RefineWithPreviousMask ? _lowRes : null, maskBuffer, lowResLength > 0 ? _lowResNext : null);
+            Sam2Result result;
+            using (var image = ImageInput.FromBytes(_imagePixels, _imageWidth, _imageHeight, 0, _imageFormat))
+                result = Run(image, points, box, RefineWithPreviousMask ? _lowRes : null, maskBuffer, lowResLength > 0 ? _lowResNext : null);
             if (lowResLength > 0)
             {
                 var previous = _lowRes;

@@ -292,6 +292,20 @@ static partial class SegrtTests
             seg.Click(130, 110);
             seg.SetImage(bgr, w, h, 0, SegPixelFormat.Bgr24);
             Check(SameResult(seg.Click(105, 105), refA[0]) && seg.Points.Count == 1, "after SetImage likewise");
+            // Another caller segments another picture of the same size: the stateful click still segments its own
+            // image (it passes its copy; the cache now holds the other one, so the encoder runs again).
+            var mirrored = new byte[bgr.Length];
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++)
+                    Buffer.BlockCopy(bgr, (y * w + x) * 3, mirrored, (y * w + (w - 1 - x)) * 3, 3);
+            seg.ClearPrompts();
+            var otherImage = seg.Segment(mirrored, w, h, 0, SegPixelFormat.Bgr24, new[] { new Sam2Point(50, 50, true) });
+            Check(!otherImage.EncoderReused, "the other picture was encoded (it replaced the cached embedding)");
+            var own = seg.Click(105, 105);
+            Check(SameResult(own, refA[0]) && !own.EncoderReused, "a click after another caller's picture segments this segmenter's image");
+            Check(seg.Click(130, 110).EncoderReused, "and the next click uses the cache again");
+            seg.ClearPrompts();
+            seg.Click(105, 105);
             // A refused click keeps the previous mask: the next click refines the last accepted result.
             Throws<SegException>(() => seg.Click(-50, 10), "a click outside the image");
             Check(SameResult(seg.Click(130, 110), refA[1]), "a refused click leaves the previous mask as it was");
