@@ -619,8 +619,26 @@ namespace Segrt
         public Task<Sam2Result> SegmentAsync(Bitmap image, IList<Sam2Point> points, RectangleF? box = null,
             CancellationToken cancellationToken = default(CancellationToken))
         {
+            return SegmentAsync(image, points, box, null, cancellationToken);
+        }
+
+        /// <summary>
+        /// <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?, float[])"/> (stateless refinement) on a
+        /// thread-pool thread, cancellable as <see cref="SegmentAsync(Bitmap, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.
+        /// </summary>
+        /// <param name="image">The picture.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null, or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image (copied now).</param>
+        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <returns>A task giving the mask and its low-res logits.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<Sam2Result> SegmentAsync(Bitmap image, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
             if (image == null) throw new ArgumentNullException(nameof(image));
             var prompts = points == null ? new Sam2Point[0] : new List<Sam2Point>(points).ToArray();
+            var previous = previousLowRes == null ? null : (float[])previousLowRes.Clone();
             return Task.Run(() =>
             {
                 cancellationToken.ThrowIfCancellationRequested();
@@ -630,7 +648,7 @@ namespace Segrt
                     var hook = AfterEncoderHook;
                     if (hook != null) hook();
                     cancellationToken.ThrowIfCancellationRequested();
-                    return Run(input, prompts, box, null, null);
+                    return Run(input, prompts, box, previous, null);
                 }
             }, cancellationToken);
         }

@@ -218,6 +218,19 @@ static partial class SegrtTests
             Check(!refA[1].LowResLogits.SequenceEqual(plainA[1].LowResLogits), "the previous mask changes the decoder's answer");
             Check(!refA[1].LowResLogits.SequenceEqual(refB[1].LowResLogits), "the two sequences differ");
             Throws<ArgumentException>(() => seg.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, a.Points[0], null, new float[7], null), "previousLowRes of the wrong size");
+            // The other overloads carry the same state: Bitmap, IntPtr and async.
+            Check(SameResult(seg.Segment(img, a.Points[1], null, refA[0].LowResLogits), refA[1]), "Segment(Bitmap, ..., previousLowRes)");
+            Check(SameResult(seg.SegmentAsync(img, a.Points[1], null, refA[0].LowResLogits).Result, refA[1]), "SegmentAsync(..., previousLowRes)");
+            var pin = System.Runtime.InteropServices.GCHandle.Alloc(bgr, System.Runtime.InteropServices.GCHandleType.Pinned);
+            try
+            {
+                Check(SameResult(seg.Segment(pin.AddrOfPinnedObject(), w, h, 0, SegPixelFormat.Bgr24, a.Points[1], null, refA[0].LowResLogits, null), refA[1]),
+                    "Segment(IntPtr, ..., previousLowRes)");
+            }
+            finally
+            {
+                pin.Free();
+            }
 
             // The stateful Click refines with this object's previous mask: the same as sequence A.
             seg.SetImage(bgr, w, h, 0, SegPixelFormat.Bgr24);
