@@ -157,6 +157,26 @@ namespace Segrt
             return true;
         }
 
+        /// <summary>The pixels as packed rows (planar: three packed planes) in their own format: what FromBytes(copy, w, h, 0, format) reads as the same image.</summary>
+        internal byte[] CopyPacked()
+        {
+            var format = (SegPixelFormat)Desc.format;
+            long row = (long)Desc.width * BytesPerPixel(format);
+            long stride = Desc.stride == 0 ? row : Desc.stride;
+            int planes = format == SegPixelFormat.PlanarRgb8 ? 3 : 1;
+            var copy = new byte[row * Desc.height * planes];
+            fixed (byte* dst = copy)
+            {
+                for (int p = 0; p < planes; p++)
+                {
+                    byte* src = p == 0 ? Desc.data : p == 1 ? Desc.plane1 : Desc.plane2;
+                    for (int y = 0; y < Desc.height; y++)
+                        Buffer.MemoryCopy(src + y * stride, dst + ((long)p * Desc.height + y) * row, row, row);
+                }
+            }
+            return copy;
+        }
+
         static SegImage Describe(byte* data, int width, int height, int stride, SegPixelFormat format)
         {
             SegImage d = default(SegImage);

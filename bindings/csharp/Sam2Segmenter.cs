@@ -70,6 +70,20 @@ namespace Segrt
         /// <summary>Pixels of the mask that are not 0.</summary>
         public long ForegroundPixels { get; internal set; }
 
+        /// <summary>
+        /// The chosen mask's low-resolution logits (<see cref="LowResWidth"/> x <see cref="LowResHeight"/> floats,
+        /// row-major): pass them as <c>previousLowRes</c> to the next stateless Segment call on the same image to
+        /// refine this mask (SAM2's iterative refinement). A copy: changing it changes nothing in the segmenter.
+        /// Null only when segrt did not report the decoder's low-res size.
+        /// </summary>
+        public float[] LowResLogits { get; internal set; }
+
+        /// <summary>Width of <see cref="LowResLogits"/> (the decoder's mask_input width, e.g. 256).</summary>
+        public int LowResWidth { get; internal set; }
+
+        /// <summary>Height of <see cref="LowResLogits"/>.</summary>
+        public int LowResHeight { get; internal set; }
+
         /// <summary>The mask as an 8bpp gray Bitmap (the caller disposes it).</summary>
         /// <returns>A new 8bpp indexed Bitmap with a gray palette.</returns>
         public Bitmap ToBitmap()
@@ -82,18 +96,30 @@ namespace Segrt
     /// A SAM2 encoder + decoder pair. SetImage encodes a picture once (do it off the UI thread: it is
     /// the slow part); Click/Box then run only the decoder, with every point clicked since the last
     /// <see cref="ClearPrompts"/>. A prompt segrt refuses (e.g. a click outside the image) is not kept.
-    /// Thread-safe: the native session serves any number of threads; the clicked points are kept under a
-    /// lock. Threads working on different images should call Segment(image, ...), which passes the image
-    /// with the prompts. See <see cref="Segmenter"/> for Dispose, session info and the provider in use.
+    /// Thread-safe: the native session serves any number of threads (a pool of encoder and of decoder
+    /// sessions, <see cref="SegmenterOptions.MaxSessions"/>); the clicked points, the box and the previous
+    /// mask (for <see cref="RefineWithPreviousMask"/>) are this object's, kept under a lock. Threads working
+    /// on their own objects or images should call the stateless Segment(image, points, box, previousLowRes),
+    /// which passes the image, the prompts and the caller's own previous mask: nothing is shared between
+    /// callers but the cached image embedding. Click and Box pass the image given to SetImage too (this object
+    /// keeps a packed copy of it: width x height x bytes per pixel), so when another caller's Segment on another
+    /// image replaced the cached embedding, the next click encodes again (EncoderReused false) instead of
+    /// segmenting the other picture. See <see cref="Segmenter"/> for Dispose, session info and the
+    /// provider in use.
     /// </summary>
     public sealed class Sam2Segmenter : Segmenter
     {
-        const uint RefineFlag = 1; // SEG_SAM2_REFINE
-
         readonly object _gate = new object();
         readonly List<Sam2Point> _points = new List<Sam2Point>();
         RectangleF? _box;
         int _imageWidth, _imageHeight;
+        // The previous successful Click/Box's low-res logits (null after SetImage, ClearPrompts, ForgetImage)
+        // and a second buffer the next call writes into; swapped only when that call succeeded.
+        float[] _lowRes, _lowResNext;
+        // A packed copy of the image given to SetImage: every Click/Box passes it, so the native cache holding
+        // another caller's image by then costs a re-encode, never a mask of the wrong picture.
+        byte[] _imagePixels;
+        SegPixelFormat _imageFormat;
 
         /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(Bitmap, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.</summary>
         internal Action AfterEncoderHook;
@@ -136,8 +162,9 @@ namespace Segrt
             fixed (byte* enc = encoder)
             fixed (byte* dec = decoder)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
             {
-                SegOptions o = options.ToNative(ort);
+                SegOptions o = options.ToNative(ort, output);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
                 return new SessionHandle(session);
@@ -165,8 +192,9 @@ namespace Segrt
             fixed (byte* enc = Interop.Utf8z(encoderPath))
             fixed (byte* dec = Interop.Utf8z(decoderPath))
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
             {
-                SegOptions o = options.ToNative(ort);
+                SegOptions o = options.ToNative(ort, output);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2(enc, dec, &o, &session));
                 return new SessionHandle(session);
@@ -174,10 +202,22 @@ namespace Segrt
         }
 
         /// <summary>
-        /// When true, each click after the first also feeds the previous click's low-resolution mask to
-        /// the decoder (SAM2's iterative refinement). Off by default: every click uses all points.
+        /// When true, each Click or Box after the first also feeds this segmenter's previous result (its
+        /// low-resolution logits, kept with the points and cleared with them) to the decoder: SAM2's iterative
+        /// refinement. Off by default: every click uses all points. The previous mask is this object's own,
+        /// never the native session's last result, so stateless Segment calls from other threads do not
+        /// change what a click refines.
         /// </summary>
         public bool RefineWithPreviousMask { get; set; }
+
+        /// <summary>
+        /// Size of the decoder's low-resolution logits (<see cref="Sam2Result.LowResLogits"/>, and what a
+        /// <c>previousLowRes</c> argument must hold: Width x Height floats); empty when segrt did not report it.
+        /// </summary>
+        public Size LowResSize
+        {
+            get { return FirstInfo.LowResSize ?? Size.Empty; }
+        }
 
         /// <summary>Size of the image given to SetImage (0 x 0 before, and after <see cref="ForgetImage"/>).</summary>
         public Size ImageSize
@@ -291,12 +331,16 @@ namespace Segrt
                 SegImage desc = input.Desc;
                 Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms));
             }
+            byte[] copy = input.CopyPacked();
             lock (_gate)
             {
+                _imagePixels = copy;
+                _imageFormat = (SegPixelFormat)input.Desc.format;
                 _imageWidth = input.Width;
                 _imageHeight = input.Height;
                 _points.Clear();
                 _box = null;
+                _lowRes = null;
             }
             return ms;
         }
@@ -381,13 +425,14 @@ namespace Segrt
             }
         }
 
-        /// <summary>Forgets the points and the box; the encoded image stays (no re-encoding).</summary>
+        /// <summary>Forgets the points, the box and the previous mask; the encoded image stays (no re-encoding).</summary>
         public void ClearPrompts()
         {
             lock (_gate)
             {
                 _points.Clear();
                 _box = null;
+                _lowRes = null;
             }
         }
 
@@ -415,6 +460,8 @@ namespace Segrt
             {
                 _points.Clear();
                 _box = null;
+                _lowRes = null;
+                _imagePixels = null;
                 _imageWidth = _imageHeight = 0;
             }
         }
@@ -443,7 +490,28 @@ namespace Segrt
         public Sam2Result Segment(Bitmap image, IList<Sam2Point> points, RectangleF? box = null)
         {
             using (var input = ImageInput.FromBitmap(image))
-                return Run(input, points, box, 0, null);
+                return Run(input, points, box, null, null);
+        }
+
+        /// <summary>
+        /// Stateless refinement: segments <paramref name="image"/> with these prompts and, when given, the
+        /// low-res logits of the caller's previous result on the same image (its <see cref="Sam2Result.LowResLogits"/>).
+        /// Each caller keeps its own previous result, so threads refining different objects on one segmenter
+        /// never mix.
+        /// </summary>
+        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
+        /// <returns>The object's mask at the image's size, with its own <see cref="Sam2Result.LowResLogits"/> for the next step.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ArgumentException">Neither a point nor a box is given, or <paramref name="previousLowRes"/> does not have <see cref="LowResSize"/> floats.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(Bitmap image, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes)
+        {
+            using (var input = ImageInput.FromBitmap(image))
+                return Run(input, points, box, previousLowRes, null);
         }
 
         /// <summary>Stateless: segments raw pixels with these prompts (see <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?)"/>).</summary>
@@ -465,7 +533,30 @@ namespace Segrt
             IList<Sam2Point> points, RectangleF? box = null, byte[] maskBuffer = null)
         {
             using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
-                return Run(input, points, box, 0, maskBuffer);
+                return Run(input, points, box, null, maskBuffer);
+        }
+
+        /// <summary>Stateless refinement on raw pixels (see <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?, float[])"/>).</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
+        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <returns>The object's mask (<paramref name="maskBuffer"/> when given) and its low-res logits.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        /// <exception cref="ArgumentException">No prompt, geometry not fitting the buffer, a mask buffer too small, or <paramref name="previousLowRes"/> of the wrong size.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
+            IList<Sam2Point> points, RectangleF? box, float[] previousLowRes, byte[] maskBuffer)
+        {
+            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
+                return Run(input, points, box, previousLowRes, maskBuffer);
         }
 
         /// <summary>Stateless: segments unmanaged pixels with these prompts (see <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?)"/>).</summary>
@@ -487,7 +578,30 @@ namespace Segrt
             IList<Sam2Point> points, RectangleF? box = null, byte[] maskBuffer = null)
         {
             using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
-                return Run(input, points, box, 0, maskBuffer);
+                return Run(input, points, box, null, maskBuffer);
+        }
+
+        /// <summary>Stateless refinement on unmanaged pixels (see <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?, float[])"/>).</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Image width in pixels.</param>
+        /// <param name="height">Image height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
+        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <returns>The object's mask (<paramref name="maskBuffer"/> when given) and its low-res logits.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
+        /// <exception cref="ArgumentException">No prompt, a stride smaller than a row, a mask buffer too small, or <paramref name="previousLowRes"/> of the wrong size.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(IntPtr topRow, int width, int height, int stride, SegPixelFormat format,
+            IList<Sam2Point> points, RectangleF? box, float[] previousLowRes, byte[] maskBuffer)
+        {
+            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
+                return Run(input, points, box, previousLowRes, maskBuffer);
         }
 
         /// <summary>
@@ -505,8 +619,26 @@ namespace Segrt
         public Task<Sam2Result> SegmentAsync(Bitmap image, IList<Sam2Point> points, RectangleF? box = null,
             CancellationToken cancellationToken = default(CancellationToken))
         {
+            return SegmentAsync(image, points, box, null, cancellationToken);
+        }
+
+        /// <summary>
+        /// <see cref="Segment(Bitmap, IList{Sam2Point}, RectangleF?, float[])"/> (stateless refinement) on a
+        /// thread-pool thread, cancellable as <see cref="SegmentAsync(Bitmap, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.
+        /// </summary>
+        /// <param name="image">The picture.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null, or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image (copied now).</param>
+        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <returns>A task giving the mask and its low-res logits.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<Sam2Result> SegmentAsync(Bitmap image, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
             if (image == null) throw new ArgumentNullException(nameof(image));
             var prompts = points == null ? new Sam2Point[0] : new List<Sam2Point>(points).ToArray();
+            var previous = previousLowRes == null ? null : (float[])previousLowRes.Clone();
             return Task.Run(() =>
             {
                 cancellationToken.ThrowIfCancellationRequested();
@@ -516,7 +648,7 @@ namespace Segrt
                     var hook = AfterEncoderHook;
                     if (hook != null) hook();
                     cancellationToken.ThrowIfCancellationRequested();
-                    return Run(input, prompts, box, 0, null);
+                    return Run(input, prompts, box, previous, null);
                 }
             }, cancellationToken);
         }
@@ -536,16 +668,36 @@ namespace Segrt
             if (_imageWidth == 0) throw new InvalidOperationException("call SetImage before Click or Box");
         }
 
+        /// <summary>A stateful Click/Box (the caller holds _gate): refines with this object's previous mask when asked, and keeps the new one only on success.</summary>
         Sam2Result RunPrompts(IList<Sam2Point> points, RectangleF? box, byte[] maskBuffer)
         {
-            uint flags = RefineWithPreviousMask && points.Count + (box.HasValue ? 1 : 0) > 1 ? RefineFlag : 0;
-            return Run(null, points, box, flags, maskBuffer);
+            int lowResLength = LowResSize.Width * LowResSize.Height;
+            if (lowResLength > 0 && (_lowResNext == null || _lowResNext.Length != lowResLength)) _lowResNext = new float[lowResLength];
+            Sam2Result result;
+            using (var image = ImageInput.FromBytes(_imagePixels, _imageWidth, _imageHeight, 0, _imageFormat))
+                result = Run(image, points, box, RefineWithPreviousMask ? _lowRes : null, maskBuffer, lowResLength > 0 ? _lowResNext : null);
+            if (lowResLength > 0)
+            {
+                var previous = _lowRes;
+                _lowRes = _lowResNext;
+                _lowResNext = previous;
+                result.LowResLogits = (float[])_lowRes.Clone();
+            }
+            return result;
         }
 
-        unsafe Sam2Result Run(ImageInput input, IList<Sam2Point> points, RectangleF? box, uint flags, byte[] maskBuffer)
+        /// <summary>One seg_run_sam2_points call. The previous mask always travels as the call's own mask_input (never SEG_SAM2_REFINE, which is the native session's last result, shared by every caller).</summary>
+        unsafe Sam2Result Run(ImageInput input, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes, byte[] maskBuffer, float[] lowResOut = null)
         {
             int n = points == null ? 0 : points.Count;
             if (n == 0 && !box.HasValue) throw new ArgumentException("give at least one point or a box", nameof(points));
+            Size lowResSize = LowResSize;
+            int lowResLength = lowResSize.Width * lowResSize.Height;
+            if (previousLowRes != null && previousLowRes.Length != lowResLength)
+                throw new ArgumentException("previousLowRes has " + previousLowRes.Length + " floats but this decoder's low-res logits are " +
+                    lowResSize.Width + "x" + lowResSize.Height + " = " + lowResLength + ": pass a Sam2Result.LowResLogits of this segmenter", nameof(previousLowRes));
+            bool ownsLowRes = lowResOut == null;
+            if (lowResOut == null && lowResLength > 0) lowResOut = new float[lowResLength];
             int w = input != null ? input.Width : _imageWidth;
             int h = input != null ? input.Height : _imageHeight;
             long pixels = (long)w * h;
@@ -573,14 +725,20 @@ namespace Segrt
             using (var lease = Acquire())
             fixed (byte* m = mask)
             fixed (SegPoint* p = native)
+            fixed (float* lowResIn = previousLowRes)
+            fixed (float* lowRes = lowResOut)
             {
+                extra.mask_input = lowResIn;
+                extra.mask_input_len = (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0);
+                extra.low_res_logits = lowRes;
+                extra.low_res_len = (UIntPtr)(lowResOut != null ? lowResOut.Length : 0);
                 SegImage desc = input != null ? input.Desc : default(SegImage);
                 SegMask outMask = default(SegMask);
                 outMask.data = m;
                 outMask.width = w;
                 outMask.height = h;
                 Interop.Check(NativeMethods.seg_run_sam2_points(lease.Session, input != null ? &desc : null,
-                    n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null, flags, &outMask, &score, &extra));
+                    n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null, 0, &outMask, &score, &extra));
             }
             var scores = new float[Math.Max(0, Math.Min(extra.num_masks, 4))];
             for (int i = 0; i < scores.Length; i++) scores[i] = extra.scores[i];
@@ -599,6 +757,9 @@ namespace Segrt
                 DecoderMs = extra.decoder_ms,
                 PostprocessMs = extra.postprocess_ms,
                 ForegroundPixels = foreground,
+                LowResLogits = ownsLowRes ? lowResOut : null, // a stateful call's copy is set by RunPrompts
+                LowResWidth = lowResOut != null ? extra.low_res_width : 0,
+                LowResHeight = lowResOut != null ? extra.low_res_height : 0,
             };
         }
     }

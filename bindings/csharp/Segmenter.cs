@@ -7,8 +7,9 @@ namespace Segrt
 {
     /// <summary>
     /// The base of <see cref="UnetSegmenter"/> and <see cref="Sam2Segmenter"/>: owns one native segrt
-    /// session. Thread-safe: any number of threads may use one instance at once (segrt gives each calling
-    /// thread its own ONNX Runtime session). <see cref="Dispose"/> refuses every call that starts after it
+    /// session. Thread-safe: any number of threads may use one instance at once: segrt keeps a pool of ONNX
+    /// Runtime sessions per segmenter, shared by all threads, that grows on demand up to
+    /// <see cref="SegmenterOptions.MaxSessions"/> (default: one per physical core); calls beyond it wait their turn. <see cref="Dispose"/> refuses every call that starts after it
     /// with <see cref="ObjectDisposedException"/>; calls already running finish normally, and the native
     /// session is freed when the last of them returns. An undisposed segmenter is freed by its finalizer;
     /// the GC is told how much native memory it holds (<c>GC.AddMemoryPressure</c>), so that happens sooner.
@@ -28,8 +29,7 @@ namespace Segrt
                 // What segrt measured for this session: declare it to the GC. The provider in use never
                 // changes, so this first reading also answers Provider/ProviderInUse/FallbackReason.
                 _firstInfo = ReadSessionInfo();
-                MemoryBytes = Math.Max(_firstInfo.NativeBytes, modelBytes);
-                Handle.AddMemoryPressure(MemoryBytes);
+                Handle.DeclareMemory(_firstInfo, modelBytes);
             }
             catch
             {
@@ -40,10 +40,23 @@ namespace Segrt
 
         /// <summary>
         /// The native memory declared to the GC for this segmenter (GC.AddMemoryPressure), in bytes: what segrt
-        /// measured for its first session(s) (<see cref="Segrt.SessionInfo.NativeBytes"/>), and at least the size
-        /// of its model files. Taken back when the session is freed.
+        /// measured for its session pool(s) (<see cref="Segrt.SessionInfo.NativeBytes"/>: the first session, plus
+        /// the measured cost of each further session alive), and at least the size of its model files. Read when
+        /// the segmenter is created, and again after a call that overlapped more calls than ever before (that is
+        /// when segrt builds another session, up to <see cref="SegmenterOptions.MaxSessions"/>), so it follows the
+        /// pool without a per-call cost. Taken back from the GC when the session is freed (the last value stays
+        /// readable here).
         /// </summary>
-        public long MemoryBytes { get; private set; }
+        public long MemoryBytes
+        {
+            get { return Handle.DeclaredBytes; }
+        }
+
+        /// <summary>What segrt reported when the segmenter was created.</summary>
+        internal SessionInfo FirstInfo
+        {
+            get { return _firstInfo; }
+        }
 
         /// <summary>True once <see cref="Dispose"/> has been called (calls started before it may still be finishing).</summary>
         public bool IsDisposed
@@ -63,7 +76,7 @@ namespace Segrt
 
         /// <summary>
         /// The model's inputs and outputs, how segrt reads them, the execution provider requested and in
-        /// use with any fallback reason, threads and memory, as segrt's JSON text.
+        /// use with any fallback reason, the session pool(s) and memory, as segrt's JSON text.
         /// </summary>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public string SessionInfoJson
@@ -79,8 +92,8 @@ namespace Segrt
         }
 
         /// <summary>
-        /// <see cref="SessionInfoJson"/> as a typed object, read now (thread and memory figures change as
-        /// threads use the segmenter); <see cref="Segrt.SessionInfo.RawJson"/> keeps the whole text.
+        /// <see cref="SessionInfoJson"/> as a typed object, read now (the pool figures change as calls
+        /// use the segmenter); <see cref="Segrt.SessionInfo.RawJson"/> keeps the whole text.
         /// </summary>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public SessionInfo SessionInfo

@@ -101,7 +101,10 @@ namespace Segrt
         /// <summary>What happens when <see cref="Provider"/> cannot start (default: fail).</summary>
         public ProviderPolicy ProviderPolicy { get; set; } = ProviderPolicy.Require;
 
-        /// <summary>ONNX Runtime intra-op threads per calling thread; 0 = one per physical core.</summary>
+        /// <summary>
+        /// ONNX Runtime intra-op threads per session; 0 (default) = every session runs on ONNX Runtime's one
+        /// process-wide thread pool (one thread per physical core), so more sessions do not oversubscribe the cores.
+        /// </summary>
         public int IntraThreads { get; set; }
 
         /// <summary>Model input width for models with dynamic axes; 0 = the image width rounded to SizeMultiple.</summary>
@@ -167,9 +170,41 @@ namespace Segrt
         /// <summary>Absolute path of onnxruntime.dll / libonnxruntime.so; null = beside segrt.</summary>
         public string OnnxRuntimePath { get; set; }
 
+        /// <summary>
+        /// The most ONNX Runtime sessions the segmenter keeps for calls running at once (for SAM2: encoder
+        /// sessions and, separately, decoder sessions). The pool starts with one and builds another only when
+        /// a call finds every session busy; calls beyond the cap wait their turn, in order. 0 (default) = one
+        /// per physical core. Each further session costs <see cref="PoolInfo.BytesPerExtraSession"/> (the
+        /// weights are shared); 1 keeps memory lowest and serialises the calls.
+        /// </summary>
+        public int MaxSessions { get; set; }
+
+        /// <summary>
+        /// Model files (and model bytes) larger than this are refused before they are read
+        /// (SegStatus.ModelInvalid); 0 (default) = 2 GiB, ONNX's own limit.
+        /// </summary>
+        public long MaxModelBytes { get; set; }
+
+        /// <summary>
+        /// Memory budget for one call's own buffers (input tensors, score maps, tiles): a call that would need
+        /// more is refused with SegStatus.OutOfMemory before anything is allocated. 0 (default) = 8 GiB.
+        /// </summary>
+        public long MaxMemoryBytes { get; set; }
+
+        /// <summary>
+        /// UNet: the name of the model output to read, for models with several outputs; null (default) = the
+        /// one float output with the input's spatial size. A model with no such output (e.g. a SAM2 encoder)
+        /// is refused with SegStatus.ModelUnsupported, listing its outputs, unless this names one.
+        /// </summary>
+        public string OutputName { get; set; }
+
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
-        internal unsafe SegOptions ToNative(byte* ortPath)
+        /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
+        internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName)
         {
+            if (MaxSessions < 0 || MaxModelBytes < 0 || MaxMemoryBytes < 0)
+                throw new ArgumentOutOfRangeException(nameof(MaxSessions) + "/" + nameof(MaxModelBytes) + "/" + nameof(MaxMemoryBytes), "MaxSessions, MaxModelBytes and MaxMemoryBytes must not be negative (0 = segrt's default)");
             if (Mean == null || Mean.Length != 3) throw new ArgumentException("Mean must have 3 values", nameof(Mean));
             if (Std == null || Std.Length != 3) throw new ArgumentException("Std must have 3 values", nameof(Std));
             if (MinArea < 0 || CloseKernel < 0 || MaxPixels <= 0)
@@ -204,6 +239,10 @@ namespace Segrt
             o.tile_overlap = TileOverlap;
             o.tile_batch = TileBatch;
             o.ort_path = ortPath;
+            o.max_sessions = MaxSessions;
+            o.max_model_bytes = (ulong)MaxModelBytes;
+            o.max_memory_bytes = (ulong)MaxMemoryBytes;
+            o.output_name = outputName;
             return o;
         }
     }
@@ -267,7 +306,7 @@ namespace Segrt
             var options = new SegmenterOptions { DeviceId = deviceId };
             unsafe
             {
-                SegOptions o = options.ToNative(null);
+                SegOptions o = options.ToNative(null, null);
                 UIntPtr needed;
                 Interop.Check(NativeMethods.seg_providers(&o, null, UIntPtr.Zero, &needed));
                 var buf = new byte[(int)needed];

@@ -26,17 +26,14 @@ namespace Segrt
         [DataMember(Name = "decoder_inputs")] TensorInfo[] _decoderInputs;
         [DataMember(Name = "decoder_outputs")] TensorInfo[] _decoderOutputs;
         [DataMember(Name = "intra_threads")] string _intraThreads;
-        [DataMember(Name = "threads_with_session")] int? _threadsWithSession;
-        [DataMember(Name = "threads_with_encoder_session")] int? _threadsWithEncoderSession;
-        [DataMember(Name = "threads_with_decoder_session")] int? _threadsWithDecoderSession;
-        [DataMember(Name = "sessions_created")] int? _sessionsCreated;
+        [DataMember(Name = "pool")] PoolInfo _pool;
+        [DataMember(Name = "encoder_pool")] PoolInfo _encoderPool;
+        [DataMember(Name = "decoder_pool")] PoolInfo _decoderPool;
         [DataMember(Name = "bytes_first_session")] long? _bytesFirstSession;
         [DataMember(Name = "bytes_first_sessions")] long? _bytesFirstSessions;
-        [DataMember(Name = "bytes_per_extra_thread")] long? _bytesPerExtraThread;
-        [DataMember(Name = "bytes_per_extra_thread_decoder")] long? _bytesPerExtraThreadDecoder;
         [DataMember(Name = "model_bytes")] long? _modelBytes;
         [DataMember(Name = "image_cached")] bool? _imageCached;
-        [DataMember(Name = "pool")] SessionPoolInfo _pool;
+        [DataMember(Name = "interpretation")] Interpretation _interpretation;
         [DataMember(Name = "onnxruntime")] RuntimeInfo _onnxRuntime;
 
         /// <summary>"unet" or "sam2".</summary>
@@ -66,20 +63,17 @@ namespace Segrt
         /// <summary>SAM2: the decoder's outputs; null for UNet.</summary>
         public TensorInfo[] DecoderOutputs { get { return _decoderOutputs; } }
 
-        /// <summary>ONNX Runtime intra-op threads per session, as segrt describes them.</summary>
+        /// <summary>How the sessions' ONNX Runtime intra-op threads are set up, as segrt describes it (text).</summary>
         public string IntraThreads { get { return _intraThreads; } }
 
-        /// <summary>UNet: threads holding an ONNX Runtime session of this model now.</summary>
-        public int? ThreadsWithSession { get { return _threadsWithSession; } }
+        /// <summary>UNet: the handle's pool of ONNX Runtime sessions; null for SAM2.</summary>
+        public PoolInfo Pool { get { return _pool; } }
 
-        /// <summary>SAM2: threads holding an encoder session now.</summary>
-        public int? ThreadsWithEncoderSession { get { return _threadsWithEncoderSession; } }
+        /// <summary>SAM2: the pool of encoder sessions; null for UNet.</summary>
+        public PoolInfo EncoderPool { get { return _encoderPool; } }
 
-        /// <summary>SAM2: threads holding a decoder session now.</summary>
-        public int? ThreadsWithDecoderSession { get { return _threadsWithDecoderSession; } }
-
-        /// <summary>UNet: ONNX Runtime sessions created so far, including released ones.</summary>
-        public int? SessionsCreated { get { return _sessionsCreated; } }
+        /// <summary>SAM2: the pool of decoder sessions; null for UNet.</summary>
+        public PoolInfo DecoderPool { get { return _decoderPool; } }
 
         /// <summary>UNet: resident memory the first session added (including ONNX Runtime's one-time set-up).</summary>
         public long? BytesFirstSession { get { return _bytesFirstSession; } }
@@ -87,20 +81,11 @@ namespace Segrt
         /// <summary>SAM2: resident memory the first encoder and decoder sessions added.</summary>
         public long? BytesFirstSessions { get { return _bytesFirstSessions; } }
 
-        /// <summary>UNet: resident memory each extra calling thread's session added (null until a second thread ran).</summary>
-        public long? BytesPerExtraThread { get { return _bytesPerExtraThread; } }
-
-        /// <summary>SAM2: resident memory each extra thread's decoder session added (null until a second thread clicked).</summary>
-        public long? BytesPerExtraThreadDecoder { get { return _bytesPerExtraThreadDecoder; } }
-
         /// <summary>UNet: size of the model segrt holds in memory.</summary>
         public long? ModelBytes { get { return _modelBytes; } }
 
         /// <summary>SAM2: whether an image embedding is cached.</summary>
         public bool? ImageCached { get { return _imageCached; } }
-
-        /// <summary>The session pool, for segrt versions that report one; otherwise null.</summary>
-        public SessionPoolInfo Pool { get { return _pool; } }
 
         /// <summary>The ONNX Runtime in use: version and path.</summary>
         public RuntimeInfo OnnxRuntime { get { return _onnxRuntime; } }
@@ -109,16 +94,67 @@ namespace Segrt
         public string RawJson { get; private set; }
 
         /// <summary>
-        /// The native memory this session is known to hold, in bytes: the resident memory its first
-        /// session(s) added (a process-wide measurement, so it can read low when freed memory is reused),
-        /// and at least the model's size for a UNet (segrt keeps a copy); 0 when nothing is known.
+        /// The native memory this segmenter is known to hold, in bytes: for each pool (UNet: <see cref="Pool"/>;
+        /// SAM2: <see cref="EncoderPool"/> + <see cref="DecoderPool"/>) the resident memory its first session
+        /// added plus <see cref="PoolInfo.BytesPerExtraSession"/> for each further session alive now, and for a
+        /// UNet at least the model's size (segrt keeps a copy). These are process-wide measurements, so they
+        /// can read low when freed memory is reused; 0 when nothing is known.
         /// </summary>
         public long NativeBytes
         {
             get
             {
-                long measured = _bytesFirstSession ?? _bytesFirstSessions ?? 0;
-                return Math.Max(Math.Max(measured, _modelBytes ?? 0), 0);
+                long pools;
+                if (_pool != null || _encoderPool != null || _decoderPool != null)
+                    pools = PoolBytes(_pool) + PoolBytes(_encoderPool) + PoolBytes(_decoderPool);
+                else
+                    pools = _bytesFirstSession ?? _bytesFirstSessions ?? 0;
+                return Math.Max(Math.Max(pools, _modelBytes ?? 0), 0);
+            }
+        }
+
+        static long PoolBytes(PoolInfo pool)
+        {
+            if (pool == null) return 0;
+            long extra = Math.Max(0, (pool.Sessions ?? 1) - 1) * (pool.BytesPerExtraSession ?? 0);
+            return (pool.BytesFirstSession ?? 0) + extra;
+        }
+
+        /// <summary>The most ONNX Runtime sessions any pool of this segmenter may build (0 when not reported).</summary>
+        internal int MaxSessions
+        {
+            get { return Math.Max(Math.Max(Cap(_pool), Cap(_encoderPool)), Cap(_decoderPool)); }
+        }
+
+        /// <summary>The ONNX Runtime sessions alive now in its largest pool (0 when not reported).</summary>
+        internal int LiveSessions
+        {
+            get { return Math.Max(Math.Max(Live(_pool), Live(_encoderPool)), Live(_decoderPool)); }
+        }
+
+        /// <summary>False while a pool is still building a session (counted in Sessions, not yet in Created, its memory not yet measured).</summary>
+        internal bool PoolsSettled
+        {
+            get { return Settled(_pool) && Settled(_encoderPool) && Settled(_decoderPool); }
+        }
+
+        static bool Settled(PoolInfo p)
+        {
+            return p == null || (p.Created ?? 0) >= (p.Sessions ?? 0);
+        }
+
+        static int Cap(PoolInfo p) { return p != null && p.MaxSessions.HasValue ? p.MaxSessions.Value : 0; }
+
+        static int Live(PoolInfo p) { return p != null && p.Sessions.HasValue ? p.Sessions.Value : 0; }
+
+        /// <summary>SAM2: (width, height) of the decoder's low-res mask logits (its mask_input); null when not reported.</summary>
+        internal System.Drawing.Size? LowResSize
+        {
+            get
+            {
+                var size = _interpretation != null ? _interpretation.MaskInputSize : null; // [height, width]
+                if (size == null || size.Length != 2 || size[0] <= 0 || size[1] <= 0) return null;
+                return new System.Drawing.Size(size[1], size[0]);
             }
         }
 
@@ -186,34 +222,49 @@ namespace Segrt
         public string Path { get { return _path; } }
     }
 
-    /// <summary>A session's pool of ONNX Runtime sessions (reported by segrt versions that bound it).</summary>
+    /// <summary>
+    /// A pool of ONNX Runtime sessions of one model (segrt's "pool", "encoder_pool", "decoder_pool"): a call
+    /// borrows an idle session, or builds one while fewer than <see cref="MaxSessions"/> exist, or waits for one.
+    /// Sessions are never bound to threads.
+    /// </summary>
     [DataContract]
-    public sealed class SessionPoolInfo
+    public sealed class PoolInfo
     {
+        [DataMember(Name = "max_sessions")] int? _maxSessions;
         [DataMember(Name = "sessions")] int? _sessions;
         [DataMember(Name = "busy")] int? _busy;
         [DataMember(Name = "created")] int? _created;
         [DataMember(Name = "waits")] long? _waits;
-        [DataMember(Name = "max_sessions")] int? _maxSessions;
-        [DataMember(Name = "bytes_per_session")] long? _bytesPerSession;
+        [DataMember(Name = "bytes_first_session")] long? _bytesFirstSession;
+        [DataMember(Name = "bytes_per_extra_session")] long? _bytesPerExtraSession;
 
-        /// <summary>Sessions in the pool now.</summary>
+        /// <summary>The pool's bound (<see cref="SegmenterOptions.MaxSessions"/>, resolved: 0 became the physical core count).</summary>
+        public int? MaxSessions { get { return _maxSessions; } }
+
+        /// <summary>Sessions alive now, idle or busy.</summary>
         public int? Sessions { get { return _sessions; } }
 
         /// <summary>Sessions running a call now.</summary>
         public int? Busy { get { return _busy; } }
 
-        /// <summary>Sessions created so far.</summary>
+        /// <summary>Sessions built so far.</summary>
         public int? Created { get { return _created; } }
 
-        /// <summary>Calls that waited for a free session.</summary>
+        /// <summary>Calls that had to wait for a free session.</summary>
         public long? Waits { get { return _waits; } }
 
-        /// <summary>The pool's bound.</summary>
-        public int? MaxSessions { get { return _maxSessions; } }
+        /// <summary>Resident memory the first session added (includes ONNX Runtime's one-time set-up).</summary>
+        public long? BytesFirstSession { get { return _bytesFirstSession; } }
 
-        /// <summary>Resident memory one session adds.</summary>
-        public long? BytesPerSession { get { return _bytesPerSession; } }
+        /// <summary>Resident memory one more session added, measured when the second was built; null before.</summary>
+        public long? BytesPerExtraSession { get { return _bytesPerExtraSession; } }
+    }
+
+    /// <summary>The part of segrt's "interpretation" the wrapper reads (SAM2's low-res mask size).</summary>
+    [DataContract]
+    internal sealed class Interpretation
+    {
+        [DataMember(Name = "mask_input_size")] internal int[] MaskInputSize;
     }
 
     internal static class Json

@@ -68,7 +68,7 @@ namespace Segrt
 
     /// <summary>
     /// A UNet segmentation model. Thread-safe: any number of threads may call Segment on one instance
-    /// at once (segrt gives each calling thread its own ONNX Runtime session). See <see cref="Segmenter"/>
+    /// at once; they share its pool of ONNX Runtime sessions (<see cref="SegmenterOptions.MaxSessions"/>). See <see cref="Segmenter"/>
     /// for Dispose, session info and the provider in use.
     /// </summary>
     public sealed class UnetSegmenter : Segmenter
@@ -97,8 +97,9 @@ namespace Segrt
             options = options ?? new SegmenterOptions();
             fixed (byte* path = Interop.Utf8z(modelPath))
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
             {
-                SegOptions o = options.ToNative(ort);
+                SegOptions o = options.ToNative(ort, output);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create(path, &o, &session));
                 return new SessionHandle(session);
@@ -123,8 +124,9 @@ namespace Segrt
         {
             fixed (byte* data = model)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
             {
-                SegOptions o = options.ToNative(ort);
+                SegOptions o = options.ToNative(ort, output);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_from_memory(data, (UIntPtr)model.Length, &o, &session));
                 return new SessionHandle(session);

@@ -118,23 +118,42 @@ static partial class SegrtTests
             Check(info.Inputs.Length == 1 && info.Inputs[0].Shape.Length == 4 && info.Outputs.Length >= 1, "inputs/outputs");
             Check(info.OnnxRuntime.Version.StartsWith("1.31") && File.Exists(info.OnnxRuntime.Path), "runtime " + info.OnnxRuntime.Path);
             Check(info.ModelBytes == new FileInfo(Model("demo_unet.onnx")).Length, "model bytes");
-            Check(info.NativeBytes > 0 && info.EncoderInputs == null && info.Convention == null, "UNet-only members");
-            Console.WriteLine(string.Format("      UNet: input {0} {1} [{2}], first session {3} bytes, pool {4}", info.Inputs[0].Name, info.Inputs[0].DataType,
-                string.Join(",", info.Inputs[0].Shape), info.BytesFirstSession, info.Pool == null ? "not reported" : info.Pool.Sessions + " sessions"));
+            Check(info.NativeBytes > 0 && info.EncoderInputs == null && info.Convention == null && info.EncoderPool == null, "UNet-only members");
+            var pool = info.Pool;
+            Check(pool != null && pool.MaxSessions >= 1 && pool.Sessions == 1 && pool.Created == 1 && pool.Busy == 0 && pool.Waits == 0
+                && pool.BytesPerExtraSession == null && pool.BytesFirstSession == info.BytesFirstSession, "UNet pool after creation: " + info.RawJson);
+            Check(!Regex.IsMatch(info.RawJson, "threads_with|sessions_created|bytes_per_extra_thread"), "segrt no longer reports per-thread sessions");
+            Check(!string.IsNullOrEmpty(info.IntraThreads), "intra_threads text");
+            Console.WriteLine(string.Format("      UNet: input {0} {1} [{2}], first session {3} bytes, pool {4}/{5} sessions, intra threads: {6}", info.Inputs[0].Name, info.Inputs[0].DataType,
+                string.Join(",", info.Inputs[0].Shape), info.BytesFirstSession, pool.Sessions, pool.MaxSessions, info.IntraThreads));
         }
+        using (var capped = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxSessions = 3 }))
+            Check(capped.SessionInfo.Pool.MaxSessions == 3, "MaxSessions reaches the pool");
         string sam = Path.Combine(Repo, "models", "sam2");
-        using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")))
+        using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"),
+            new SegmenterOptions { MaxSessions = 2 }))
         {
             var info = seg.SessionInfo;
             Check(info.Kind == "sam2" && info.Convention != null && info.EncoderInputs.Length >= 1 && info.DecoderInputs.Length >= 1, "SAM2 info");
-            Check(info.ImageCached == false && info.Inputs == null, "no image cached yet");
+            Check(info.ImageCached == false && info.Inputs == null && info.Pool == null, "no image cached yet");
+            Check(info.EncoderPool.MaxSessions == 2 && info.DecoderPool.MaxSessions == 2 && info.EncoderPool.Created == 1 && info.DecoderPool.Created == 1,
+                "SAM2 encoder and decoder pools: " + info.RawJson);
+            Check(info.NativeBytes == Math.Max(0, info.BytesFirstSessions ?? 0), "SAM2 memory: both first sessions");
+            Check(seg.LowResSize.Width > 0 && seg.LowResSize.Height > 0, "low-res logits size known: " + seg.LowResSize);
         }
-        // A newer segrt may add members (e.g. the session pool) and an older one may lack some.
+        // A newer segrt may add members and an older one may lack some.
         var future = SessionInfo.Parse("{\"kind\":\"unet\",\"new_member\":{\"x\":[1,2]},\"provider\":{\"requested\":\"CPU\",\"in_use\":\"CPU\"," +
-            "\"fallback_reason\":null,\"later\":1},\"pool\":{\"sessions\":2,\"busy\":1,\"created\":3,\"waits\":7,\"max_sessions\":4,\"bytes_per_session\":1000}}");
+            "\"fallback_reason\":null,\"later\":1},\"pool\":{\"sessions\":2,\"busy\":1,\"created\":3,\"waits\":7,\"max_sessions\":4," +
+            "\"bytes_first_session\":5000,\"bytes_per_extra_session\":1000,\"idle_released\":1}}");
         Check(future.Kind == "unet" && future.Provider.InUse == "CPU" && future.BytesFirstSession == null && future.Inputs == null, "unknown/missing members");
-        Check(future.Pool.Sessions == 2 && future.Pool.Waits == 7 && future.Pool.MaxSessions == 4 && future.Pool.BytesPerSession == 1000, "pool members");
-        Check(future.NativeBytes == 0, "nothing measured: no memory declared");
+        Check(future.Pool.Sessions == 2 && future.Pool.Waits == 7 && future.Pool.MaxSessions == 4 && future.Pool.BytesPerExtraSession == 1000
+            && future.Pool.BytesFirstSession == 5000 && future.Pool.Created == 3 && future.Pool.Busy == 1, "pool members");
+        Check(future.NativeBytes == 6000, "memory: first session + one extra session alive (" + future.NativeBytes + ")");
+        Check(SessionInfo.Parse("{\"kind\":\"unet\"}").NativeBytes == 0, "nothing measured: no memory declared");
+        // A session being built counts in "sessions" before "created" (and before its memory is measured):
+        // the wrapper must not take such a reading as the pool's final size.
+        var building = SessionInfo.Parse("{\"kind\":\"unet\",\"pool\":{\"max_sessions\":4,\"sessions\":2,\"created\":1,\"bytes_first_session\":5000}}");
+        Check(!building.PoolsSettled && future.PoolsSettled && building.NativeBytes == 5000, "a pool still building a session is not settled");
         Throws<System.Runtime.Serialization.SerializationException>(() => SessionInfo.Parse("not json"), "malformed JSON");
     }
 
