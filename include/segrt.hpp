@@ -72,6 +72,13 @@ inline SegImage planar_image(const void *r, const void *g, const void *b, int wi
     return img;
 }
 
+/// A SAM2 prediction: the mask, its predicted IoU, and the chosen low-res logits for refinement.
+struct Sam2Prediction {
+    Mask mask;
+    float score = 0.0f;
+    std::vector<float> low_res;
+};
+
 /// Move-only owner of a SegSession.
 class Session {
 public:
@@ -132,6 +139,30 @@ public:
         check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box,
                                   refine ? SEG_SAM2_REFINE : 0u, &out, score, nullptr));
         return m;
+    }
+
+    /// One SAM2 prediction with the chosen mask's low-res logits: pass them back as `refine_from` to
+    /// refine (the caller's own refinement state: threads refining different objects never mix).
+    Sam2Prediction sam2_predict(const SegImage *img, int width, int height, const std::vector<SegPoint> &points,
+                                const SegBox *box = nullptr, const std::vector<float> *refine_from = nullptr) const {
+        Sam2Prediction p;
+        p.mask.width = width;
+        p.mask.height = height;
+        p.mask.data.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
+        p.low_res.assign(256u * 256u, 0.0f);  // the largest low-res size of released SAM2 exports
+        SegMask out = {p.mask.data.data(), width, height, 0};
+        SegSam2Result r = SegSam2Result();
+        r.struct_size = sizeof(SegSam2Result);
+        r.low_res_logits = p.low_res.data();
+        r.low_res_len = p.low_res.size();
+        if (refine_from) {
+            r.mask_input = refine_from->data();
+            r.mask_input_len = refine_from->size();
+        }
+        check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box, 0u, &out,
+                                  &p.score, &r));
+        p.low_res.resize(static_cast<std::size_t>(r.low_res_width) * static_cast<std::size_t>(r.low_res_height));
+        return p;
     }
 
     void sam2_reset() const { check(seg_sam2_reset(handle_)); }

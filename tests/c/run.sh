@@ -40,7 +40,7 @@ gcc -O1 -g "${flags[@]}" -o "$build/test_vg"
 workload=()
 if [ "$valgrind" = quick ]; then workload=(--quick); fi
 start=$(date +%s)
-# SIMD resize off: valgrind cannot execute some AVX2 instructions (see src/resize.rs).
+# SIMD resize off: valgrind cannot execute some AVX2 instructions (see src/image/resize.rs).
 SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
   --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
   "$build/test_vg" . "$build/inputs" "${workload[@]}"

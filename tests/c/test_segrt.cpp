@@ -37,6 +37,10 @@ int main(int argc, char **argv) {
             std::vector<SegPoint> clicks = {{40.0f, 30.0f, 1}};
             segrt::Mask s = sam.sam2_click(nullptr, 96, 80, clicks, nullptr, false, &score);
             if (s.data.size() != 96u * 80u || score < 0.0f) failures++;
+            // Refinement with the caller's own state: the low-res logits of one call fed to the next.
+            segrt::Sam2Prediction first = sam.sam2_predict(nullptr, 96, 80, clicks);
+            segrt::Sam2Prediction refined = sam.sam2_predict(nullptr, 96, 80, clicks, nullptr, &first.low_res);
+            if (first.low_res.empty() || refined.mask.data.size() != 96u * 80u) failures++;
         }
         try {
             segrt::Session::unet("/no/such/model.onnx");
