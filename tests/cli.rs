@@ -365,3 +365,53 @@ fn help_names_the_image_formats_and_describes_every_sam2_argument() {
         assert!(line.trim_start().len() > arg.len() + 5, "{arg} has no description: {line}");
     }
 }
+
+#[test]
+fn bench_reports_stages_ratio_and_throughput_for_unet_and_sam2() {
+    let out = tmp("bench");
+    let json = out.join("bench.json");
+    let (ok, stdout, err) = segrt(&[
+        "bench",
+        "--model",
+        model("demo_unet.onnx").to_str().unwrap(),
+        "--image",
+        sample("lesion_06.png").to_str().unwrap(),
+        "--threads",
+        "1,2",
+        "--runs",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("session build") && stdout.contains("bare ONNX Runtime run") && stdout.contains("2 calling thread(s)"),
+        "{stdout}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(report["call_vs_bare_run"].as_f64().unwrap() > 0.0, "{report}");
+    assert_eq!(report["throughput"].as_array().unwrap().len(), 2);
+    assert!(report["pool"]["created"].as_u64().unwrap() <= 2, "{report}");
+    assert_eq!(report["provider_in_use"], "CPU");
+
+    let dir = repo().join("models/sam2");
+    let (ok, stdout, err) = segrt(&[
+        "bench",
+        "--encoder",
+        dir.join("sam2_tiny_samexporter_encoder.onnx").to_str().unwrap(),
+        "--decoder",
+        dir.join("sam2_tiny_samexporter_decoder.onnx").to_str().unwrap(),
+        "--image",
+        sample("lesion_06.png").to_str().unwrap(),
+        "--threads",
+        "1",
+        "--runs",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("\"click\"") && stdout.contains("encoder"), "{stdout}");
+
+    // Bad values: one line, non-zero exit.
+    let (ok, _, err) = segrt(&["bench", "--model", model("demo_unet.onnx").to_str().unwrap(), "--threads", "0,x"]);
+    assert!(!ok && err.contains("--threads") && err.lines().count() == 1, "{err}");
+}

@@ -71,6 +71,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure a model on this station: build time, stages, the call against a bare ONNX Runtime run,
+    /// runs per second against calling threads
+    #[command(
+        arg_required_else_help = true,
+        after_help = "Examples, from the repository root:\n  segrt bench --model models/demo_unet.onnx --threads 1,2,4\n  \
+                      segrt bench --encoder models/sam2/sam2_tiny_samexporter_encoder.onnx \\\n    \
+                      --decoder models/sam2/sam2_tiny_samexporter_decoder.onnx --json bench.json"
+    )]
+    Bench(bench::BenchArgs),
     /// Show how segrt reads a UNet model, or a SAM2 encoder + decoder pair (JSON)
     #[command(arg_required_else_help = true)]
     Info {
@@ -165,7 +174,7 @@ struct UnetArgs {
 /// reader that goes away (`segrt demo | head -1`) ends the command quietly instead of a panic.
 macro_rules! say {
     ($($arg:tt)*) => {
-        print_line(format_args!($($arg)*))?
+        $crate::print_line(format_args!($($arg)*))?
     };
 }
 
@@ -175,6 +184,8 @@ macro_rules! note {
         let _ = writeln!(std::io::stderr(), $($arg)*);
     }};
 }
+
+mod bench;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -189,6 +200,7 @@ fn main() -> ExitCode {
             Command::Sam2(args) => sam2(args, ort),
             Command::Info { models } => info(&models, ort),
             Command::Providers { device, json } => providers(device, json, ort),
+            Command::Bench(args) => bench::bench(args, ort),
         },
     };
     match result {
@@ -245,6 +257,11 @@ impl From<String> for CliError {
 impl From<&str> for CliError {
     fn from(m: &str) -> Self {
         CliError::Message(m.to_string())
+    }
+}
+impl From<segrt::Error> for CliError {
+    fn from(e: segrt::Error) -> Self {
+        CliError::Message(e.to_string())
     }
 }
 impl std::fmt::Display for CliError {

@@ -1,0 +1,260 @@
+//! `segrt bench`: what a model costs on this station, for the user's own models and image.
+//!
+//! UNet: session build time, stage medians (decoding the image is excluded), the whole segrt call
+//! (what `seg_run_unet` runs) against a bare ONNX Runtime run of the same model on the prepared tensor (alternating
+//! blocks, so both see the same machine), runs per second against the number of calling threads,
+//! the session pool afterwards and the provider in use. SAM2: build time of the pair, the encoder,
+//! clicks (decoder + mask) and clicks per second against calling threads.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use image::DynamicImage;
+use ort::session::Session;
+use serde::Serialize;
+
+use segrt::image::tensor::{prepare, Fit, Normalisation};
+use segrt::sam2::{Point, Prompt, Sam2Segmenter};
+use segrt::{ImageView, MaskMut, Options, PixelFormat, UnetSegmenter};
+
+use super::{decode, parse_provider, CliResult};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// A UNet model (or give --encoder and --decoder for SAM2)
+    #[arg(long, conflicts_with_all = ["encoder", "decoder"], required_unless_present = "encoder")]
+    model: Option<PathBuf>,
+    /// SAM2 image encoder
+    #[arg(long, requires = "decoder")]
+    encoder: Option<PathBuf>,
+    /// SAM2 prompt decoder
+    #[arg(long, requires = "encoder")]
+    decoder: Option<PathBuf>,
+    /// The image to run on (default: a bundled sample scaled to 1920x1080)
+    #[arg(long)]
+    image: Option<PathBuf>,
+    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
+    #[arg(long, default_value = "cpu")]
+    provider: String,
+    /// Calling threads to measure throughput with, comma-separated
+    #[arg(long, default_value = "1,2,4", value_name = "N,N,...")]
+    threads: String,
+    /// Runs per figure (medians)
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Also write the figures as JSON here
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Throughput {
+    threads: usize,
+    runs_per_second: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    model: String,
+    image: String,
+    provider_in_use: String,
+    session_build_ms: f64,
+    stages_ms: serde_json::Value,
+    call_vs_bare_run: Option<f64>,
+    throughput: Vec<Throughput>,
+    pool: serde_json::Value,
+}
+
+pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
+    let (provider, device_id) = parse_provider(&args.provider)?;
+    let threads: Vec<usize> = args
+        .threads
+        .split(',')
+        .map(|t| t.trim().parse::<usize>().ok().filter(|n| (1..=256).contains(n)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("--threads '{}': expected numbers from 1 to 256, e.g. 1,2,4", args.threads))?;
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    let (img, image_name) = match &args.image {
+        Some(path) => (decode(path)?, path.display().to_string()),
+        None => {
+            let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/samples/lesion_02.png");
+            let img = decode(&sample)?.resize_exact(1920, 1080, image::imageops::FilterType::Triangle);
+            (img, "a bundled sample scaled to 1920x1080".to_string())
+        }
+    };
+    let options = Options { ort_path: ort, provider, device_id, ..Options::default() };
+    let report = match (&args.model, &args.encoder, &args.decoder) {
+        (Some(model), ..) => bench_unet(model, &img, image_name, options, &threads, args.runs)?,
+        (None, Some(encoder), Some(decoder)) => bench_sam2(encoder, decoder, &img, image_name, options, &threads, args.runs)?,
+        _ => return Err("give --model, or --encoder and --decoder".into()),
+    };
+    print(&report)?;
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn print(r: &Report) -> CliResult {
+    say!("{}: {} on {}", r.model, r.provider_in_use, r.image);
+    say!("  session build: {:.1} ms", r.session_build_ms);
+    say!("  stages (medians, ms): {}", r.stages_ms);
+    if let Some(ratio) = r.call_vs_bare_run {
+        say!("  whole segrt call (pre-processing, run, mask) / bare ONNX Runtime run of the same model: {ratio:.3}");
+    }
+    for t in &r.throughput {
+        say!("  {:>3} calling thread(s): {:.2} runs/s", t.threads, t.runs_per_second);
+    }
+    say!("  session pool afterwards: {}", r.pool);
+    Ok(())
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Runs `call` from `threads` threads, `runs` times in all; returns calls per second.
+fn throughput(threads: usize, runs: usize, call: &(dyn Fn() -> CliResult + Sync)) -> CliResult<f64> {
+    let per_thread = runs.div_ceil(threads);
+    let start = Instant::now();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(move || (0..per_thread).try_for_each(|_| call()))).collect();
+        workers.into_iter().filter_map(|w| w.join().ok().and_then(|r| r.err())).map(|e| e.to_string()).collect()
+    });
+    if let Some(e) = failures.first() {
+        return Err(e.clone().into());
+    }
+    Ok((per_thread * threads) as f64 / start.elapsed().as_secs_f64())
+}
+
+fn view(rgb: &image::RgbImage) -> CliResult<ImageView<'_>> {
+    Ok(ImageView::new(rgb.as_raw(), rgb.width() as usize, rgb.height() as usize, 0, PixelFormat::Rgb24).map_err(|e| e.to_string())?)
+}
+
+fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options, threads: &[usize], runs: usize) -> CliResult<Report> {
+    let rgb = img.to_rgb8();
+    let view = view(&rgb)?;
+    let (w, h) = (view.width(), view.height());
+    let t = Instant::now();
+    let max_sessions = threads.iter().copied().max().unwrap_or(1);
+    let seg = UnetSegmenter::from_file(model, Options { max_sessions, ..options }).map_err(|e| e.to_string())?;
+    let build = ms(t);
+
+    let mut mask = vec![0u8; w * h];
+    let mut run = || seg.segment_into(&view, &mut MaskMut::new(&mut mask, w, h, 0)?, None);
+    run().map_err(|e| e.to_string())?; // warm-up
+    let (mut pre, mut infer, mut post, mut call) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+
+    // The call, and a bare run of the same model on the prepared tensor, in alternating blocks.
+    let env = segrt::runtime::environment(seg.options().ort_path.as_deref()).map_err(|e| e.to_string())?;
+    let mut builder = Session::builder(env).map_err(|e| format!("bare ONNX Runtime session: {e}"))?;
+    let mut bare_session = builder.commit_from_file(model).map_err(|e| format!("bare ONNX Runtime session: {e}"))?;
+    let spec = seg.spec().clone();
+    let size = spec.model_size((w, h), seg.options());
+    let tensor =
+        prepare(&view, &spec.tensor_format(), size, &Normalisation::from(seg.options()), Fit::Resize).map_err(|e| e.to_string())?;
+    let shape = spec.input_shape(size.0, size.1).to_vec();
+    let mut bare = Vec::new();
+    const BLOCK: usize = 5;
+    for _ in 0..runs.div_ceil(BLOCK) {
+        for _ in 0..BLOCK {
+            let t = Instant::now();
+            let r = run().map_err(|e| e.to_string())?;
+            call.push(ms(t));
+            pre.push(r.stats.preprocess_ms);
+            infer.push(r.stats.inference_ms);
+            post.push(r.stats.postprocess_ms);
+        }
+        for _ in 0..BLOCK {
+            let input = tensor.input(shape.clone()).map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            let out = bare_session.run(ort::inputs![spec.input_name.as_str() => input]).map_err(|e| e.to_string())?;
+            bare.push(ms(t));
+            drop(out);
+        }
+    }
+    let (call_ms, bare_ms) = (median(call), median(bare));
+
+    let mut rates = Vec::new();
+    for &n in threads {
+        let one = || -> CliResult {
+            let mut mask = vec![0u8; w * h];
+            seg.segment_into(&view, &mut MaskMut::new(&mut mask, w, h, 0)?, None).map_err(|e| e.to_string())?;
+            Ok(())
+        };
+        rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
+    }
+    let info = serde_json::to_value(seg.info()).map_err(|e| e.to_string())?;
+    Ok(Report {
+        model: model.display().to_string(),
+        image: format!("{image} ({w}x{h})"),
+        provider_in_use: seg.provider().in_use.clone(),
+        session_build_ms: build,
+        stages_ms: serde_json::json!({
+            "preprocess": median(pre), "inference": median(infer), "postprocess": median(post),
+            "whole_call": call_ms, "bare_run": bare_ms, "model_size": [size.0, size.1]
+        }),
+        call_vs_bare_run: Some(call_ms / bare_ms),
+        throughput: rates,
+        pool: info["pool"].clone(),
+    })
+}
+
+fn bench_sam2(
+    encoder: &Path,
+    decoder: &Path,
+    img: &DynamicImage,
+    image: String,
+    options: Options,
+    threads: &[usize],
+    runs: usize,
+) -> CliResult<Report> {
+    let rgb = img.to_rgb8();
+    let view = view(&rgb)?;
+    let (w, h) = (view.width(), view.height());
+    let t = Instant::now();
+    let max_sessions = threads.iter().copied().max().unwrap_or(1);
+    let sam = Sam2Segmenter::from_files(encoder, decoder, Options { max_sessions, ..options }).map_err(|e| e.to_string())?;
+    let build = ms(t);
+    let (pre_ms, encoder_ms) = sam.set_image(&view).map_err(|e| e.to_string())?;
+    let prompt = Prompt { points: vec![Point { x: w as f32 / 2.0, y: h as f32 / 2.0, label: 1 }], ..Prompt::default() };
+    let click = || -> CliResult<segrt::sam2::Sam2Run> {
+        let mut mask = vec![0u8; w * h];
+        Ok(sam.predict_into(Some(&view), &prompt, &mut MaskMut::new(&mut mask, w, h, 0)?, None).map_err(|e| e.to_string())?)
+    };
+    click()?; // warm-up
+    let (mut whole, mut dec, mut post) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let r = click()?;
+        whole.push(ms(t));
+        dec.push(r.stats.decoder_ms);
+        post.push(r.stats.postprocess_ms);
+    }
+    let mut rates = Vec::new();
+    for &n in threads {
+        rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &|| click().map(|_| ()))? });
+    }
+    let info = serde_json::to_value(sam.info()).map_err(|e| e.to_string())?;
+    Ok(Report {
+        model: format!("{} + {}", encoder.display(), decoder.display()),
+        image: format!("{image} ({w}x{h})"),
+        provider_in_use: sam.provider().in_use.clone(),
+        session_build_ms: build,
+        stages_ms: serde_json::json!({
+            "encoder_preprocess": pre_ms, "encoder": encoder_ms,
+            "click": median(whole), "click_decoder": median(dec), "click_mask": median(post)
+        }),
+        call_vs_bare_run: None,
+        throughput: rates,
+        pool: serde_json::json!({ "encoder": info["encoder_pool"], "decoder": info["decoder_pool"] }),
+    })
+}
