@@ -24,11 +24,9 @@ fn main() {
     config.after_includes = Some(format!(
         "\n#define SEGRT_VERSION \"{version}\"\n#define SEGRT_VERSION_MAJOR {major}\n#define SEGRT_VERSION_MINOR {minor}\n#define SEGRT_VERSION_PATCH {patch}\n"
     ));
-    let mut builder = cbindgen::Builder::new().with_config(config);
-    for f in FFI_FILES {
-        builder = builder.with_src(Path::new(&crate_dir).join(f));
-    }
-    match builder.generate() {
+    // cbindgen follows the `mod` declarations of src/ffi/mod.rs itself (naming every file would
+    // declare each function twice); csbindgen reads the files one by one.
+    match cbindgen::Builder::new().with_config(config).with_src(Path::new(&crate_dir).join("src/ffi/mod.rs")).generate() {
         Ok(bindings) => {
             bindings.write_to_file(Path::new(&crate_dir).join("include/segrt.h"));
         }

@@ -21,6 +21,9 @@
 #define SEGRT_VERSION_PATCH 0
 
 
+// Version of the C ABI. Bumped on any incompatible change of a function signature or struct layout.
+#define SEG_ABI_VERSION 1
+
 // Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
 // before anything is allocated.
 #define SEG_DEFAULT_MAX_PIXELS 100000000
@@ -28,9 +31,6 @@
 // `seg_run_sam2_points` flag: feed the previous call's chosen low-res logits back as `mask_input`
 // (refinement, as the reference predictor does). Ignored when the image changed.
 #define SEG_SAM2_REFINE 1
-
-// Version of the C ABI. Bumped on any incompatible change of a function signature or struct layout.
-#define SEG_ABI_VERSION 1
 
 // Status codes returned by every fallible C function.
 //
@@ -369,34 +369,6 @@ typedef struct SegImage {
   const uint8_t *plane2;
 } SegImage;
 
-// A caller-owned 8-bit output mask; it must have the input image's width and height.
-typedef struct SegMask {
-  uint8_t *data;
-  int32_t width;
-  int32_t height;
-  // Bytes per row; 0 = `width`.
-  int32_t stride;
-} SegMask;
-
-// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
-typedef struct SegRunInfo {
-  uint32_t struct_size;
-  // 1 for binary models (mask 0/255), else the number of classes (mask = class index).
-  int32_t num_classes;
-  // Size the model ran at.
-  int32_t model_width;
-  int32_t model_height;
-  double preprocess_ms;
-  double inference_ms;
-  double postprocess_ms;
-  // Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
-  float threshold;
-  // Tiles the image was cut into (0: not tiled, the whole image was resized).
-  uint32_t tiles;
-  // Pixels of the mask that are not 0.
-  uint64_t foreground_pixels;
-} SegRunInfo;
-
 // A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
 typedef struct SegPoint {
   float x;
@@ -411,6 +383,15 @@ typedef struct SegBox {
   float x2;
   float y2;
 } SegBox;
+
+// A caller-owned 8-bit output mask; it must have the input image's width and height.
+typedef struct SegMask {
+  uint8_t *data;
+  int32_t width;
+  int32_t height;
+  // Bytes per row; 0 = `width`.
+  int32_t stride;
+} SegMask;
 
 // Optional extra results of `seg_run_sam2_points`. Set `struct_size = sizeof(SegSam2Result)` and,
 // to receive them, the optional buffers (caller-owned; NULL = not wanted).
@@ -446,6 +427,25 @@ typedef struct SegSam2Result {
   size_t mask_input_len;
 } SegSam2Result;
 
+// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
+typedef struct SegRunInfo {
+  uint32_t struct_size;
+  // 1 for binary models (mask 0/255), else the number of classes (mask = class index).
+  int32_t num_classes;
+  // Size the model ran at.
+  int32_t model_width;
+  int32_t model_height;
+  double preprocess_ms;
+  double inference_ms;
+  double postprocess_ms;
+  // Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
+  float threshold;
+  // Tiles the image was cut into (0: not tiled, the whole image was resized).
+  uint32_t tiles;
+  // Pixels of the mask that are not 0.
+  uint64_t foreground_pixels;
+} SegRunInfo;
+
 #define SegStatus_ALL { SEG_OK, SEG_INVALID_ARGUMENT, SEG_NULL_POINTER, SEG_INVALID_HANDLE, SEG_BUFFER_TOO_SMALL, SEG_IMAGE_TOO_LARGE, SEG_UNSUPPORTED_FORMAT, SEG_WRONG_SESSION_KIND, SEG_OUT_OF_MEMORY, SEG_RUNTIME_NOT_FOUND, SEG_RUNTIME_INIT_FAILED, SEG_MODEL_NOT_FOUND, SEG_MODEL_INVALID, SEG_MODEL_UNSUPPORTED, SEG_PROVIDER_UNAVAILABLE, SEG_INFERENCE_FAILED, SEG_PANIC, SEG_INTERNAL, }
 
 #define SegProvider_ALL { SEG_PROVIDER_CPU, SEG_PROVIDER_CUDA, SEG_PROVIDER_TENSORRT, SEG_PROVIDER_DIRECTML, SEG_PROVIDER_OPENVINO, }
@@ -453,235 +453,6 @@ typedef struct SegSam2Result {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
-
-// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
-// Wrappers check it before their first call.
-//
-// Thread safety: any thread, any time; needs no ONNX Runtime.
-uint32_t seg_abi_version(void);
-
-// Copies a one-line version text into `buf`, e.g.
-// `segrt 0.1.0 (ABI 1); ONNX Runtime 1.31.1 loaded from /opt/app/libonnxruntime.so.1.31.1`.
-//
-// `buf` (caller-owned, may be NULL when `cap` is 0) receives at most `cap` bytes including the NUL.
-// Returns the size needed including the NUL; call again with a bigger buffer if it exceeds `cap`.
-// Does not load ONNX Runtime. Thread safety: any thread.
-//
-// # Safety
-// `buf` must be NULL or point to `cap` writable bytes.
-size_t seg_version(char *buf, size_t cap);
-
-// Loads ONNX Runtime now, from `ort_path` (an absolute UTF-8 path) or, when NULL, from the default
-// places in order: `SEGRT_ORT_PATH`, beside the segrt library, the build tree.
-//
-// Optional: `seg_create*` loads it on first use. Call it early to report a missing runtime at start-up.
-// Returns `SEG_RUNTIME_NOT_FOUND` (message: every path tried and why it failed) or
-// `SEG_RUNTIME_INIT_FAILED` (a file that is not ONNX Runtime 1.31). A failed call leaves nothing
-// half-initialised: a later call with a correct path works. Once loaded, later calls return `SEG_OK`
-// and keep the loaded library (a process can hold only one).
-// Thread safety: any thread; concurrent calls are serialised.
-//
-// # Safety
-// `ort_path` must be NULL or a NUL-terminated string.
-SegStatus seg_runtime_init(const char *ort_path);
-
-// The constant's name for a status code, e.g. "SEG_MODEL_NOT_FOUND"; "SEG_UNKNOWN_STATUS" for
-// values segrt never returns. The string is static: never free it. Thread safety: any thread.
-const char *seg_status_str(int32_t status);
-
-// Copies the message of the last failed call on the calling thread into `buf` (caller-owned,
-// at most `cap` bytes including the NUL; NULL with `cap` 0 just asks for the size).
-// Returns the size needed including the NUL (1 when no call has failed on this thread).
-// The message stays until the next failure on the same thread; successes do not clear it.
-//
-// # Safety
-// `buf` must be NULL or point to `cap` writable bytes.
-size_t seg_last_error(char *buf, size_t cap);
-
-// Installs a process-wide diagnostics callback (NULL removes it): which ONNX Runtime was loaded,
-// the execution provider each new session got, provider fallback reasons (`SEG_LOG_WARN`), and
-// the message of every failed call (`SEG_LOG_ERROR`, the same text as `seg_last_error`).
-//
-// The callback runs synchronously on the thread making the segrt call, possibly several threads at
-// once. It is never called from `seg_free`, so a host may free sessions from a finalizer or
-// destructor safely. It must not unwind (throw) into segrt; it may call segrt functions.
-// After `seg_set_log_callback(NULL, NULL)` returns, a message already being delivered on another
-// thread may still finish. `user_data` is passed back untouched (segrt never reads it).
-//
-// # Safety
-// `callback` must be NULL or a function that stays callable until it is replaced.
-SegStatus seg_set_log_callback(SegLogCallback callback, void *user_data);
-
-// Lists every execution provider segrt can use, as JSON: its `SegProvider` value, whether the
-// loaded ONNX Runtime build includes it, and whether it actually initialises on this machine (a
-// tiny session is created with it alone, with `error_on_failure`), with ONNX Runtime's reason when
-// not (e.g. a missing `libcublasLt.so.13`). Needs no GPU tools or admin rights.
-//
-// `options` (may be NULL) supplies `device_id` and `ort_path`. Loads ONNX Runtime if needed. Output
-// as for `seg_session_info`: the JSON is copied into `buf` (`cap` bytes); `*out_len` receives the size
-// needed; a size query (`buf` NULL, `cap` 0) returns `SEG_OK`, a too-small buffer
-// `SEG_BUFFER_TOO_SMALL`. Takes tens of milliseconds (a session per provider). Thread safety: any thread.
-//
-// # Safety
-// `options` NULL or a valid `SegOptions`; `buf` NULL or `cap` writable bytes; `out_len` NULL or writable.
-SegStatus seg_providers(const struct SegOptions *options,
-                        char *buf,
-                        size_t cap,
-                        size_t *out_len);
-
-// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
-// Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
-//
-// # Safety
-// `options` must be NULL or point to a writable `SegOptions`.
-SegStatus seg_options_default(struct SegOptions *options);
-
-// Creates a UNet session from an ONNX model file (`model_path`: UTF-8, any language, e.g. Chinese
-// folder names). `options` may be NULL for the defaults; it is only read during the call.
-// Loads ONNX Runtime first if needed (see `seg_runtime_init`).
-//
-// On success `*out_session` receives a new handle, owned by the caller: release it with `seg_free`.
-// On failure `*out_session` is left untouched. Statuses: `SEG_MODEL_NOT_FOUND`, `SEG_MODEL_INVALID`,
-// `SEG_MODEL_UNSUPPORTED` (the message lists the model's inputs/outputs), `SEG_PROVIDER_UNAVAILABLE`,
-// `SEG_RUNTIME_NOT_FOUND`, `SEG_INVALID_ARGUMENT` (bad option values), `SEG_NULL_POINTER`.
-// Thread safety: any thread; the handle may then be used from any number of threads at once.
-//
-// # Safety
-// `model_path` must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`;
-// `out_session` NULL or writable.
-SegStatus seg_create(const char *model_path,
-                     const struct SegOptions *options,
-                     struct SegSession **out_session);
-
-// Like `seg_create`, from model bytes in memory. The bytes are copied; the caller keeps ownership
-// of `model_data` and may free it when the call returns.
-//
-// # Safety
-// `model_data` must point to `model_len` readable bytes; `options` NULL or a valid `SegOptions`;
-// `out_session` NULL or writable.
-SegStatus seg_create_from_memory(const uint8_t *model_data,
-                                 size_t model_len,
-                                 const struct SegOptions *options,
-                                 struct SegSession **out_session);
-
-// Releases a session. `seg_free(NULL)` is a no-op returning `SEG_OK`; a handle that was already
-// freed or never created returns `SEG_INVALID_HANDLE` (never undefined behaviour).
-// A call running on another thread at the same time finishes normally; the memory is released when
-// it returns. Per-thread ONNX Runtime sessions of the handle are released with it.
-//
-// # Safety
-// Any value may be passed.
-SegStatus seg_free(struct SegSession *session);
-
-// Runs a UNet session on one image and writes the mask at the image's size into `out_mask`.
-//
-// - `image`: borrowed pixels (read only, only during the call); see `SegImage` for formats and strides.
-// - `out_mask`: caller-owned buffer of the image's width x height (0/255 for binary models, the class
-//   index for multi-class models).
-// - `out_probability`: optional (NULL = not wanted) caller-owned `float` buffer of `probability_len`
-//   elements, at least width x height; receives the foreground probability (multi-class: of the chosen
-//   class), row-major without padding.
-// - `out_info`: optional; set its `struct_size` first. Receives timings, classes, the threshold used.
-//
-// Outputs are written only on success. Thread safety: any number of threads may run the same session at
-// once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
-// run at once; further calls wait their turn in arrival order).
-//
-// # Safety
-// All pointers must be NULL or valid for the sizes the descriptors state.
-SegStatus seg_run_unet(struct SegSession *session,
-                       const struct SegImage *image,
-                       const struct SegMask *out_mask,
-                       float *out_probability,
-                       size_t probability_len,
-                       struct SegRunInfo *out_info);
-
-// Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
-// how segrt interprets them (layout, channels, classes), the execution provider requested and in use
-// with any fallback reason, the threads sessions run on, the session pool ("pool": max_sessions,
-// sessions, busy, created, waits, resident memory of the first and of an extra session; SAM2:
-// "encoder_pool" and "decoder_pool"), and the ONNX Runtime version and path.
-//
-// The JSON (UTF-8, NUL-terminated) is copied into the caller-owned `buf` of `cap` bytes; `*out_len`
-// (optional) receives the size needed including the NUL. A pure size query (`buf` NULL, `cap` 0,
-// `out_len` set) returns `SEG_OK`; otherwise a `cap` that is too small gives `SEG_BUFFER_TOO_SMALL`
-// (nothing is written then; call again with `*out_len` bytes).
-//
-// # Safety
-// `buf` must be NULL or point to `cap` writable bytes; `out_len` NULL or writable.
-SegStatus seg_session_info(struct SegSession *session,
-                           char *buf,
-                           size_t cap,
-                           size_t *out_len);
-
-// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
-// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
-// recognised from input/output names and types; an unrecognised pair gives `SEG_MODEL_UNSUPPORTED`
-// with the inputs/outputs found. Ownership, failure and thread-safety rules as for `seg_create`.
-//
-// # Safety
-// Paths must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`; `out_session` NULL or writable.
-SegStatus seg_create_sam2(const char *encoder_path,
-                          const char *decoder_path,
-                          const struct SegOptions *options,
-                          struct SegSession **out_session);
-
-// Like `seg_create_sam2`, from model bytes in memory (copied; the caller keeps ownership).
-//
-// # Safety
-// Each data pointer must point to its length in readable bytes.
-SegStatus seg_create_sam2_from_memory(const uint8_t *encoder_data,
-                                      size_t encoder_len,
-                                      const uint8_t *decoder_data,
-                                      size_t decoder_len,
-                                      const struct SegOptions *options,
-                                      struct SegSession **out_session);
-
-// Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
-// only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
-// (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
-// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
-//
-// # Safety
-// `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
-SegStatus seg_sam2_set_image(struct SegSession *session,
-                             const struct SegImage *image,
-                             double *out_encoder_ms);
-
-// Forgets the cached image embedding and the previous mask of a SAM2 session.
-//
-// # Safety
-// Any value may be passed as `session`.
-SegStatus seg_sam2_reset(struct SegSession *session);
-
-// Segments the object at the clicked points (and/or inside the box) and writes its mask, 0/255 at
-// the image's size, into `out_mask`.
-//
-// - `image`: the picture clicked on; the encoder runs only when its pixels differ from the cached
-//   image. NULL uses the image given to `seg_sam2_set_image` (or the last call).
-// - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
-//   NULL/0 when `bbox` is given.
-// - `bbox`: optional (NULL = none), in original image pixels.
-// - `flags`: 0 or `SEG_SAM2_REFINE` (feed the session's previous chosen low-res logits back: a
-//   convenience for one interacting thread; threads refining their own objects on one session pass
-//   their previous `low_res_logits` as `out_result->mask_input` instead).
-// - `out_score`: optional, the chosen mask's predicted IoU.
-// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings, and the
-//   caller-owned `mask_input`).
-//
-// Outputs are written only on success. Thread safety: any number of threads at once.
-//
-// # Safety
-// All pointers must be NULL or valid for the sizes stated.
-SegStatus seg_run_sam2_points(struct SegSession *session,
-                              const struct SegImage *image,
-                              const struct SegPoint *points,
-                              size_t n_points,
-                              const struct SegBox *bbox,
-                              uint32_t flags,
-                              const struct SegMask *out_mask,
-                              float *out_score,
-                              struct SegSam2Result *out_result);
 
 // The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 // Wrappers check it before their first call.
