@@ -167,11 +167,15 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
     }
     let builder = ort::init_from(path).map_err(|e| LoadFailure::NotUsable(with_sources(&e)))?;
     // One global intra-op thread pool (ONNX Runtime's default size: a thread per physical core) for
-    // every session of the process: several sessions never oversubscribe the cores.
+    // every session of the process: several sessions never oversubscribe the cores. Its threads wait
+    // without spinning, so between calls they leave the host's cores alone.
+    let pool = ort::environment::GlobalThreadPoolOptions::default().with_spin_control(false).map_err(|e| {
+        LoadFailure::Environment(Error::new(ErrorKind::RuntimeInitFailed, format!("cannot configure ONNX Runtime's thread pool: {e}")))
+    })?;
     let environment = builder
         .with_name("segrt")
         .with_logger(std::sync::Arc::new(forward_log))
-        .with_global_thread_pool(ort::environment::GlobalThreadPoolOptions::default())
+        .with_global_thread_pool(pool)
         .build()
         .map_err(|e| {
             LoadFailure::Environment(Error::new(
