@@ -291,7 +291,8 @@ fn sam2_storm(repo: &Path, enc: &Path, dec: &Path, threads: usize) {
     let h = H(raw);
     let rss1 = rss();
     let img = Img::load(&repo.join("models/samples/lesion_05.png"));
-    let other = Img::load(&repo.join("models/samples/lesion_03.png"));
+    // Two more images, neither cached, for two encodes at once (a cached image would not encode).
+    let others = [Img::load(&repo.join("models/samples/lesion_03.png")), Img::load(&repo.join("models/samples/lesion_04.png"))];
     let mut enc_ms = 0.0;
     assert_eq!(unsafe { seg_sam2_set_image(h.ptr(), &img.seg(), &mut enc_ms) }, SegStatus::SEG_OK, "{}", last_error());
     let rss2 = rss();
@@ -345,7 +346,7 @@ fn sam2_storm(repo: &Path, enc: &Path, dec: &Path, threads: usize) {
     let barrier = Barrier::new(2);
     let t = Instant::now();
     std::thread::scope(|s| {
-        for im in [&img, &other] {
+        for im in &others {
             let barrier = &barrier;
             s.spawn(move || {
                 barrier.wait();
