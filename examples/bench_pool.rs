@@ -18,7 +18,8 @@
 //!    encoding two different images at once (a second encoder session) for the encoder's memory.
 //! 4. Throughput (runs/s) of one handle with 1, 2, 8 and 32 calling threads, default options (sessions
 //!    on ONNX Runtime's global thread pool) against `intra_threads = 1, max_sessions = 2` (per-session
-//!    pools dividing the cores); all cells measured once per round, rounds repeated, medians reported.
+//!    pools dividing the cores); all cells measured once per round (every other round in reverse
+//!    order), rounds repeated, medians reported.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -420,20 +421,30 @@ fn throughput(model: &Path, img: &Img, window: Duration, rounds: usize) {
         [("default (global thread pool)", create(model, None)), ("intra_threads 1, max_sessions 2", create(model, Some(&divided)))];
     // Warm up: every session each configuration may build, built before timing.
     for (_, h) in &configs {
-        rate(*h, img, 8, Duration::from_millis(500));
+        let _ = rate(*h, img, 8, Duration::from_millis(500));
     }
     let mut cells = vec![vec![Vec::new(); counts.len()]; configs.len()];
-    for _ in 0..rounds {
-        for (ci, &n) in counts.iter().enumerate() {
+    let mut switches = vec![vec![(0usize, 0u64); counts.len()]; configs.len()];
+    for round in 0..rounds {
+        // Every other round in reverse order, so no thread count always comes last (the load of these
+        // shared cores drifts within a round).
+        let mut order: Vec<usize> = (0..counts.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for ci in order {
             for (k, (_, h)) in configs.iter().enumerate() {
-                cells[k][ci].push(rate(*h, img, n, window));
+                let (r, runs, csw) = rate(*h, img, counts[ci], window);
+                cells[k][ci].push(r);
+                switches[k][ci].0 += runs;
+                switches[k][ci].1 += csw;
             }
         }
     }
     let medians: Vec<Vec<f64>> = cells.iter_mut().map(|c| c.iter_mut().map(|v| median(v)).collect()).collect();
     let best = medians.iter().flatten().cloned().fold(0.0, f64::max);
     println!(
-        "\n4. throughput: {} on a {}x{} image, runs/s (median of {rounds} rounds of {:.1} s windows; cells interleaved)",
+        "\n4. throughput: {} on a {}x{} image, runs/s (median of {rounds} rounds of {:.1} s windows; cells interleaved, every other round reversed)",
         model.file_name().unwrap().to_string_lossy(),
         img.w,
         img.h,
@@ -453,6 +464,13 @@ fn throughput(model: &Path, img: &Img, window: Duration, rounds: usize) {
     }
     for (k, (label, _)) in configs.iter().enumerate() {
         println!(
+            "   {:<34} {}   (context switches per run, all rounds)",
+            label,
+            switches[k].iter().map(|(runs, csw)| format!("{:>8.1}", *csw as f64 / (*runs).max(1) as f64)).collect::<String>()
+        );
+    }
+    for (k, (label, _)) in configs.iter().enumerate() {
+        println!(
             "   {label}: 8 threads {:.2}x, 32 threads {:.2}x of the best cell ({best:.2} runs/s; goal >= 0.9x)",
             medians[k][2] / best,
             medians[k][3] / best
@@ -464,8 +482,9 @@ fn throughput(model: &Path, img: &Img, window: Duration, rounds: usize) {
 }
 
 /// Runs/s of `n` threads calling `h` until `window` has passed (runs under way then finish and count).
-fn rate(h: H, img: &Img, n: usize, window: Duration) -> f64 {
+fn rate(h: H, img: &Img, n: usize, window: Duration) -> (f64, usize, u64) {
     let barrier = Barrier::new(n + 1);
+    let switches0 = context_switches();
     let (runs, secs) = std::thread::scope(|s| {
         let joins: Vec<_> = (0..n)
             .map(|_| {
@@ -488,7 +507,17 @@ fn rate(h: H, img: &Img, n: usize, window: Duration) -> f64 {
         let runs: usize = joins.into_iter().map(|j| j.join().unwrap()).sum();
         (runs, t.elapsed().as_secs_f64())
     });
-    runs as f64 / secs
+    (runs as f64 / secs, runs, context_switches() - switches0)
+}
+
+/// Context switches of the whole process so far (voluntary + involuntary, all threads).
+fn context_switches() -> u64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return 0;
+    }
+    let usage = unsafe { usage.assume_init() };
+    (usage.ru_nvcsw + usage.ru_nivcsw) as u64
 }
 
 // ---------------------------------------------------------------------------------------------
