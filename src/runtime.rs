@@ -172,12 +172,8 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
     let pool = ort::environment::GlobalThreadPoolOptions::default().with_spin_control(false).map_err(|e| {
         LoadFailure::Environment(Error::new(ErrorKind::RuntimeInitFailed, format!("cannot configure ONNX Runtime's thread pool: {e}")))
     })?;
-    let environment = builder
-        .with_name("segrt")
-        .with_logger(std::sync::Arc::new(forward_log))
-        .with_global_thread_pool(pool)
-        .build()
-        .map_err(|e| {
+    let environment =
+        builder.with_name("segrt").with_logger(std::sync::Arc::new(forward_log)).with_global_thread_pool(pool).build().map_err(|e| {
             LoadFailure::Environment(Error::new(
                 ErrorKind::RuntimeInitFailed,
                 format!("ONNX Runtime loaded from '{}' but creating its environment failed: {e}", path.display()),
