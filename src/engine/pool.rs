@@ -5,7 +5,9 @@
 //! and ort's `run` takes `&mut`). The pool grows on demand up to `max_sessions`; calls beyond wait
 //! their turn in arrival order (a ticket each: no spinning, no starvation). Threads coming and going
 //! cost nothing: sessions belong to the pool, not to threads. The sessions share pre-packed weights
-//! and, unless a thread count is set, the environment's one global thread pool.
+//! and, unless a thread count is set, the environment's one global thread pool. Each session carries
+//! the caller's scratch `S` (a pipeline's reused buffers), so that memory too follows the sessions,
+//! not the number of host threads: a waiting call holds nothing.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,8 +49,8 @@ pub struct PoolStats {
     pub bytes_per_extra_session: Option<u64>,
 }
 
-struct State {
-    idle: Vec<Session>,
+struct State<S> {
+    idle: Vec<(Session, S)>,
     /// Sessions alive, idle or busy (or being built).
     live: usize,
     busy: usize,
@@ -59,12 +61,12 @@ struct State {
     serving: u64,
 }
 
-pub struct SessionPool {
+pub struct SessionPool<S = ()> {
     model: Vec<u8>,
     options: Options,
     max: usize,
     prepacked: PrepackedWeights,
-    state: Mutex<State>,
+    state: Mutex<State<S>>,
     turn: Condvar,
     pub provider: ProviderReport,
     first_session_bytes: Option<u64>,
@@ -88,7 +90,7 @@ impl Drop for Inside {
     }
 }
 
-impl SessionPool {
+impl<S: Default> SessionPool<S> {
     /// Builds the first session on the calling thread, so errors surface at creation.
     pub fn new(model: Vec<u8>, options: &Options) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
@@ -98,7 +100,7 @@ impl SessionPool {
         let (session, provider) = build_session(&model, options, Some(&prepacked))?;
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
         let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
-        let state = State { idle: vec![session], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
+        let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
             model,
             options: options.clone(),
@@ -112,13 +114,13 @@ impl SessionPool {
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, State<S>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` with a session of this pool: an idle one, a new one while under the cap, or the
-    /// first one given back (in arrival order).
-    pub fn with<T>(&self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+    /// Runs `f` with a session of this pool and its scratch: an idle one, a new one while under the
+    /// cap, or the first one given back (in arrival order).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Session, &mut S) -> Result<T>) -> Result<T> {
         let me = self as *const Self as usize;
         if INSIDE.with(|v| v.borrow().contains(&me)) {
             return Err(Error::invalid("segrt was re-entered on the same thread while a run was in progress (e.g. from a callback)"));
@@ -126,10 +128,10 @@ impl SessionPool {
         INSIDE.with(|v| v.borrow_mut().push(me));
         let _inside = Inside(me);
 
-        let mut session = self.take()?;
+        let (mut session, mut scratch) = self.take()?;
         // The session goes back to the pool however `f` ends (a panic is caught at the boundary).
-        struct Return<'a>(&'a SessionPool, Option<Session>);
-        impl Drop for Return<'_> {
+        struct Return<'a, S: Default>(&'a SessionPool<S>, Option<(Session, S)>);
+        impl<S: Default> Drop for Return<'_, S> {
             fn drop(&mut self) {
                 if let Some(s) = self.1.take() {
                     self.0.give_back(s);
@@ -137,24 +139,24 @@ impl SessionPool {
             }
         }
         let mut guard = Return(self, None);
-        let out = f(&mut session);
-        guard.1 = Some(session);
+        let out = f(&mut session, &mut scratch);
+        guard.1 = Some((session, scratch));
         out
     }
 
     /// Waits for this call's turn, then hands out an idle session or builds a new one.
-    fn take(&self) -> Result<Session> {
+    fn take(&self) -> Result<(Session, S)> {
         let mut state = self.state();
         let ticket = state.next;
         state.next += 1;
         let mut waited = false;
         loop {
             if state.serving == ticket {
-                if let Some(session) = state.idle.pop() {
+                if let Some(slot) = state.idle.pop() {
                     state.serving += 1;
                     state.busy += 1;
                     self.turn.notify_all();
-                    return Ok(session);
+                    return Ok(slot);
                 }
                 if state.live < self.max {
                     state.serving += 1;
@@ -174,7 +176,7 @@ impl SessionPool {
     }
 
     /// Builds one more session (its slot is already counted in `live` and `busy`).
-    fn grow(&self) -> Result<Session> {
+    fn grow(&self) -> Result<(Session, S)> {
         let before = resident_bytes();
         match build_session(&self.model, &self.options, Some(&self.prepacked)) {
             Ok((session, _)) => {
@@ -185,7 +187,7 @@ impl SessionPool {
                         self.extra_session_bytes.compare_exchange(UNMEASURED, a.saturating_sub(b), Ordering::Relaxed, Ordering::Relaxed);
                 }
                 self.state().created += 1;
-                Ok(session)
+                Ok((session, S::default()))
             }
             Err(e) => {
                 let mut state = self.state();
@@ -197,10 +199,10 @@ impl SessionPool {
         }
     }
 
-    fn give_back(&self, session: Session) {
+    fn give_back(&self, slot: (Session, S)) {
         let mut state = self.state();
         state.busy -= 1;
-        state.idle.push(session);
+        state.idle.push(slot);
         self.turn.notify_all();
     }
 

@@ -3,10 +3,9 @@
 //!
 //! The host's pixels are resized in their own layout (any channel order, alpha carried; packed
 //! images in place, padded or bottom-up rows gathered first), then one pass of per-channel lookup
-//! tables does channel order, scale, mean/std, layout and the element type together. The buffers
-//! are kept per thread and reused across calls; large ones are released after the call.
-
-use std::cell::RefCell;
+//! tables does channel order, scale, mean/std, layout and the element type together. A
+//! `Preprocessor` keeps its buffers for reuse (each pooled session owns one); large ones are released
+//! after the call.
 
 use fast_image_resize::Resizer;
 use half::f16;
@@ -151,8 +150,9 @@ impl Default for Preprocessor {
 const KEEP_BYTES: usize = 64 << 20;
 
 impl Preprocessor {
-    /// Drops buffers larger than [`KEEP_BYTES`], keeping the small ones for reuse.
-    fn shrink(&mut self) {
+    /// Drops buffers larger than [`KEEP_BYTES`], keeping the small ones for reuse: one huge frame
+    /// must not pin hundreds of megabytes until the session goes.
+    pub fn shrink(&mut self) {
         let big = |v: &Vec<u8>| v.capacity() > KEEP_BYTES;
         for v in [&mut self.gray, &mut self.packed].into_iter().chain(self.resized.iter_mut()) {
             if big(v) {
@@ -163,23 +163,6 @@ impl Preprocessor {
             self.tensor = TensorData::default();
         }
     }
-}
-
-thread_local! {
-    static THREAD_PREPROCESSOR: RefCell<Preprocessor> = RefCell::new(Preprocessor::default());
-}
-
-/// Runs `f` with this thread's preprocessor, so repeated calls reuse its buffers. A nested call on
-/// the same thread (a host calling segrt from a log callback) gets a fresh one instead.
-pub fn with_thread_preprocessor<R>(f: impl FnOnce(&mut Preprocessor) -> R) -> R {
-    THREAD_PREPROCESSOR.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut pre) => {
-            let out = f(&mut pre);
-            pre.shrink();
-            out
-        }
-        Err(_) => f(&mut Preprocessor::default()),
-    })
 }
 
 /// Builds the input tensor (batch 1) for `image` at model size `size`, in fresh buffers.

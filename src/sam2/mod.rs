@@ -22,7 +22,7 @@ use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::{read_model_file, run_error, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
-use crate::image::tensor::{prepare, with_thread_preprocessor, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
+use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, Preprocessor, TensorData, TensorFormat};
 use crate::image::upsample::{threshold_into, upsampled_mask};
 use crate::image::{check_size, ImageView, MaskMut};
 use crate::options::{ChannelOrder, Options, ResizeFilter};
@@ -99,7 +99,7 @@ pub struct Sam2Stats {
 pub struct Sam2Segmenter {
     options: Options,
     spec: Sam2Spec,
-    encoder: SessionPool,
+    encoder: SessionPool<Preprocessor>,
     decoder: SessionPool,
     io: [Vec<TensorInfo>; 4],
     state: Mutex<State>,
@@ -147,7 +147,7 @@ impl Sam2Segmenter {
         });
         let (encoder, decoder) = (encoder?, decoder?);
         let (spec, io) = encoder
-            .with(|e| decoder.with(|d| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
+            .with(|e, _| decoder.with(|d, _| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
         Ok(Sam2Segmenter { options, spec, encoder, decoder, io, state: Mutex::new(State::default()) })
     }
 
@@ -283,12 +283,13 @@ impl Sam2Segmenter {
     fn run_encoder(&self, image: &ImageView<'_>, prepared: &mut Instant) -> Result<Vec<FeatureMap>> {
         let s = self.spec.image_size;
         let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
-        with_thread_preprocessor(|pre| {
+        // The input is built in the session's own buffers once the session is ours.
+        self.encoder.with(|session, pre| {
             pre.start_batch(&format, (s, s), 1)?;
             pre.fill(0, image, &format, (s, s), &norm, fit)?;
             *prepared = Instant::now();
-            let input = pre.tensor().input(vec![1, 3, s as i64, s as i64])?;
-            self.encoder.with(|session| {
+            let features = {
+                let input = pre.tensor().input(vec![1, 3, s as i64, s as i64])?;
                 let outputs = session
                     .run(ort::inputs![self.spec.encoder_input_name.as_str() => input])
                     .map_err(|e| run_error(&e, "SAM2 encoder run"))?;
@@ -299,8 +300,10 @@ impl Sam2Segmenter {
                         .map_err(|e| Error::inference(format!("cannot read encoder output '{name}': {e}")))?;
                     features.push((*role, shape.to_vec(), alloc::copy_of(data, "the image embedding")?));
                 }
-                Ok(features)
-            })
+                features
+            };
+            pre.shrink();
+            Ok(features)
         })
     }
 
@@ -370,7 +373,7 @@ impl Sam2Segmenter {
         };
 
         let t0 = Instant::now();
-        let decoded = self.decoder.with(|session| self.decode(session, &embedding, prompt, previous))?;
+        let decoded = self.decoder.with(|session, _| self.decode(session, &embedding, prompt, previous))?;
         let t1 = Instant::now();
         let mut run = self.finish(decoded, mask, all_masks)?;
         self.state().previous = Some((embedding.key, run.low_res.clone()));

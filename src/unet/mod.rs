@@ -19,7 +19,7 @@ use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::{read_model_file, run_error, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::tensor::{with_thread_preprocessor, Element, Fit, Normalisation, TensorData};
+use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
 use crate::options::{Options, ThresholdMode, TileMode};
 use crate::runtime::RuntimeInfo;
@@ -69,7 +69,7 @@ pub struct UnetSegmenter {
     spec: UnetSpec,
     inputs: Vec<TensorInfo>,
     outputs: Vec<TensorInfo>,
-    sessions: SessionPool,
+    sessions: SessionPool<Preprocessor>,
 }
 
 /// What `seg_session_info` and `segrt info` report.
@@ -102,7 +102,7 @@ impl UnetSegmenter {
         options.validate()?;
         let sessions = SessionPool::new(model, &options)?;
         let (spec, inputs, outputs) =
-            sessions.with(|s| Ok((UnetSpec::from_session(s, options.output_name.as_deref())?, inputs_of(s), outputs_of(s))))?;
+            sessions.with(|s, _| Ok((UnetSpec::from_session(s, options.output_name.as_deref())?, inputs_of(s), outputs_of(s))))?;
         Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })
     }
 
@@ -177,7 +177,6 @@ impl UnetSegmenter {
 
     /// The whole image resized to the model's input: one run.
     fn segment_whole(&self, image: &ImageView<'_>, mask: &mut MaskMut<'_>, probability: Option<&mut [f32]>) -> Result<UnetRun> {
-        let t0 = Instant::now();
         let (w, h) = (image.width(), image.height());
         let size = self.spec.model_size((w, h), &self.options);
         check_size(size.0 as i64, size.1 as i64, self.options.max_pixels).map_err(|e| e.context("model input size"))?;
@@ -188,18 +187,17 @@ impl UnetSegmenter {
             ("the model output and its copy", 2 * model_pixels * self.classes() * 4),
             ("the full-size score map", if full_map { (w * h) as u64 * 4 } else { 0 }),
         ])?;
-        let mut t1 = t0;
-        let (shape, scores) = with_thread_preprocessor(|pre| {
-            let tensor = pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
-            t1 = Instant::now();
-            self.run(self.spec.input_shape(size.0, size.1), tensor)
+        let run = self.infer(|pre| {
+            pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
+            Ok(self.spec.input_shape(size.0, size.1))
         })?;
+        let (shape, scores) = (run.shape, run.scores);
         let t2 = Instant::now();
         let maps = ScoreMaps::from_output(&shape, scores, self.spec.input_layout, size)?;
         let summary = scores_to_mask(maps, mask, probability, &self.options)?;
         let stats = RunStats {
-            preprocess_ms: ms(t0, t1),
-            inference_ms: ms(t1, t2),
+            preprocess_ms: run.preprocess_ms,
+            inference_ms: run.inference_ms,
             postprocess_ms: ms(t2, Instant::now()),
             model_width: size.0,
             model_height: size.1,
@@ -256,17 +254,15 @@ impl UnetSegmenter {
         let (mut pre_ms, mut run_ms, mut post_ms) = (0.0, 0.0, 0.0);
         let tiles = grid.tiles();
         for chunk in tiles.chunks(batch) {
-            let t0 = Instant::now();
-            let mut t1 = t0;
-            let (shape, scores) = with_thread_preprocessor(|pre| {
+            let run = self.infer(|pre| {
                 pre.start_batch(&format, (tw, th), chunk.len())?;
                 for (i, tile) in chunk.iter().enumerate() {
                     let crop = image.crop(tile.x, tile.y, tile.w, tile.h)?;
                     pre.fill(i, &crop, &format, (tw, th), &norm, Fit::Pad)?;
                 }
-                t1 = Instant::now();
-                self.run(self.spec.batch_input_shape(chunk.len(), tw, th), pre.tensor())
+                Ok(self.spec.batch_input_shape(chunk.len(), tw, th))
             })?;
+            let (shape, scores) = (run.shape, run.scores);
             let t2 = Instant::now();
             let item = scores.len() / chunk.len().max(1);
             let one = [&[1i64][..], &shape[1..]].concat(); // each tile's output shape
@@ -275,8 +271,8 @@ impl UnetSegmenter {
                 let maps = ScoreMaps::from_output(&one, tile_scores, self.spec.input_layout, (tw, th))?;
                 blend.add(tile, maps)?;
             }
-            pre_ms += ms(t0, t1);
-            run_ms += ms(t1, t2);
+            pre_ms += run.preprocess_ms;
+            run_ms += run.inference_ms;
             post_ms += ms(t2, Instant::now());
         }
         let t0 = Instant::now();
@@ -327,15 +323,24 @@ impl UnetSegmenter {
         ))
     }
 
-    /// One ONNX Runtime run on a session of this model.
-    fn run(&self, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
-        self.sessions.with(|session| {
+    /// One ONNX Runtime run on a session of this model, its input built by `prepare` in the
+    /// session's own buffers once the session is ours: a call waiting for a session holds no tensor,
+    /// so memory follows the sessions, not the host's threads.
+    fn infer(&self, prepare: impl FnOnce(&mut Preprocessor) -> Result<[i64; 4]>) -> Result<Inference> {
+        self.sessions.with(|session, pre| {
+            let started = Instant::now();
+            let shape = prepare(pre)?;
+            let prepared = Instant::now();
             // Test builds only: a panic deep inside a run, while a session is in use.
             #[cfg(feature = "fault-injection")]
             if std::env::var_os("SEGRT_INJECT_PANIC").is_some() {
                 panic!("injected panic (fault-injection build, SEGRT_INJECT_PANIC is set)");
             }
-            run_once(session, &self.spec, shape, tensor)
+            let out = run_once(session, &self.spec, shape, pre.tensor());
+            let ran = Instant::now();
+            pre.shrink();
+            let (shape, scores) = out?;
+            Ok(Inference { shape, scores, preprocess_ms: ms(started, prepared), inference_ms: ms(prepared, ran) })
         })
     }
 }
@@ -346,6 +351,14 @@ pub fn intra_threads_text(n: usize) -> String {
         0 => "the process-wide ONNX Runtime thread pool (one thread per physical core), shared by every session".into(),
         n => format!("{n} (a pool of the session's own)"),
     }
+}
+
+/// A run's output and its timings (pre-processing is timed once the session is ours).
+struct Inference {
+    shape: Vec<i64>,
+    scores: Vec<f32>,
+    preprocess_ms: f64,
+    inference_ms: f64,
 }
 
 fn ms(a: Instant, b: Instant) -> f64 {
