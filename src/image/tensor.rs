@@ -9,7 +9,7 @@
 
 use fast_image_resize::Resizer;
 use half::f16;
-use ort::value::{TensorElementType, TensorRef};
+use ort::value::TensorRef;
 use serde::Serialize;
 
 use crate::alloc;
@@ -40,11 +40,12 @@ pub enum Element {
 }
 
 impl Element {
-    /// The float element types (model outputs, UNet inputs).
-    pub fn float_of(ty: TensorElementType) -> Option<Self> {
-        match ty {
-            TensorElementType::Float32 => Some(Element::F32),
-            TensorElementType::Float16 => Some(Element::F16),
+    /// The float element types (model outputs, UNet inputs) by the name a model's I/O declares
+    /// (`TensorInfo::dtype`: "f32", "f16").
+    pub fn float_named(dtype: &str) -> Option<Self> {
+        match dtype {
+            "f32" => Some(Element::F32),
+            "f16" => Some(Element::F16),
             _ => None,
         }
     }

@@ -62,11 +62,7 @@ impl UnetSpec {
     /// The spec from the model's declared inputs and outputs; `Err` says what does not fit.
     fn from_io(inputs: &[TensorInfo], outputs: &[TensorInfo], output_name: Option<&str>) -> std::result::Result<Self, String> {
         let [input] = inputs else { return Err(format!("the model has {} inputs, a UNet has one", inputs.len())) };
-        let float = |t: &TensorInfo| match t.dtype.as_str() {
-            "f32" => Some(Element::F32),
-            "f16" => Some(Element::F16),
-            _ => None,
-        };
+        let float = |t: &TensorInfo| Element::float_named(&t.dtype);
         let input_element = float(input).ok_or_else(|| format!("input element type {} is not float32/float16", input.dtype))?;
         let shape = &input.shape;
         if shape.len() != 4 {
