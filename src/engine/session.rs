@@ -70,6 +70,8 @@ pub fn build_session(model: &[u8], options: &Options, prepacked: Option<&Prepack
     if let Some(weights) = prepacked {
         builder = builder.with_prepacked_weights(weights).map_err(ort_err)?;
     }
+    // The process-wide CPU arena (runtime.rs): working buffers shared by every session.
+    builder = builder.with_env_allocators().map_err(ort_err)?;
 
     let requested = options.provider.display_name(options.device_id);
     let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None };
