@@ -96,7 +96,7 @@ def main():
     ap.add_argument("--decoder", required=True, help="the decoder every encoder is paired with")
     ap.add_argument("--reference", required=True, help="fp32 encoder")
     ap.add_argument("--variant", action="append", default=[], metavar="LABEL=PATH", help="encoder to compare (repeatable)")
-    ap.add_argument("--images", type=int, default=4)
+    ap.add_argument("--images", type=int, default=4, help="generated images for the masks (0: speed figures only)")
     ap.add_argument("--clicks", type=int, default=8, help="clicks per image")
     ap.add_argument("--threads", default="1,2", help="intra-op threads for the speed figures, comma-separated")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per encoder and thread count (0: no speed figures)")
@@ -138,15 +138,19 @@ def main():
                                     "share_over_0.9": sum(v > 0.9 for v in ious) / len(ious), "all": ious}
         report["segrt_encoder_ms"] = {l: statistics.median(v) for l, v in seg_ms.items() if v}
 
-    print(f"segrt recognised: {report['conventions']}")
-    areas = report["fp32_mask_area_fraction"]
-    print(f"fp32 mask area (fraction of the image) over {len(areas)} clicks: min {min(areas):.3f} "
-          f"median {statistics.median(areas):.3f} max {max(areas):.3f}")
-    for label, r in report["iou"].items():
-        print(f"IoU {label} vs fp32 over {len(r['all'])} clicks: mean {r['mean']:.4f} median {r['median']:.4f} "
-              f"min {r['min']:.4f}, {100 * r['share_over_0.9']:.0f}% over 0.9")
-    print(f"segrt encoder time per call (median, --threads {args.segrt_threads}, ms): "
-          + ", ".join(f"{l} {v:.0f}" for l, v in report["segrt_encoder_ms"].items()))
+    if args.images > 0:
+        print(f"segrt recognised: {report['conventions']}")
+        areas = report["fp32_mask_area_fraction"]
+        print(f"fp32 mask area (fraction of the image) over {len(areas)} clicks: min {min(areas):.3f} "
+              f"median {statistics.median(areas):.3f} max {max(areas):.3f}")
+        for label, r in report["iou"].items():
+            print(f"IoU {label} vs fp32 over {len(r['all'])} clicks: mean {r['mean']:.4f} median {r['median']:.4f} "
+                  f"min {r['min']:.4f}, {100 * r['share_over_0.9']:.0f}% over 0.9")
+        print(f"segrt encoder time per call (median, --threads {args.segrt_threads}, ms): "
+              + ", ".join(f"{l} {v:.0f}" for l, v in report["segrt_encoder_ms"].items()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
 
     if args.runs > 0:
         timed = [(l, p) for l, p in encoders if l not in args.speed_variants]
@@ -154,13 +158,15 @@ def main():
         speed = time_encoders([p for _, p in timed], threads, args.runs)
         report["speed_ms"] = {str(t): dict(zip([l for l, _ in timed], speed[t])) for t in threads}
         report["speed_ms_all"] = {str(t): dict(zip([l for l, _ in timed], speed[f"{t}_all"])) for t in threads}
+        report["load_average_after"] = os.getloadavg()
         for t in threads:
             base = speed[t][0]
             print(f"encoder, ONNX Runtime {t} thread(s), median of {args.runs}: "
                   + ", ".join(f"{l} {v:.0f} ms (x{base / v:.2f})" for (l, _), v in zip(timed, speed[t])))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+        print(f"load average after: {report['load_average_after']}")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=1)
 
 
 if __name__ == "__main__":
