@@ -132,7 +132,7 @@ def main():
             print(f"image {i} ({w}x{h}): {len(clicks)} clicks done", flush=True)
         ref = masks["fp32"]
         report["fp32_mask_area_fraction"] = [float(m.mean()) for m in ref]
-        for label, _ in encoders[1:]:
+        for label, _ in encoders[1:] if args.images > 0 else []:
             ious = [iou(a, b) for a, b in zip(ref, masks[label])]
             report["iou"][label] = {"mean": statistics.mean(ious), "median": statistics.median(ious), "min": min(ious),
                                     "share_over_0.9": sum(v > 0.9 for v in ious) / len(ious), "all": ious}
