@@ -74,6 +74,11 @@ fn int8_and_fp16_encoders_load_under_their_convention_and_agree_with_fp32() {
             images.iter().flat_map(|img| CLICKS.iter().map(|(fx, fy)| click(&fp32, img, fx * img.w as f32, fy * img.h as f32))).collect();
         for (variant, min_mean, min_one) in MIN_MEAN_IOU {
             let encoder = format!("{stem}.{variant}.onnx");
+            // A copy of the fp32 file would pass the IoU check: make sure the INT8 one is quantised.
+            let bytes = std::fs::read(sam2_dir().join(&encoder)).unwrap();
+            if variant == "int8" {
+                assert!(bytes.windows(13).any(|w| w == b"MatMulInteger"), "{encoder} has no MatMulInteger node");
+            }
             let s = create_sam2(&encoder, decoder).unwrap_or_else(|e| panic!("{encoder} + {decoder}: {e:?}"));
             let v = info(&s);
             assert_eq!(v["convention"], convention, "{encoder} + {decoder}");
