@@ -351,6 +351,12 @@ typedef struct SegOptions {
   // UTF-8 name of the UNet output to read when the model has several, or NULL for the only
   // segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
   const char *output_name;
+  // A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
+  // skip its graph optimiser. Only read during `seg_create*`.
+  int32_t cache_mode;
+  // UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
+  // Only read during `seg_create*`.
+  const char *cache_dir;
 } SegOptions;
 
 // A borrowed image. The pixels are only read, and only during the call.
