@@ -277,6 +277,29 @@ typedef int32_t SegTileMode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser
+// (`SegOptions::cache_mode`). See the README's "Model cache" section.
+enum SegCacheMode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // No cache (the default, also for hosts built before the field existed).
+  SEG_CACHE_OFF = 0,
+  // A folder `segrt-cache` next to each model file (created if missing). Models given in memory
+  // have no file: creating one with this mode fails with `SEG_INVALID_ARGUMENT`.
+  SEG_CACHE_BESIDE_MODEL = 1,
+  // The folder `SegOptions::cache_dir` (created if missing).
+  SEG_CACHE_DIR = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegCacheMode SegCacheMode;
+#else
+typedef int32_t SegCacheMode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // An opaque session handle. Create with `seg_create*`, release with `seg_free`.
 typedef struct SegSession SegSession;
 
