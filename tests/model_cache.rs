@@ -109,30 +109,36 @@ fn a_cached_start_gives_the_same_masks_and_reports_a_hit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Where a cache file's JSON header is: before its length (4 bytes) and the end marker (8 bytes).
+fn header_range(bytes: &[u8]) -> std::ops::Range<usize> {
+    let n = bytes.len();
+    let len = u32::from_le_bytes(bytes[n - 12..n - 8].try_into().unwrap()) as usize;
+    n - 12 - len..n - 12
+}
+
 /// Replaces the text `from` by `to` (same length) in the file's header.
 fn edit_header(file: &Path, from: &str, to: &str) {
     assert_eq!(from.len(), to.len());
     let mut bytes = std::fs::read(file).unwrap();
-    let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
-    let header = String::from_utf8(bytes[12..12 + header_len].to_vec()).unwrap();
-    assert!(header.contains(from), "{header}");
-    bytes[12..12 + header_len].copy_from_slice(header.replacen(from, to, 1).as_bytes());
+    let header = header_range(&bytes);
+    let text = String::from_utf8(bytes[header.clone()].to_vec()).unwrap();
+    assert!(text.contains(from), "{text}");
+    bytes[header].copy_from_slice(text.replacen(from, to, 1).as_bytes());
     std::fs::write(file, bytes).unwrap();
 }
 
 /// A file with this entry's own header (right key, versions, checksum) around a payload ONNX Runtime refuses.
 fn well_formed_but_not_a_model(file: &Path) {
     let bytes = std::fs::read(file).unwrap();
-    let header_len = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
-    let mut header: serde_json::Value = serde_json::from_slice(&bytes[12..12 + header_len]).unwrap();
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[header_range(&bytes)]).unwrap();
     let payload = b"this is not an ONNX model at all".to_vec();
     header["payload_bytes"] = payload.len().into();
     header["payload_xxh3_128"] = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&payload)).into();
     let header = serde_json::to_vec(&header).unwrap();
-    let mut out = bytes[..8].to_vec();
-    out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    let mut out = payload;
     out.extend_from_slice(&header);
-    out.extend_from_slice(&payload);
+    out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    out.extend_from_slice(&bytes[bytes.len() - 8..]);
     std::fs::write(file, out).unwrap();
 }
 
@@ -180,8 +186,8 @@ fn damaged_cache_files_are_detected_logged_and_rebuilt() {
             }),
             "made by ONNX Runtime",
         ),
-        ("not a cache file at all", Box::new(|f: &Path| std::fs::write(f, b"PK\x03\x04 some zip").unwrap()), "magic"),
-        ("empty", Box::new(|f: &Path| std::fs::write(f, b"").unwrap()), "magic"),
+        ("not a cache file at all", Box::new(|f: &Path| std::fs::write(f, b"PK\x03\x04 some zip").unwrap()), "end marker"),
+        ("empty", Box::new(|f: &Path| std::fs::write(f, b"").unwrap()), "end marker"),
         ("a well-formed file ONNX Runtime refuses", Box::new(well_formed_but_not_a_model), "ONNX Runtime cannot load it"),
     ];
     for (what, damage, reason) in cases {

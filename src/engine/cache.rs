@@ -7,8 +7,10 @@
 //! `session.use_ort_model_bytes_directly`, 435 ms without; the original model 1657 ms), but a first
 //! start that writes the ORT format took 4.0 s, against 2.1 s writing ONNX (1.66 s writing nothing).
 //!
-//! One file per key, `<key>.segrt-cache`: a header (magic, length, JSON: key, ONNX Runtime and segrt
-//! versions, format, payload length and checksum) followed by the optimised model. The key is a
+//! One file per key, `<key>.segrt-cache`: the optimised model as ONNX Runtime wrote it, followed by
+//! a trailer (JSON header: key, ONNX Runtime and segrt versions, format, model length and checksum;
+//! the header's length; an end marker). A trailer, not a header: the trailer is appended to the file
+//! ONNX Runtime wrote, which is then renamed into place, instead of copying hundreds of megabytes. The key is a
 //! 128-bit xxh3 hash of the model bytes and of everything that shapes the optimised graph: segrt's
 //! and ONNX Runtime's versions, the execution provider asked for (with its device), the
 //! optimisation level and the CPU's instruction-set extensions (ONNX Runtime's layout transforms
@@ -30,8 +32,8 @@ use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use crate::options::Options;
 
-/// The first bytes of every cache file.
-const MAGIC: &[u8; 8] = b"SEGRTOC1";
+/// The last bytes of every cache file.
+const MAGIC: &[u8; 8] = b"SEGRTOC2";
 /// Bumped when what goes into the key or the file layout changes.
 const KEY_SCHEME: &str = "segrt-ort-cache-1";
 /// The format the payload is in (ONNX Runtime's `session.save_model_format`).
@@ -103,13 +105,26 @@ struct Header {
     payload_xxh3_128: String,
 }
 
+/// A cache file's bytes that passed every check; the optimised model is `bytes[..len]`.
+#[derive(Debug)]
+pub struct Optimised {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Optimised {
+    pub fn model(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
 /// What a cache file holds for this key.
 #[derive(Debug)]
 pub enum Lookup {
     /// No file.
     Missing,
     /// A file that passed every check: its optimised model.
-    Valid(Vec<u8>),
+    Valid(Optimised),
     /// A file that must not be used, and why.
     Invalid(String),
 }
@@ -157,6 +172,9 @@ impl ModelCache {
             return Lookup::Invalid(format!("it has {} bytes, more than the model limit (max_model_bytes) allows", meta.len()));
         }
         let mut bytes = Vec::new();
+        if bytes.try_reserve_exact(meta.len() as usize + 1).is_err() {
+            return Lookup::Invalid(format!("no memory to read its {} bytes", meta.len()));
+        }
         if let Err(e) = std::fs::File::open(&self.file).and_then(|f| f.take(bound + 1).read_to_end(&mut bytes)) {
             return Lookup::Invalid(format!("cannot read it: {e}"));
         }
@@ -166,16 +184,18 @@ impl ModelCache {
         }
     }
 
-    /// Checks a cache file's bytes against this entry; returns its payload.
-    fn check(&self, mut bytes: Vec<u8>) -> std::result::Result<Vec<u8>, String> {
-        if bytes.len() < MAGIC.len() + 4 || &bytes[..MAGIC.len()] != MAGIC {
-            return Err("it is not a segrt model cache file (wrong magic bytes)".into());
+    /// Checks a cache file's bytes against this entry.
+    fn check(&self, bytes: Vec<u8>) -> std::result::Result<Optimised, String> {
+        let n = bytes.len();
+        if n < MAGIC.len() + 4 || &bytes[n - MAGIC.len()..] != MAGIC {
+            return Err("it is truncated or not a segrt model cache file (it does not end with the end marker)".into());
         }
-        let header_len = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        if header_len > MAX_HEADER_BYTES || 12 + header_len > bytes.len() {
-            return Err(format!("its header is truncated or too long ({header_len} bytes announced, {} in the file)", bytes.len()));
+        let header_len = u32::from_le_bytes(bytes[n - 12..n - 8].try_into().expect("4 bytes")) as usize;
+        if header_len > MAX_HEADER_BYTES || 12 + header_len > n {
+            return Err(format!("its header is truncated or too long ({header_len} bytes announced, {n} in the file)"));
         }
-        let header: Header = serde_json::from_slice(&bytes[12..12 + header_len]).map_err(|e| format!("its header is unreadable: {e}"))?;
+        let header: Header =
+            serde_json::from_slice(&bytes[n - 12 - header_len..n - 12]).map_err(|e| format!("its header is unreadable: {e}"))?;
         if header.onnxruntime != self.ort_version {
             return Err(format!("it was made by ONNX Runtime {}, this is ONNX Runtime {}", header.onnxruntime, self.ort_version));
         }
@@ -188,18 +208,18 @@ impl ModelCache {
         if header.key != self.key {
             return Err(format!("it was made for another model or other settings (key {}, expected {})", header.key, self.key));
         }
-        let payload_len = bytes.len() - 12 - header_len;
+        let payload_len = n - 12 - header_len;
         if payload_len as u64 != header.payload_bytes {
             return Err(format!(
                 "it is truncated or padded: the model part has {payload_len} bytes, the header says {}",
                 header.payload_bytes
             ));
         }
-        bytes.drain(..12 + header_len);
-        if hex128(xxh3_128(&bytes)) != header.payload_xxh3_128 {
+        let optimised = Optimised { bytes, len: payload_len };
+        if hex128(xxh3_128(optimised.model())) != header.payload_xxh3_128 {
             return Err("its content does not match its checksum (the file is corrupt)".into());
         }
-        Ok(bytes)
+        Ok(optimised)
     }
 
     /// Deletes the cache file (a stale or corrupt one). Failing to is not an error: the next writer
@@ -219,8 +239,8 @@ impl ModelCache {
         Ok(path)
     }
 
-    /// Wraps the optimised model ONNX Runtime wrote at `ort_output` into a cache file and renames
-    /// it into place. `ort_output` is removed in every case.
+    /// Appends the trailer to the optimised model ONNX Runtime wrote at `ort_output` and renames it
+    /// into place. `ort_output` is gone afterwards in every case.
     pub fn store(&self, ort_output: &Path) -> std::result::Result<(), String> {
         let result = self.store_inner(ort_output);
         let _ = std::fs::remove_file(ort_output);
@@ -228,40 +248,48 @@ impl ModelCache {
     }
 
     fn store_inner(&self, ort_output: &Path) -> std::result::Result<(), String> {
-        let payload = std::fs::read(ort_output).map_err(|e| format!("cannot read the optimised model ONNX Runtime wrote: {e}"))?;
-        if payload.is_empty() {
+        let unreadable = |e: std::io::Error| format!("cannot read the optimised model ONNX Runtime wrote: {e}");
+        let mut file = std::fs::File::open(ort_output).map_err(unreadable)?;
+        let (mut hasher, mut len, mut chunk) = (Xxh3::new(), 0u64, vec![0u8; 1 << 20]);
+        loop {
+            let n = file.read(&mut chunk).map_err(unreadable)?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&chunk[..n]);
+            len += n as u64;
+        }
+        if len == 0 {
             return Err("ONNX Runtime wrote no optimised model".into());
         }
-        let bytes = self.file_bytes(&payload);
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let temp = self.dir.join(format!(".{}.{}.{n}.tmp", self.key, std::process::id()));
-        let written = std::fs::File::create(&temp).and_then(|mut f| {
-            f.write_all(&bytes)?;
-            f.sync_all()
-        });
-        if let Err(e) = written.and_then(|_| std::fs::rename(&temp, &self.file)) {
-            let _ = std::fs::remove_file(&temp);
-            return Err(format!("cannot write '{}': {e}", self.file.display()));
-        }
-        Ok(())
+        let trailer = self.trailer(len, hasher.digest128());
+        // No fsync: a file torn by a crash fails its checks on the next start and is rebuilt, and
+        // syncing hundreds of megabytes would slow every first start down.
+        let written = std::fs::OpenOptions::new().append(true).open(ort_output).and_then(|mut f| f.write_all(&trailer));
+        written.and_then(|_| std::fs::rename(ort_output, &self.file)).map_err(|e| format!("cannot write '{}': {e}", self.file.display()))
     }
 
-    /// A cache file's bytes: magic, header length, header, payload.
-    fn file_bytes(&self, payload: &[u8]) -> Vec<u8> {
+    /// What follows the optimised model in a cache file: header, its length, end marker.
+    fn trailer(&self, payload_len: u64, payload_hash: u128) -> Vec<u8> {
         let header = Header {
             key: self.key.clone(),
             onnxruntime: self.ort_version.clone(),
             segrt: env!("CARGO_PKG_VERSION").to_string(),
             format: PAYLOAD_FORMAT.to_string(),
-            payload_bytes: payload.len() as u64,
-            payload_xxh3_128: hex128(xxh3_128(payload)),
+            payload_bytes: payload_len,
+            payload_xxh3_128: hex128(payload_hash),
         };
-        let header = serde_json::to_vec(&header).expect("a plain struct serialises");
-        let mut bytes = Vec::with_capacity(12 + header.len() + payload.len());
+        let mut bytes = serde_json::to_vec(&header).expect("a plain struct serialises");
+        bytes.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&(header.len() as u32).to_le_bytes());
-        bytes.extend_from_slice(&header);
-        bytes.extend_from_slice(payload);
+        bytes
+    }
+
+    /// A whole cache file's bytes for `payload`.
+    #[cfg(test)]
+    fn file_bytes(&self, payload: &[u8]) -> Vec<u8> {
+        let mut bytes = payload.to_vec();
+        bytes.extend_from_slice(&self.trailer(payload.len() as u64, xxh3_128(payload)));
         bytes
     }
 }
@@ -344,7 +372,7 @@ mod tests {
         cache.store(&out).unwrap();
         assert!(!out.exists(), "the temporary file is removed");
         match cache.lookup(1 << 20) {
-            Lookup::Valid(p) => assert_eq!(p, b"optimised graph bytes"),
+            Lookup::Valid(p) => assert_eq!(p.model(), b"optimised graph bytes"),
             other => panic!("{other:?}"),
         }
         let good = std::fs::read(cache.file()).unwrap();
@@ -356,11 +384,14 @@ mod tests {
             }
         };
         assert!(invalid(&good[..good.len() - 3], &cache).contains("truncated"));
-        assert!(invalid(&good[..20], &cache).contains("header"));
+        assert!(invalid(&good[..20], &cache).contains("truncated"));
+        let mut longer = good.clone();
+        longer.splice(0..0, *b"extra");
+        assert!(invalid(&longer, &cache).contains("padded"));
         let mut flipped = good.clone();
-        *flipped.last_mut().unwrap() ^= 1;
+        flipped[0] ^= 1; // in the model part
         assert!(invalid(&flipped, &cache).contains("checksum"));
-        assert!(invalid(b"garbage that is long enough", &cache).contains("magic"));
+        assert!(invalid(b"garbage that is long enough", &cache).contains("end marker"));
         // Another ONNX Runtime's file under this name.
         let other_runtime = entry(&dir, &model, "1.30.0");
         let theirs = other_runtime.file_bytes(b"optimised graph bytes");

@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::options::Options;
 
-use super::cache::{CacheReport, ModelCache};
+use super::cache::{CacheReport, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
 use super::session::{build_pooled_session, build_session, build_session_cached};
@@ -62,11 +62,16 @@ struct State<S> {
     serving: u64,
 }
 
+/// What more sessions of a pool are built from.
+enum Source {
+    /// The original model (the optimiser runs for each session).
+    Original(Vec<u8>),
+    /// The optimised model a cache hit gave (loaded without running the optimiser).
+    Optimised(Optimised),
+}
+
 pub struct SessionPool<S = ()> {
-    /// What more sessions are built from: the original model, or the optimised one a cache hit gave.
-    model: Vec<u8>,
-    /// `model` is ONNX Runtime's optimised ORT-format model (loaded without running the optimiser).
-    optimised: bool,
+    model: Source,
     /// Bytes of the original model.
     model_len: usize,
     options: Options,
@@ -109,17 +114,17 @@ impl<S: Default> SessionPool<S> {
         let prepacked = PrepackedWeights::new();
         let before = resident_bytes();
         let model_len = model.len();
-        let (session, provider, cache, model, optimised) = match cache {
+        let (session, provider, cache, model) = match cache {
             None => {
                 let (session, provider) = build_session(&model, options, Some(&prepacked))?;
-                (session, provider, CacheReport::off(), model, false)
+                (session, provider, CacheReport::off(), Source::Original(model))
             }
             Some(cache) => {
                 let built = build_session_cached(&model, options, Some(&prepacked), &cache)?;
                 match built.optimised {
                     // The original is no longer needed: more sessions load the optimised model.
-                    Some(optimised) => (built.session, built.provider, built.cache, optimised, true),
-                    None => (built.session, built.provider, built.cache, model, false),
+                    Some(optimised) => (built.session, built.provider, built.cache, Source::Optimised(optimised)),
+                    None => (built.session, built.provider, built.cache, Source::Original(model)),
                 }
             }
         };
@@ -128,7 +133,6 @@ impl<S: Default> SessionPool<S> {
         let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
             model,
-            optimised,
             model_len,
             options: options.clone(),
             cache,
@@ -206,7 +210,11 @@ impl<S: Default> SessionPool<S> {
     /// Builds one more session (its slot is already counted in `live` and `busy`).
     fn grow(&self) -> Result<(Session, S)> {
         let before = resident_bytes();
-        match build_pooled_session(&self.model, self.optimised, &self.options, Some(&self.prepacked)) {
+        let built = match &self.model {
+            Source::Original(model) => build_pooled_session(model, false, &self.options, Some(&self.prepacked)),
+            Source::Optimised(optimised) => build_pooled_session(optimised.model(), true, &self.options, Some(&self.prepacked)),
+        };
+        match built {
             Ok(session) => {
                 if let (Some(b), Some(a)) = (before, resident_bytes()) {
                     // The first extra session's cost, measured once: later ones would only repeat it

@@ -14,7 +14,7 @@ use crate::log::LogLevel;
 use crate::options::{Options, Provider, ProviderPolicy};
 use crate::runtime;
 
-use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, PAYLOAD_FORMAT};
+use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
 use super::providers::ProviderReport;
 
 /// Reads a model file: only a regular file (never a device, a pipe or a folder, which could block
@@ -135,7 +135,7 @@ pub struct CachedBuild {
     pub cache: CacheReport,
     /// The verified optimised model this session was loaded from (a cache hit): more sessions of the
     /// same model load it too. `None`: they build from the original model.
-    pub optimised: Option<Vec<u8>>,
+    pub optimised: Option<Optimised>,
 }
 
 /// Builds a session like [`build_session`], through `cache`: a valid cache file is loaded instead of
@@ -178,7 +178,7 @@ pub fn build_session_cached(
             return uncached(builder, provider, CacheStatus::Bypassed, note);
         }
         let reason = match lookup {
-            Lookup::Valid(optimised) => match commit_optimised(builder, &optimised) {
+            Lookup::Valid(optimised) => match commit_optimised(builder, optimised.model()) {
                 Ok(session) => {
                     crate::log::emit(LogLevel::Info, &format!("model cache hit: loaded the optimised model from {file}"));
                     return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Hit, None), optimised: Some(optimised) });
