@@ -277,6 +277,29 @@ typedef int32_t SegTileMode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser
+// (`SegOptions::cache_mode`). See the README's "Model cache" section.
+enum SegCacheMode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // No cache (the default, also for hosts built before the field existed).
+  SEG_CACHE_OFF = 0,
+  // A folder `segrt-cache` next to each model file (created if missing). Models given in memory
+  // have no file: creating one with this mode fails with `SEG_INVALID_ARGUMENT`.
+  SEG_CACHE_BESIDE_MODEL = 1,
+  // The folder `SegOptions::cache_dir` (created if missing).
+  SEG_CACHE_DIR = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegCacheMode SegCacheMode;
+#else
+typedef int32_t SegCacheMode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // An opaque session handle. Create with `seg_create*`, release with `seg_free`.
 typedef struct SegSession SegSession;
 
@@ -351,6 +374,12 @@ typedef struct SegOptions {
   // UTF-8 name of the UNet output to read when the model has several, or NULL for the only
   // segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
   const char *output_name;
+  // A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
+  // skip its graph optimiser. Only read during `seg_create*`.
+  int32_t cache_mode;
+  // UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
+  // Only read during `seg_create*`.
+  const char *cache_dir;
 } SegOptions;
 
 // A borrowed image. The pixels are only read, and only during the call.

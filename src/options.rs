@@ -102,6 +102,39 @@ pub enum TileMode {
     Auto,
 }
 
+/// Where the optimised model is cached between processes (see `engine::cache`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum CacheMode {
+    /// No cache: every session build runs ONNX Runtime's graph optimiser.
+    #[default]
+    Off,
+    /// A folder `segrt-cache` next to each model file. Needs a model file: an in-memory model
+    /// with this mode is refused (`InvalidArgument`).
+    BesideModel,
+    /// This folder (created if missing).
+    Dir(PathBuf),
+}
+
+/// The folder `CacheMode::BesideModel` uses next to the model file.
+pub const BESIDE_MODEL_CACHE_DIR: &str = "segrt-cache";
+
+impl CacheMode {
+    /// The folder for a model loaded from `model_path` (`None`: from memory). `Ok(None)`: no cache.
+    pub fn folder_for(&self, model_path: Option<&std::path::Path>) -> Result<Option<PathBuf>> {
+        match (self, model_path) {
+            (CacheMode::Off, _) => Ok(None),
+            (CacheMode::Dir(dir), _) => Ok(Some(dir.clone())),
+            (CacheMode::BesideModel, Some(path)) => {
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+                Ok(Some(parent.join(BESIDE_MODEL_CACHE_DIR)))
+            }
+            (CacheMode::BesideModel, None) => Err(Error::invalid(
+                "cache mode BESIDE_MODEL needs a model file, but this model was given in memory: use a cache folder (SEG_CACHE_DIR) or no cache",
+            )),
+        }
+    }
+}
+
 /// Default limit on the bytes of a model file (ONNX's protobuf limit: larger models need external data).
 pub const DEFAULT_MAX_MODEL_BYTES: u64 = 2 << 30;
 
@@ -156,6 +189,8 @@ pub struct Options {
     pub max_memory_bytes: u64,
     /// The UNet output to read, when the model has several (`None`: the first float map).
     pub output_name: Option<String>,
+    /// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser.
+    pub cache: CacheMode,
 }
 
 impl Default for Options {
@@ -188,6 +223,7 @@ impl Default for Options {
             max_model_bytes: DEFAULT_MAX_MODEL_BYTES,
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             output_name: None,
+            cache: CacheMode::Off,
         }
     }
 }
@@ -266,6 +302,11 @@ impl Options {
         if self.output_name.as_deref() == Some("") {
             return Err(Error::invalid("output_name is empty"));
         }
+        if let CacheMode::Dir(dir) = &self.cache {
+            if dir.as_os_str().is_empty() {
+                return Err(Error::invalid("cache folder (cache_dir) is empty"));
+            }
+        }
         Ok(())
     }
 }
@@ -293,11 +334,26 @@ mod tests {
             (Options { max_sessions: MAX_SESSIONS + 1, ..Options::default() }, "max_sessions"),
             (Options { max_memory_bytes: 0, ..Options::default() }, "max_memory_bytes"),
             (Options { output_name: Some(String::new()), ..Options::default() }, "output_name"),
+            (Options { cache: CacheMode::Dir(PathBuf::new()), ..Options::default() }, "cache_dir"),
         ];
         for (options, field) in cases {
             let e = options.validate().unwrap_err();
             assert!(e.message.contains(field), "{field}: {}", e.message);
         }
         Options { intra_threads: max_intra_threads(), max_sessions: MAX_SESSIONS, ..Options::default() }.validate().unwrap();
+    }
+
+    #[test]
+    fn the_cache_folder_follows_the_mode() {
+        let model = std::path::Path::new("/models/unet.onnx");
+        assert_eq!(CacheMode::Off.folder_for(Some(model)).unwrap(), None);
+        assert_eq!(CacheMode::BesideModel.folder_for(Some(model)).unwrap(), Some(PathBuf::from("/models/segrt-cache")));
+        assert_eq!(
+            CacheMode::BesideModel.folder_for(Some(std::path::Path::new("unet.onnx"))).unwrap(),
+            Some(PathBuf::from("./segrt-cache"))
+        );
+        assert_eq!(CacheMode::Dir("/c".into()).folder_for(None).unwrap(), Some(PathBuf::from("/c")));
+        let e = CacheMode::BesideModel.folder_for(None).unwrap_err();
+        assert!(e.message.contains("BESIDE_MODEL") && e.message.contains("memory"), "{}", e.message);
     }
 }

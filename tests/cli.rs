@@ -415,3 +415,40 @@ fn bench_reports_stages_ratio_and_throughput_for_unet_and_sam2() {
     let (ok, _, err) = segrt(&["bench", "--model", model("demo_unet.onnx").to_str().unwrap(), "--threads", "0,x"]);
     assert!(!ok && err.contains("--threads") && err.lines().count() == 1, "{err}");
 }
+
+#[test]
+fn cache_flags_reach_the_model_cache() {
+    let out = tmp("cache");
+    let cache = out.join("cache dir");
+    let (model_path, image) = (model("demo_unet.onnx"), sample("lesion_03.png"));
+    let unet = |extra: &[&str]| {
+        let mut args = vec!["unet", "--model", model_path.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.push(image.to_str().unwrap());
+        let (ok, _, err) = segrt(&args);
+        assert!(ok, "{err}");
+        err
+    };
+    assert!(unet(&[]).contains("model cache off"));
+    assert!(unet(&["--cache-dir", cache.to_str().unwrap()]).contains("model cache miss"));
+    assert!(unet(&["--cache-dir", cache.to_str().unwrap()]).contains("model cache hit"));
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+    // --cache: a segrt-cache folder next to the model.
+    let copy = out.join("m.onnx");
+    std::fs::copy(model("demo_unet.onnx"), &copy).unwrap();
+    let (ok, _, err) = segrt(&[
+        "unet",
+        "--model",
+        copy.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--cache",
+        sample("lesion_03.png").to_str().unwrap(),
+    ]);
+    assert!(ok && err.contains("model cache miss"), "{err}");
+    assert!(out.join("segrt-cache").is_dir());
+    let (ok, _, err) =
+        segrt(&["unet", "--model", copy.to_str().unwrap(), "--cache", "--cache-dir", "x", sample("lesion_03.png").to_str().unwrap()]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}

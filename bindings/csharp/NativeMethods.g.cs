@@ -404,6 +404,16 @@ namespace Segrt.Native
         ///  segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
         /// </summary>
         public byte* output_name;
+        /// <summary>
+        ///  A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
+        ///  skip its graph optimiser. Only read during `seg_create*`.
+        /// </summary>
+        public int cache_mode;
+        /// <summary>
+        ///  UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
+        ///  Only read during `seg_create*`.
+        /// </summary>
+        public byte* cache_dir;
     }
 
     /// <summary>

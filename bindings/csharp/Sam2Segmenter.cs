@@ -163,8 +163,9 @@ namespace Segrt
             fixed (byte* dec = decoder)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output);
+                SegOptions o = options.ToNative(ort, output, cacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
                 return new SessionHandle(session);
@@ -193,8 +194,9 @@ namespace Segrt
             fixed (byte* dec = Interop.Utf8z(decoderPath))
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output);
+                SegOptions o = options.ToNative(ort, output, cacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2(enc, dec, &o, &session));
                 return new SessionHandle(session);

@@ -22,6 +22,20 @@ namespace Segrt
         OpenVino = 4,
     }
 
+    /// <summary>
+    /// Whether and where ONNX Runtime's optimised model is cached so later starts skip its graph optimiser
+    /// (the C header's SegCacheMode, mirrored by hand and checked by a test).
+    /// </summary>
+    public enum CacheMode
+    {
+        /// <summary>No cache (the default).</summary>
+        Off = 0,
+        /// <summary>A folder "segrt-cache" next to each model file; models loaded from bytes are refused (SegStatus.InvalidArgument).</summary>
+        BesideModel = 1,
+        /// <summary>The folder <see cref="SegmenterOptions.CacheDirectory"/> (created if missing).</summary>
+        Dir = 2,
+    }
+
     /// <summary>What happens when the requested execution provider cannot start.</summary>
     public enum ProviderPolicy
     {
@@ -198,10 +212,21 @@ namespace Segrt
         /// </summary>
         public string OutputName { get; set; }
 
+        /// <summary>
+        /// Caches ONNX Runtime's optimised model so that later starts of the same model (same ONNX Runtime,
+        /// provider and CPU) load it instead of optimising again; a stale or damaged cache file is detected,
+        /// deleted and rebuilt (Log event), and a folder that cannot be written only costs the cache. Off by default.
+        /// </summary>
+        public CacheMode CacheMode { get; set; }
+
+        /// <summary>The cache folder for <see cref="Segrt.CacheMode.Dir"/> (created if missing); must be null otherwise.</summary>
+        public string CacheDirectory { get; set; }
+
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
         /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
         /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
-        internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName)
+        /// <param name="cacheDir">NUL-terminated UTF-8 <see cref="CacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName, byte* cacheDir)
         {
             if (MaxSessions < 0 || MaxModelBytes < 0 || MaxMemoryBytes < 0)
                 throw new ArgumentOutOfRangeException(nameof(MaxSessions) + "/" + nameof(MaxModelBytes) + "/" + nameof(MaxMemoryBytes), "MaxSessions, MaxModelBytes and MaxMemoryBytes must not be negative (0 = segrt's default)");
@@ -243,6 +268,8 @@ namespace Segrt
             o.max_model_bytes = (ulong)MaxModelBytes;
             o.max_memory_bytes = (ulong)MaxMemoryBytes;
             o.output_name = outputName;
+            o.cache_mode = (int)CacheMode;
+            o.cache_dir = cacheDir;
             return o;
         }
     }
@@ -306,7 +333,7 @@ namespace Segrt
             var options = new SegmenterOptions { DeviceId = deviceId };
             unsafe
             {
-                SegOptions o = options.ToNative(null, null);
+                SegOptions o = options.ToNative(null, null, null);
                 UIntPtr needed;
                 Interop.Check(NativeMethods.seg_providers(&o, null, UIntPtr.Zero, &needed));
                 var buf = new byte[(int)needed];

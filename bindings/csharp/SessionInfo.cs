@@ -29,6 +29,9 @@ namespace Segrt
         [DataMember(Name = "pool")] PoolInfo _pool;
         [DataMember(Name = "encoder_pool")] PoolInfo _encoderPool;
         [DataMember(Name = "decoder_pool")] PoolInfo _decoderPool;
+        [DataMember(Name = "cache")] CacheInfo _cache;
+        [DataMember(Name = "encoder_cache")] CacheInfo _encoderCache;
+        [DataMember(Name = "decoder_cache")] CacheInfo _decoderCache;
         [DataMember(Name = "bytes_first_session")] long? _bytesFirstSession;
         [DataMember(Name = "bytes_first_sessions")] long? _bytesFirstSessions;
         [DataMember(Name = "model_bytes")] long? _modelBytes;
@@ -74,6 +77,15 @@ namespace Segrt
 
         /// <summary>SAM2: the pool of decoder sessions; null for UNet.</summary>
         public PoolInfo DecoderPool { get { return _decoderPool; } }
+
+        /// <summary>UNet: what the model cache did (<see cref="SegmenterOptions.CacheMode"/>); null for SAM2.</summary>
+        public CacheInfo Cache { get { return _cache; } }
+
+        /// <summary>SAM2: what the model cache did for the encoder; null for UNet.</summary>
+        public CacheInfo EncoderCache { get { return _encoderCache; } }
+
+        /// <summary>SAM2: what the model cache did for the decoder; null for UNet.</summary>
+        public CacheInfo DecoderCache { get { return _decoderCache; } }
 
         /// <summary>UNet: resident memory the first session added (including ONNX Runtime's one-time set-up).</summary>
         public long? BytesFirstSession { get { return _bytesFirstSession; } }
@@ -220,6 +232,28 @@ namespace Segrt
 
         /// <summary>The file it was loaded from.</summary>
         public string Path { get { return _path; } }
+    }
+
+    /// <summary>What the model cache did when a session was built (<see cref="SessionInfo.Cache"/>).</summary>
+    [DataContract]
+    public sealed class CacheInfo
+    {
+        [DataMember(Name = "status")] string _status;
+        [DataMember(Name = "file")] string _file;
+        [DataMember(Name = "note")] string _note;
+
+        /// <summary>
+        /// "off" (no cache asked for), "hit" (loaded from the cache), "miss" (optimised and written),
+        /// "rebuilt" (a stale or damaged file was replaced), "unwritable" (the folder could not be written:
+        /// the session runs without the cache) or "bypassed" (the provider cannot use it).
+        /// </summary>
+        public string Status { get { return _status; } }
+
+        /// <summary>The cache file; null when the cache is off.</summary>
+        public string File { get { return _file; } }
+
+        /// <summary>Why the cache was rebuilt, not written or not used; null when all went well.</summary>
+        public string Note { get { return _note; } }
     }
 
     /// <summary>

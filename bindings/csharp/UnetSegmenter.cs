@@ -98,8 +98,9 @@ namespace Segrt
             fixed (byte* path = Interop.Utf8z(modelPath))
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output);
+                SegOptions o = options.ToNative(ort, output, cacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create(path, &o, &session));
                 return new SessionHandle(session);
@@ -125,8 +126,9 @@ namespace Segrt
             fixed (byte* data = model)
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output);
+                SegOptions o = options.ToNative(ort, output, cacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_from_memory(data, (UIntPtr)model.Length, &o, &session));
                 return new SessionHandle(session);

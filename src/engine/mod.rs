@@ -1,12 +1,14 @@
-//! ONNX Runtime sessions: building one (`session`), the bounded pool a handle keeps (`pool`), what the
+//! ONNX Runtime sessions: building one (`session`), the cache of optimised models (`cache`), the bounded pool a handle keeps (`pool`), what the
 //! model declares (`io`), execution providers (`providers`) and memory figures (`memory`).
 
+pub mod cache;
 pub mod io;
 pub mod memory;
 pub mod pool;
 pub mod providers;
 pub mod session;
 
+pub use cache::{CacheReport, CacheStatus};
 pub use pool::{PoolStats, SessionPool};
 pub use providers::{probe_providers, ProviderProbe, ProviderReport};
 pub use session::{build_session, read_model_bytes, read_model_file, run_error};

@@ -20,9 +20,10 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::options::Options;
 
+use super::cache::{CacheReport, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
-use super::session::build_session;
+use super::session::{build_pooled_session, build_session, build_session_cached};
 
 /// The default cap: one session per physical core (each runs on the shared thread pool, so more
 /// concurrent runs than cores only queue inside ONNX Runtime).
@@ -61,9 +62,21 @@ struct State<S> {
     serving: u64,
 }
 
+/// What more sessions of a pool are built from.
+enum Source {
+    /// The original model (the optimiser runs for each session).
+    Original(Vec<u8>),
+    /// The optimised model a cache hit gave (loaded without running the optimiser).
+    Optimised(Optimised),
+}
+
 pub struct SessionPool<S = ()> {
-    model: Vec<u8>,
+    model: Source,
+    /// Bytes of the original model.
+    model_len: usize,
     options: Options,
+    /// What the model cache did for the first session.
+    pub cache: CacheReport,
     max: usize,
     prepacked: PrepackedWeights,
     state: Mutex<State<S>>,
@@ -91,19 +104,38 @@ impl Drop for Inside {
 }
 
 impl<S: Default> SessionPool<S> {
-    /// Builds the first session on the calling thread, so errors surface at creation.
-    pub fn new(model: Vec<u8>, options: &Options) -> Result<Self> {
+    /// Builds the first session on the calling thread, so errors surface at creation. `model_path`:
+    /// the file the model was read from (`None`: given in memory), where `CacheMode::BesideModel`
+    /// puts the cache.
+    pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
-        crate::runtime::environment(options.ort_path.as_deref())?;
+        let runtime = crate::runtime::init(options.ort_path.as_deref())?;
+        let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
         let prepacked = PrepackedWeights::new();
         let before = resident_bytes();
-        let (session, provider) = build_session(&model, options, Some(&prepacked))?;
+        let model_len = model.len();
+        let (session, provider, cache, model) = match cache {
+            None => {
+                let (session, provider) = build_session(&model, options, Some(&prepacked))?;
+                (session, provider, CacheReport::off(), Source::Original(model))
+            }
+            Some(cache) => {
+                let built = build_session_cached(&model, options, Some(&prepacked), &cache)?;
+                match built.optimised {
+                    // The original is no longer needed: more sessions load the optimised model.
+                    Some(optimised) => (built.session, built.provider, built.cache, Source::Optimised(optimised)),
+                    None => (built.session, built.provider, built.cache, Source::Original(model)),
+                }
+            }
+        };
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
         let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
         let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
             model,
+            model_len,
             options: options.clone(),
+            cache,
             max,
             prepacked,
             state: Mutex::new(state),
@@ -178,8 +210,12 @@ impl<S: Default> SessionPool<S> {
     /// Builds one more session (its slot is already counted in `live` and `busy`).
     fn grow(&self) -> Result<(Session, S)> {
         let before = resident_bytes();
-        match build_session(&self.model, &self.options, Some(&self.prepacked)) {
-            Ok((session, _)) => {
+        let built = match &self.model {
+            Source::Original(model) => build_pooled_session(model, false, &self.options, Some(&self.prepacked)),
+            Source::Optimised(optimised) => build_pooled_session(optimised.model(), true, &self.options, Some(&self.prepacked)),
+        };
+        match built {
+            Ok(session) => {
                 if let (Some(b), Some(a)) = (before, resident_bytes()) {
                     // The first extra session's cost, measured once: later ones would only repeat it
                     // with other threads' allocations mixed in.
@@ -219,8 +255,9 @@ impl<S: Default> SessionPool<S> {
         }
     }
 
+    /// Bytes of the original model.
     pub fn model_len(&self) -> usize {
-        self.model.len()
+        self.model_len
     }
 }
 

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::Path;
 
 use ort::ep;
-use ort::session::builder::PrepackedWeights;
+use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights, SessionBuilder};
 use ort::session::Session;
 
 use crate::alloc;
@@ -14,6 +14,7 @@ use crate::log::LogLevel;
 use crate::options::{Options, Provider, ProviderPolicy};
 use crate::runtime;
 
+use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
 use super::providers::ProviderReport;
 
 /// Reads a model file: only a regular file (never a device, a pipe or a folder, which could block
@@ -59,8 +60,15 @@ pub fn build_session(model: &[u8], options: &Options, prepacked: Option<&Prepack
     if model.is_empty() {
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
+    let (builder, report) = prepare_builder(options, prepacked)?;
+    Ok((commit(builder, model)?, report))
+}
+
+/// A session builder with segrt's threads, weights sharing and execution provider, and what became
+/// of the provider.
+fn prepare_builder(options: &Options, prepacked: Option<&PrepackedWeights>) -> Result<(SessionBuilder, ProviderReport)> {
     let env = runtime::environment(options.ort_path.as_deref())?;
-    let ort_err = |e: ort::Error<ort::session::builder::SessionBuilder>| Error::new(ErrorKind::Internal, e.to_string());
+    let ort_err = |e: ort::Error<SessionBuilder>| Error::new(ErrorKind::Internal, e.to_string());
     let mut builder = Session::builder(env).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
     // By default every session runs on the environment's one global thread pool, so several
     // sessions never oversubscribe the cores; an explicit thread count gets a pool of its own.
@@ -101,11 +109,157 @@ pub fn build_session(model: &[u8], options: &Options, prepacked: Option<&Prepack
             }
         };
     }
+    Ok((builder, report))
+}
 
-    let session = builder
+fn commit(mut builder: SessionBuilder, model: &[u8]) -> Result<Session> {
+    builder
         .commit_from_memory(model)
-        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {}", e.message())))?;
-    Ok((session, report))
+        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {}", e.message())))
+}
+
+/// Loads a model that ONNX Runtime's optimiser already produced (for the same runtime, provider and
+/// CPU): the optimiser is not run again.
+fn commit_optimised(builder: SessionBuilder, optimised: &[u8]) -> std::result::Result<Session, String> {
+    let text = |e: ort::Error<SessionBuilder>| e.message().to_string();
+    let mut builder = builder
+        .with_optimization_level(GraphOptimizationLevel::Disable)
+        .map_err(text)?
+        .with_config_entry("session.load_model_format", PAYLOAD_FORMAT)
+        .map_err(text)?;
+    builder.commit_from_memory(optimised).map_err(|e| e.message().to_string())
+}
+
+/// A session built through the model cache.
+pub struct CachedBuild {
+    pub session: Session,
+    pub provider: ProviderReport,
+    pub cache: CacheReport,
+    /// The verified optimised model this session was loaded from (a cache hit): more sessions of the
+    /// same model load it too. `None`: they build from the original model.
+    pub optimised: Option<Optimised>,
+}
+
+/// Builds a session like [`build_session`], through `cache`: a valid cache file is loaded instead of
+/// running the optimiser; otherwise the model is optimised and the result written for the next start.
+/// A cache that cannot be read, is stale or corrupt, or cannot be written never fails the build: it
+/// is rebuilt or skipped, with a log line.
+pub fn build_session_cached(
+    model: &[u8],
+    options: &Options,
+    prepacked: Option<&PrepackedWeights>,
+    cache: &ModelCache,
+) -> Result<CachedBuild> {
+    if model.is_empty() {
+        return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
+    }
+    let file = cache.file().display().to_string();
+    let report = |status, note: Option<String>| CacheReport { status, file: Some(file.clone()), note };
+    let uncached = |builder, provider, status, note: String| -> Result<CachedBuild> {
+        Ok(CachedBuild { session: commit(builder, model)?, provider, cache: report(status, Some(note)), optimised: None })
+    };
+
+    // Compiling providers turn parts of the graph into their own binaries, which ONNX Runtime
+    // cannot save in a model.
+    if matches!(options.provider, Provider::TensorRt | Provider::OpenVino | Provider::DirectMl) {
+        let (builder, provider) = prepare_builder(options, prepacked)?;
+        let note =
+            format!("the model cache is not used with {}: it compiles the graph, which ONNX Runtime cannot save", provider.requested);
+        crate::log::emit(LogLevel::Info, &note);
+        return uncached(builder, provider, CacheStatus::Bypassed, note);
+    }
+
+    let mut status = CacheStatus::Miss;
+    let mut note = None;
+    let lookup = cache.lookup(options.max_model_bytes);
+    if !matches!(lookup, Lookup::Missing) {
+        let (builder, provider) = prepare_builder(options, prepacked)?;
+        if provider.fallback_reason.is_some() {
+            let note = format!("the model cache is not used: {} fell back to the CPU", provider.requested);
+            crate::log::emit(LogLevel::Info, &note);
+            return uncached(builder, provider, CacheStatus::Bypassed, note);
+        }
+        let reason = match lookup {
+            Lookup::Valid(optimised) => match commit_optimised(builder, optimised.model()) {
+                Ok(session) => {
+                    crate::log::emit(LogLevel::Info, &format!("model cache hit: loaded the optimised model from {file}"));
+                    return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Hit, None), optimised: Some(optimised) });
+                }
+                Err(e) => format!("ONNX Runtime cannot load it: {e}"),
+            },
+            Lookup::Invalid(reason) => reason,
+            Lookup::Missing => unreachable!("handled above"),
+        };
+        let line = format!("model cache file {file} is not usable: {reason}; deleting it and optimising the model again");
+        crate::log::emit(LogLevel::Warn, &line);
+        cache.discard();
+        status = CacheStatus::Rebuilt;
+        note = Some(reason);
+    }
+
+    // Optimise the original model, asking ONNX Runtime to save the result.
+    let (builder, provider) = prepare_builder(options, prepacked)?;
+    if provider.fallback_reason.is_some() {
+        let note = format!("the model cache is not used: {} fell back to the CPU", provider.requested);
+        crate::log::emit(LogLevel::Info, &note);
+        return uncached(builder, provider, CacheStatus::Bypassed, note);
+    }
+    let temp = match cache.temp_path() {
+        Ok(t) => t,
+        Err(e) => {
+            crate::log::emit(LogLevel::Warn, &format!("model cache not written: {e}; the session runs without it"));
+            return uncached(builder, provider, CacheStatus::Unwritable, e);
+        }
+    };
+    let text = |e: ort::Error<SessionBuilder>| e.message().to_string();
+    let saving = builder
+        .with_optimized_model_path(&temp)
+        .map_err(text)
+        .and_then(|b| b.with_config_entry("session.save_model_format", PAYLOAD_FORMAT).map_err(text))
+        .and_then(|mut b| b.commit_from_memory(model).map_err(|e| e.message().to_string()));
+    match saving {
+        Ok(session) => {
+            let (status, note) = match cache.store(&temp) {
+                Ok(()) => {
+                    crate::log::emit(
+                        LogLevel::Info,
+                        &format!(
+                            "model cache {}: wrote the optimised model to {file}",
+                            if status == CacheStatus::Rebuilt { "rebuilt" } else { "miss" }
+                        ),
+                    );
+                    (status, note)
+                }
+                Err(e) => {
+                    crate::log::emit(LogLevel::Warn, &format!("model cache not written: {e}; the session runs without it"));
+                    (CacheStatus::Unwritable, Some(e))
+                }
+            };
+            Ok(CachedBuild { session, provider, cache: report(status, note), optimised: None })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            // Saving may be what failed: build again without it. A model ONNX Runtime cannot load
+            // fails here too, with the usual error.
+            let (builder, provider) = prepare_builder(options, prepacked)?;
+            let session = commit(builder, model)?;
+            let line =
+                format!("model cache not written: ONNX Runtime could not save the optimised model ({e}); the session runs without it");
+            crate::log::emit(LogLevel::Warn, &line);
+            Ok(CachedBuild { session, provider, cache: report(CacheStatus::Unwritable, Some(e)), optimised: None })
+        }
+    }
+}
+
+/// Builds one more session of a pool from the optimised model a cache hit gave (no optimiser run),
+/// or from the original model.
+pub fn build_pooled_session(model: &[u8], optimised: bool, options: &Options, prepacked: Option<&PrepackedWeights>) -> Result<Session> {
+    if !optimised {
+        return build_session(model, options, prepacked).map(|(s, _)| s);
+    }
+    let (builder, _) = prepare_builder(options, prepacked)?;
+    commit_optimised(builder, model)
+        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the cached optimised model: {e}")))
 }
 
 /// A failed `Session::run` as segrt's error: ONNX Runtime's own allocation failures are

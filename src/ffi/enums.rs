@@ -335,6 +335,35 @@ c_enum!(SegTileMode <=> TileMode, ErrorKind::InvalidArgument, "SegTileMode value
     SEG_TILE_AUTO <=> Auto,
 });
 
+/// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser
+/// (`SegOptions::cache_mode`). See the README's "Model cache" section.
+#[repr(i32)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegCacheMode {
+    /// No cache (the default, also for hosts built before the field existed).
+    SEG_CACHE_OFF = 0,
+    /// A folder `segrt-cache` next to each model file (created if missing). Models given in memory
+    /// have no file: creating one with this mode fails with `SEG_INVALID_ARGUMENT`.
+    SEG_CACHE_BESIDE_MODEL = 1,
+    /// The folder `SegOptions::cache_dir` (created if missing).
+    SEG_CACHE_DIR = 2,
+}
+
+impl SegCacheMode {
+    /// The C value, checked.
+    pub fn from_c(v: i32) -> Result<Self> {
+        [SegCacheMode::SEG_CACHE_OFF, SegCacheMode::SEG_CACHE_BESIDE_MODEL, SegCacheMode::SEG_CACHE_DIR]
+            .into_iter()
+            .find(|m| *m as i32 == v)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown SegCacheMode value {v} (expected one of: SEG_CACHE_OFF=0 SEG_CACHE_BESIDE_MODEL=1 SEG_CACHE_DIR=2)"
+                ))
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,11 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 use crate::image::{check_size, plane_span, ImageView, MaskMut, PixelFormat};
-use crate::options::{ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
+use crate::options::{CacheMode, ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
 
-use super::enums::{SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode};
+use super::enums::{
+    SegCacheMode, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode,
+};
 
 /// A UTF-8 C string argument as a path.
 ///
@@ -115,6 +117,13 @@ pub struct SegOptions {
     /// UTF-8 name of the UNet output to read when the model has several, or NULL for the only
     /// segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
     pub output_name: *const c_char,
+    // ---- appended after output_name ----
+    /// A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
+    /// skip its graph optimiser. Only read during `seg_create*`.
+    pub cache_mode: i32,
+    /// UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
+    /// Only read during `seg_create*`.
+    pub cache_dir: *const c_char,
 }
 
 /// A borrowed image. The pixels are only read, and only during the call.
@@ -206,6 +215,8 @@ impl SegOptions {
             max_model_bytes: 0,
             max_memory_bytes: 0,
             output_name: std::ptr::null(),
+            cache_mode: SegCacheMode::SEG_CACHE_OFF as i32,
+            cache_dir: std::ptr::null(),
         }
     }
 
@@ -279,10 +290,30 @@ impl SegOptions {
             } else {
                 Some(unsafe { utf8_str(self.output_name, "SegOptions.output_name")? })
             },
+            cache: self.cache()?,
         };
         // Messages name the C fields: the library's own validation speaks of options.
         options.validate().map_err(|e| e.context("SegOptions"))?;
         Ok(options)
+    }
+}
+
+impl SegOptions {
+    fn cache(&self) -> Result<CacheMode> {
+        let mode = SegCacheMode::from_c(self.cache_mode).map_err(|e| e.context("SegOptions.cache_mode"))?;
+        match mode {
+            SegCacheMode::SEG_CACHE_DIR => {
+                if self.cache_dir.is_null() {
+                    return Err(Error::invalid("SegOptions.cache_mode is SEG_CACHE_DIR but SegOptions.cache_dir is NULL: give the cache folder"));
+                }
+                Ok(CacheMode::Dir(unsafe { utf8_path(self.cache_dir, "SegOptions.cache_dir")? }))
+            }
+            _ if !self.cache_dir.is_null() => Err(Error::invalid(
+                "SegOptions.cache_dir is set but SegOptions.cache_mode is not SEG_CACHE_DIR: set cache_mode = SEG_CACHE_DIR to use that folder",
+            )),
+            SegCacheMode::SEG_CACHE_OFF => Ok(CacheMode::Off),
+            SegCacheMode::SEG_CACHE_BESIDE_MODEL => Ok(CacheMode::BesideModel),
+        }
     }
 }
 
@@ -458,5 +489,35 @@ mod tests {
         let mut raw = SegOptions::defaults();
         raw.max_memory_bytes = 0; // 0 means the default, not "no memory"
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().max_memory_bytes, crate::options::DEFAULT_MAX_MEMORY_BYTES);
+    }
+
+    #[test]
+    fn cache_options_are_read_and_checked() {
+        let dir = c"/tmp/segrt cache";
+        let mut raw = SegOptions::defaults();
+        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Off);
+        raw.cache_mode = SegCacheMode::SEG_CACHE_DIR as i32;
+        raw.cache_dir = dir.as_ptr();
+        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Dir("/tmp/segrt cache".into()));
+        // A host built before the cache fields: off, whatever lies beyond its struct.
+        raw.struct_size = std::mem::offset_of!(SegOptions, cache_mode) as u32;
+        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Off);
+        raw.struct_size = std::mem::size_of::<SegOptions>() as u32;
+        raw.cache_mode = SegCacheMode::SEG_CACHE_BESIDE_MODEL as i32;
+        raw.cache_dir = std::ptr::null();
+        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::BesideModel);
+
+        let refused = |mode: i32, dir: *const c_char| unsafe {
+            let raw = SegOptions { cache_mode: mode, cache_dir: dir, ..SegOptions::defaults() };
+            SegOptions::read(&raw).unwrap_err()
+        };
+        let e = refused(7, std::ptr::null());
+        assert!(e.message.contains("SegOptions.cache_mode") && e.message.contains("7"), "{}", e.message);
+        let e = refused(SegCacheMode::SEG_CACHE_DIR as i32, std::ptr::null());
+        assert!(e.message.contains("cache_dir is NULL"), "{}", e.message);
+        let e = refused(SegCacheMode::SEG_CACHE_DIR as i32, c"".as_ptr());
+        assert!(e.message.contains("cache_dir is empty"), "{}", e.message);
+        let e = refused(SegCacheMode::SEG_CACHE_OFF as i32, dir.as_ptr());
+        assert!(e.message.contains("not SEG_CACHE_DIR"), "{}", e.message);
     }
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, PoolStats, ProviderReport, SessionPool};
+use crate::engine::{read_model_file, run_error, CacheReport, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
 use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, Preprocessor, TensorData, TensorFormat};
@@ -119,6 +119,9 @@ pub struct Sam2Info<'a> {
     /// The encoder's and the decoder's sessions (see `PoolStats`).
     pub encoder_pool: PoolStats,
     pub decoder_pool: PoolStats,
+    /// What the model cache did for the encoder and for the decoder (see `CacheReport`).
+    pub encoder_cache: &'a CacheReport,
+    pub decoder_cache: &'a CacheReport,
     /// Resident memory the first encoder + decoder sessions added.
     pub bytes_first_sessions: Option<u64>,
     pub image_cached: bool,
@@ -131,17 +134,24 @@ fn ms(a: Instant, b: Instant) -> f64 {
 
 impl Sam2Segmenter {
     pub fn from_files(encoder: &Path, decoder: &Path, options: Options) -> Result<Self> {
+        options.validate()?;
         let e = read_model_file(encoder, options.max_model_bytes).map_err(|e| e.context("encoder"))?;
         let d = read_model_file(decoder, options.max_model_bytes).map_err(|e| e.context("decoder"))?;
-        Self::from_memory(e, d, options)
+        Self::build(e, d, Some((encoder, decoder)), options)
     }
 
     pub fn from_memory(encoder: Vec<u8>, decoder: Vec<u8>, options: Options) -> Result<Self> {
+        Self::build(encoder, decoder, None, options)
+    }
+
+    /// `paths`: the encoder's and the decoder's files, when read from files (for the model cache).
+    fn build(encoder: Vec<u8>, decoder: Vec<u8>, paths: Option<(&Path, &Path)>, options: Options) -> Result<Self> {
         options.validate()?;
         // The two sessions are built at once: cold start is the longer of the two, not their sum.
+        // Each is cached on its own (its own key, its own file).
         let (encoder, decoder) = std::thread::scope(|scope| {
-            let encoder = scope.spawn(|| SessionPool::new(encoder, &options).map_err(|e| e.context("encoder")));
-            let decoder = SessionPool::new(decoder, &options).map_err(|e| e.context("decoder"));
+            let encoder = scope.spawn(|| SessionPool::new(encoder, paths.map(|p| p.0), &options).map_err(|e| e.context("encoder")));
+            let decoder = SessionPool::new(decoder, paths.map(|p| p.1), &options).map_err(|e| e.context("decoder"));
             let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
             (encoder, decoder)
         });
@@ -178,6 +188,8 @@ impl Sam2Segmenter {
             intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
             encoder_pool: self.encoder.stats(),
             decoder_pool: self.decoder.stats(),
+            encoder_cache: &self.encoder.cache,
+            decoder_cache: &self.decoder.cache,
             bytes_first_sessions: self
                 .encoder
                 .stats()

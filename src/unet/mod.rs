@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, PoolStats, ProviderReport, SessionPool};
+use crate::engine::{read_model_file, run_error, CacheReport, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
@@ -83,6 +83,8 @@ pub struct SessionInfo<'a> {
     pub intra_threads: String,
     /// The handle's sessions: cap, alive, busy, built, waits, memory per session.
     pub pool: PoolStats,
+    /// What the model cache did: status (off, hit, miss, rebuilt, unwritable, bypassed), file, note.
+    pub cache: &'a CacheReport,
     /// Resident memory the first session added, including ONNX Runtime's one-time set-up.
     pub bytes_first_session: Option<u64>,
     pub model_bytes: usize,
@@ -94,13 +96,18 @@ const MAX_TILED_SCORE_BYTES: u64 = 4 << 30;
 
 impl UnetSegmenter {
     pub fn from_file(path: &Path, options: Options) -> Result<Self> {
-        Self::from_memory(read_model_file(path, options.max_model_bytes)?, options)
+        options.validate()?;
+        Self::build(read_model_file(path, options.max_model_bytes)?, Some(path), options)
     }
 
     /// Loads the model, checks it is a UNet segrt can run, and creates the calling thread's session.
     pub fn from_memory(model: Vec<u8>, options: Options) -> Result<Self> {
+        Self::build(model, None, options)
+    }
+
+    fn build(model: Vec<u8>, path: Option<&Path>, options: Options) -> Result<Self> {
         options.validate()?;
-        let sessions = SessionPool::new(model, &options)?;
+        let sessions = SessionPool::new(model, path, &options)?;
         let (spec, inputs, outputs) =
             sessions.with(|s, _| Ok((UnetSpec::from_session(s, options.output_name.as_deref())?, inputs_of(s), outputs_of(s))))?;
         Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })
@@ -125,6 +132,7 @@ impl UnetSegmenter {
             provider: &self.sessions.provider,
             intra_threads: intra_threads_text(self.options.intra_threads),
             pool: self.sessions.stats(),
+            cache: &self.sessions.cache,
             bytes_first_session: self.sessions.stats().bytes_first_session,
             model_bytes: self.sessions.model_len(),
             onnxruntime: RuntimeInfo::current(),

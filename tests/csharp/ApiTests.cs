@@ -23,6 +23,41 @@ static partial class SegrtTests
         Test("PlanarRgb8 byte[] gives the interleaved mask", UnetPlanar);
         Test("SAM2 IntPtr / byte[] + stride overloads, mask buffer, FromBytes", Sam2RawOverloads);
         Test("async: results, cancellation before the run and between encoder and decoder", AsyncCalls);
+        Test("model cache: CacheMode/CacheDirectory reach segrt, a second start is a hit, bad combinations refused", ModelCache);
+    }
+
+    static void ModelCache()
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "segrt-cs-cache-" + System.Diagnostics.Process.GetCurrentProcess().Id);
+        if (Directory.Exists(dir)) Directory.Delete(dir, true);
+        var options = new SegmenterOptions { CacheMode = CacheMode.Dir, CacheDirectory = dir };
+        try
+        {
+            byte[] reference;
+            using (var plain = new UnetSegmenter(Model("demo_unet.onnx")))
+            {
+                Check(plain.SessionInfo.Cache.Status == "off" && plain.SessionInfo.Cache.File == null, "no cache by default");
+                using (var bmp = new Bitmap(Path.Combine(Repo, "models", "samples", "lesion_01.png")))
+                    reference = plain.Segment(bmp).Mask;
+            }
+            using (var first = new UnetSegmenter(Model("demo_unet.onnx"), options))
+                Check(first.SessionInfo.Cache.Status == "miss" && File.Exists(first.SessionInfo.Cache.File), "first start writes the cache: " + first.SessionInfo.RawJson);
+            using (var second = new UnetSegmenter(Model("demo_unet.onnx"), options))
+            {
+                var cache = second.SessionInfo.Cache;
+                Check(cache.Status == "hit" && cache.File.StartsWith(dir) && cache.Note == null, "second start is a hit: " + second.SessionInfo.RawJson);
+                using (var bmp = new Bitmap(Path.Combine(Repo, "models", "samples", "lesion_01.png")))
+                    Check(second.Segment(bmp).Mask.SequenceEqual(reference), "same mask from the cached model");
+            }
+            var noDir = Throws<SegException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { CacheMode = CacheMode.Dir }), "Dir without a folder");
+            Check(noDir.Status == SegStatus.InvalidArgument && noDir.NativeMessage.Contains("cache_dir"), noDir.NativeMessage);
+            var beside = Throws<SegException>(() => UnetSegmenter.FromBytes(File.ReadAllBytes(Model("demo_unet.onnx")), new SegmenterOptions { CacheMode = CacheMode.BesideModel }), "BesideModel from bytes");
+            Check(beside.Status == SegStatus.InvalidArgument && beside.NativeMessage.Contains("BESIDE_MODEL"), beside.NativeMessage);
+        }
+        finally
+        {
+            if (Directory.Exists(dir)) Directory.Delete(dir, true);
+        }
     }
 
     static string Normalize(string name)
@@ -83,7 +118,8 @@ static partial class SegrtTests
         SameMembers(typeof(ThresholdMode), HeaderEnum(header, "SegThresholdMode", "SEG_THRESHOLD_"), "segrt.h");
         SameMembers(typeof(TileMode), HeaderEnum(header, "SegTileMode", "SEG_TILE_"), "segrt.h");
         SameMembers(typeof(LogLevel), HeaderEnum(header, "SegLogLevel", "SEG_LOG_"), "segrt.h");
-        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 8 more enums match", generated.Count, Enum.GetNames(typeof(SegPixelFormat)).Length));
+        SameMembers(typeof(CacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
+        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 9 more enums match", generated.Count, Enum.GetNames(typeof(SegPixelFormat)).Length));
     }
 
     static void NoPublicPointers()

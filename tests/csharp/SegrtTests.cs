@@ -186,7 +186,7 @@ static partial class SegrtTests
 
     static unsafe void OptionsDefaultsMatchNative()
     {
-        var native = new SegmenterOptions().ToNative(null, null);
+        var native = new SegmenterOptions().ToNative(null, null, null);
         Segrt.Native.SegOptions d;
         Check(Segrt.Native.NativeMethods.seg_options_default(&d) == Segrt.Native.SegStatus.SEG_OK, "seg_options_default");
         Check(native.struct_size == d.struct_size && native.provider == d.provider && native.device_id == d.device_id
@@ -199,7 +199,8 @@ static partial class SegrtTests
             && native.tile_mode == d.tile_mode && native.tile_width == d.tile_width && native.tile_height == d.tile_height
             && native.tile_overlap == d.tile_overlap && native.tile_batch == d.tile_batch
             && native.max_sessions == d.max_sessions && native.max_model_bytes == d.max_model_bytes
-            && native.max_memory_bytes == d.max_memory_bytes && native.output_name == d.output_name && native.ort_path == d.ort_path,
+            && native.max_memory_bytes == d.max_memory_bytes && native.output_name == d.output_name && native.ort_path == d.ort_path
+            && native.cache_mode == d.cache_mode && native.cache_dir == d.cache_dir,
             "every scalar field equals the native default");
         for (int i = 0; i < 3; i++) Check(native.mean[i] == d.mean[i] && native.std[i] == d.std[i], "mean/std " + i);
         // The appended fields reach the native struct: strings as pinned UTF-8, numbers as they are.
@@ -207,12 +208,12 @@ static partial class SegrtTests
         fixed (byte* ort = new byte[] { 0x2f, 0 })
         fixed (byte* output = Segrt.Interop.Utf8z(set.OutputName))
         {
-            var o = set.ToNative(ort, output);
+            var o = set.ToNative(ort, output, null);
             Check(o.max_sessions == 3 && o.max_model_bytes == 5UL << 30 && o.max_memory_bytes == 1UL << 20, "MaxSessions/MaxModelBytes/MaxMemoryBytes mapped");
             Check(o.output_name == output && o.ort_path == ort && Segrt.Interop.FromUtf8z(o.output_name) == "логиты", "OutputName as UTF-8");
         }
-        Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxSessions = -1 }.ToNative(null, null), "negative MaxSessions");
-        Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxMemoryBytes = -1 }.ToNative(null, null), "negative MaxMemoryBytes");
+        Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxSessions = -1 }.ToNative(null, null, null), "negative MaxSessions");
+        Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxMemoryBytes = -1 }.ToNative(null, null, null), "negative MaxMemoryBytes");
     }
 
     static UnetResult s_reference; // lesion_04 through a 24bpp Bitmap, reused by later tests

@@ -1,5 +1,8 @@
 //! `segrt bench`: what a model costs on this station, for the user's own models and image.
 //!
+//! Both: session build time without a model cache, on a first start (which writes the cache) and
+//! on a cached start, and the time from creating the session to the first mask for each (medians of
+//! `--start-runs`, in a private cache folder removed afterwards).
 //! UNet: session build time, stage medians (decoding the image is excluded), the whole segrt call
 //! (what `seg_run_unet` runs) against a bare ONNX Runtime run of the same model on the prepared tensor (alternating
 //! blocks, so both see the same machine), runs per second against the number of calling threads,
@@ -14,6 +17,7 @@ use ort::session::Session;
 use serde::Serialize;
 
 use segrt::image::tensor::{prepare, Fit, Normalisation};
+use segrt::options::CacheMode;
 use segrt::sam2::{Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, MaskMut, Options, PixelFormat, UnetSegmenter};
 
@@ -45,6 +49,32 @@ pub struct BenchArgs {
     /// Also write the figures as JSON here
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Starts to measure without a model cache, first (writing it) and cached (medians); 0 = skip
+    #[arg(long, default_value_t = 3)]
+    start_runs: usize,
+    #[command(flatten)]
+    cache: super::CacheArgs,
+}
+
+/// Session start-up with and without the model cache (medians over `runs`, ms).
+#[derive(Serialize)]
+struct Starts {
+    runs: usize,
+    /// Session build with no cache (ONNX Runtime optimises the model).
+    build_no_cache_ms: f64,
+    /// Session build with an empty cache: optimises and writes the cache file.
+    build_first_ms: f64,
+    /// Session build from the cache file.
+    build_cached_ms: f64,
+    /// `build_cached_ms / build_no_cache_ms`.
+    cached_vs_no_cache: f64,
+    /// From creating the session to the first mask (UNet: one image; SAM2: encoder + one click).
+    first_mask_no_cache_ms: f64,
+    first_mask_first_ms: f64,
+    first_mask_cached_ms: f64,
+    /// What the cache reported on the first and on the cached start (e.g. "miss", "hit").
+    status_first: String,
+    status_cached: String,
 }
 
 #[derive(Serialize)]
@@ -59,6 +89,7 @@ struct Report {
     image: String,
     provider_in_use: String,
     session_build_ms: f64,
+    starts: Option<Starts>,
     stages_ms: serde_json::Value,
     call_vs_bare_run: Option<f64>,
     throughput: Vec<Throughput>,
@@ -84,12 +115,45 @@ pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
             (img, "a bundled sample scaled to 1920x1080".to_string())
         }
     };
-    let options = Options { ort_path: ort, provider, device_id, ..Options::default() };
-    let report = match (&args.model, &args.encoder, &args.decoder) {
-        (Some(model), ..) => bench_unet(model, &img, image_name, options, &threads, args.runs)?,
-        (None, Some(encoder), Some(decoder)) => bench_sam2(encoder, decoder, &img, image_name, options, &threads, args.runs)?,
+    let options = Options { ort_path: ort, provider, device_id, cache: args.cache.mode(), ..Options::default() };
+    let mut report = match (&args.model, &args.encoder, &args.decoder) {
+        (Some(model), ..) => bench_unet(model, &img, image_name, options.clone(), &threads, args.runs)?,
+        (None, Some(encoder), Some(decoder)) => bench_sam2(encoder, decoder, &img, image_name, options.clone(), &threads, args.runs)?,
         _ => return Err("give --model, or --encoder and --decoder".into()),
     };
+    if args.start_runs > 0 {
+        let rgb = img.to_rgb8();
+        let view = view(&rgb)?;
+        let (w, h) = (view.width(), view.height());
+        let start = |cache: CacheMode| -> CliResult<(f64, f64, String)> {
+            let options = Options { cache, max_sessions: 1, ..options.clone() };
+            let mut mask = vec![0u8; w * h];
+            let t = Instant::now();
+            let status = match (&args.model, &args.encoder, &args.decoder) {
+                (Some(model), ..) => {
+                    let seg = UnetSegmenter::from_file(model, options).map_err(|e| e.to_string())?;
+                    let built = ms(t);
+                    seg.segment_into(&view, &mut MaskMut::new(&mut mask, w, h, 0)?, None).map_err(|e| e.to_string())?;
+                    (built, ms(t), seg.info().cache.status)
+                }
+                (None, Some(encoder), Some(decoder)) => {
+                    let sam = Sam2Segmenter::from_files(encoder, decoder, options).map_err(|e| e.to_string())?;
+                    let built = ms(t);
+                    let prompt = Prompt { points: vec![Point { x: w as f32 / 2.0, y: h as f32 / 2.0, label: 1 }], ..Prompt::default() };
+                    sam.predict_into(Some(&view), &prompt, &mut MaskMut::new(&mut mask, w, h, 0)?, None).map_err(|e| e.to_string())?;
+                    let info = sam.info();
+                    let status = info.encoder_cache.status;
+                    if info.decoder_cache.status != status {
+                        return Err(format!("encoder cache {:?} but decoder cache {:?}", status, info.decoder_cache.status).into());
+                    }
+                    (built, ms(t), status)
+                }
+                _ => unreachable!("checked above"),
+            };
+            Ok((status.0, status.1, status.2.as_str().to_string()))
+        };
+        report.starts = Some(measure_starts(args.start_runs, &start)?);
+    }
     print(&report)?;
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
@@ -98,9 +162,66 @@ pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
     Ok(())
 }
 
+/// Builds sessions without a cache, with an empty cache and from the cache, `runs` times each in
+/// turn, in a private folder removed afterwards.
+fn measure_starts(runs: usize, start: &dyn Fn(CacheMode) -> CliResult<(f64, f64, String)>) -> CliResult<Starts> {
+    let dir = std::env::temp_dir().join(format!("segrt-bench-cache-{}", std::process::id()));
+    let result = (|| -> CliResult<Starts> {
+        let (mut build, mut first_mask) = ([vec![], vec![], vec![]], [vec![], vec![], vec![]]);
+        let (mut status_first, mut status_cached) = (String::new(), String::new());
+        for _ in 0..runs {
+            let _ = std::fs::remove_dir_all(&dir);
+            for (i, cache) in [CacheMode::Off, CacheMode::Dir(dir.clone()), CacheMode::Dir(dir.clone())].into_iter().enumerate() {
+                let (b, m, status) = start(cache)?;
+                build[i].push(b);
+                first_mask[i].push(m);
+                match i {
+                    1 => status_first = status,
+                    2 => status_cached = status,
+                    _ => {}
+                }
+            }
+        }
+        let [b0, b1, b2] = build.map(median);
+        let [m0, m1, m2] = first_mask.map(median);
+        Ok(Starts {
+            runs,
+            build_no_cache_ms: b0,
+            build_first_ms: b1,
+            build_cached_ms: b2,
+            cached_vs_no_cache: b2 / b0,
+            first_mask_no_cache_ms: m0,
+            first_mask_first_ms: m1,
+            first_mask_cached_ms: m2,
+            status_first,
+            status_cached,
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 fn print(r: &Report) -> CliResult {
     say!("{}: {} on {}", r.model, r.provider_in_use, r.image);
     say!("  session build: {:.1} ms", r.session_build_ms);
+    if let Some(s) = &r.starts {
+        say!(
+            "  session build (medians of {}): no cache {:.1} ms, first start {:.1} ms (cache {}), cached start {:.1} ms (cache {}): cached / no cache = {:.2}",
+            s.runs,
+            s.build_no_cache_ms,
+            s.build_first_ms,
+            s.status_first,
+            s.build_cached_ms,
+            s.status_cached,
+            s.cached_vs_no_cache
+        );
+        say!(
+            "  create to first mask (medians): no cache {:.1} ms, first start {:.1} ms, cached start {:.1} ms",
+            s.first_mask_no_cache_ms,
+            s.first_mask_first_ms,
+            s.first_mask_cached_ms
+        );
+    }
     say!("  stages (medians, ms): {}", r.stages_ms);
     if let Some(ratio) = r.call_vs_bare_run {
         say!("  whole segrt call (pre-processing, run, mask) / bare ONNX Runtime run of the same model: {ratio:.3}");
@@ -198,6 +319,7 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
         image: format!("{image} ({w}x{h})"),
         provider_in_use: seg.provider().in_use.clone(),
         session_build_ms: build,
+        starts: None,
         stages_ms: serde_json::json!({
             "preprocess": median(pre), "inference": median(infer), "postprocess": median(post),
             "whole_call": call_ms, "bare_run": bare_ms, "model_size": [size.0, size.1]
@@ -249,6 +371,7 @@ fn bench_sam2(
         image: format!("{image} ({w}x{h})"),
         provider_in_use: sam.provider().in_use.clone(),
         session_build_ms: build,
+        starts: None,
         stages_ms: serde_json::json!({
             "encoder_preprocess": pre_ms, "encoder": encoder_ms,
             "click": median(whole), "click_decoder": median(dec), "click_mask": median(post)

@@ -89,6 +89,28 @@ enum Command {
     },
 }
 
+/// Where the optimised model is cached between runs (see the README's "Model cache").
+#[derive(clap::Args, Clone)]
+pub struct CacheArgs {
+    /// Cache ONNX Runtime's optimised model in this folder (created if missing): later starts skip the optimiser
+    #[arg(long, value_name = "DIR", conflicts_with = "cache")]
+    cache_dir: Option<PathBuf>,
+    /// Cache the optimised model in a folder `segrt-cache` next to the model file
+    #[arg(long)]
+    cache: bool,
+}
+
+impl CacheArgs {
+    pub fn mode(&self) -> segrt::options::CacheMode {
+        use segrt::options::CacheMode;
+        match (&self.cache_dir, self.cache) {
+            (Some(dir), _) => CacheMode::Dir(dir.clone()),
+            (None, true) => CacheMode::BesideModel,
+            (None, false) => CacheMode::Off,
+        }
+    }
+}
+
 #[derive(clap::Args)]
 struct Sam2Args {
     /// The SAM2 image encoder (.onnx): run once per image
@@ -117,6 +139,8 @@ struct Sam2Args {
     /// ONNX Runtime intra-op threads (0 = one per physical core)
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
     threads: usize,
+    #[command(flatten)]
+    cache: CacheArgs,
 }
 
 #[derive(clap::Args)]
@@ -163,6 +187,8 @@ struct UnetArgs {
     /// Tiles per run for models with a dynamic batch axis
     #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = count)]
     tile_batch: usize,
+    #[command(flatten)]
+    cache: CacheArgs,
     /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
     /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
     /// extension added (l05_jpg_mask.png, l05_bmp_mask.png)
@@ -357,7 +383,7 @@ fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     let names = output_names(&inputs)?;
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
     let p = seg.provider();
-    note!("model loaded in {load_ms:.1} ms; provider {}", p.in_use);
+    note!("model loaded in {load_ms:.1} ms; provider {}; model cache {}", p.in_use, seg.info().cache.status.as_str());
     if let Some(reason) = &p.fallback_reason {
         note!("warning: running on the CPU: {reason}");
     }
@@ -423,6 +449,7 @@ fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options> {
         },
         tile_overlap: args.tile_overlap,
         tile_batch: args.tile_batch,
+        cache: args.cache.mode(),
         ..Options::default()
     })
 }
@@ -488,14 +515,17 @@ fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         let v = parse_numbers(b, "--box", &[4])?;
         prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
     }
-    let options = Options { ort_path: ort, intra_threads: args.threads, ..Options::default() };
+    let options = Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), ..Options::default() };
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    let info = sam.info();
     note!(
-        "models loaded in {:.1} ms; convention {}; provider {}",
+        "models loaded in {:.1} ms; convention {}; provider {}; model cache: encoder {}, decoder {}",
         t.elapsed().as_secs_f64() * 1e3,
         sam.spec().convention,
-        sam.provider().in_use
+        sam.provider().in_use,
+        info.encoder_cache.status.as_str(),
+        info.decoder_cache.status.as_str()
     );
     let img = decode(&args.image)?;
     let rgb = img.to_rgb8();
