@@ -179,86 +179,93 @@ fn everything_matches_the_official_automatic_mask_generator() {
         min_mask_region_area: st["min_mask_region_area"].as_u64().unwrap() as usize,
         crop_n_layers: st["crop_n_layers"].as_u64().unwrap() as usize,
     };
-    let sam = segrt::sam2::Sam2Segmenter::from_files(
-        &sam2_dir().join(index["encoder"].as_str().unwrap()),
-        &sam2_dir().join(index["decoder"].as_str().unwrap()),
-        segrt::Options::default(),
-    )
-    .unwrap();
     let mut failures = Vec::new();
-    for im in index["images"].as_array().unwrap() {
-        let file = im["file"].as_str().unwrap();
-        let img = load_rgb(&sam2_dir().join("reference").join(file));
-        let (w, h) = (img.w, img.h);
-        let stack = load_gray(&sam2_dir().join("reference").join(im["masks_png"].as_str().unwrap()));
-        let refs: Vec<RefObject> = im["objects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .enumerate()
-            .map(|(k, o)| {
-                let f = |v: &serde_json::Value| v.as_f64().unwrap();
-                let b: Vec<i64> = o["bbox_xywh"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
-                RefObject {
-                    bbox: [b[0], b[1], b[0] + b[2], b[1] + b[3]],
-                    area: o["area"].as_u64().unwrap(),
-                    iou: f(&o["predicted_iou"]) as f32,
-                    stability: f(&o["stability_score"]) as f32,
-                    point: [f(&o["point"][0]) as f32, f(&o["point"][1]) as f32],
-                    mask: stack[k * w * h..(k + 1) * w * h].iter().map(|v| (*v != 0) as u8).collect(),
-                }
-            })
-            .collect();
-        assert!(refs.len() >= 10, "{file}: the reference must have at least 10 objects");
-        let view = segrt::ImageView::new(&img.data, w, h, (3 * w) as isize, segrt::PixelFormat::Rgb24).unwrap();
-        let (result, _) = sam.everything(Some(&view), &opts).unwrap();
-        let ours: Vec<Vec<u8>> = result.objects.iter().map(|o| o.mask(w, h)).collect();
-        let n = result.objects.len();
-        println!(
-            "{file}: reference {} objects, segrt {n} ({} prompts, {} decoder runs, decoder {:.0} ms, post {:.0} ms)",
-            refs.len(),
-            result.stats.prompts,
-            result.stats.decoder_runs,
-            result.stats.decoder_ms,
-            result.stats.postprocess_ms
-        );
-        if (n as f64 - refs.len() as f64).abs() > 0.02 * refs.len() as f64 {
-            failures.push(format!("{file}: {n} objects, the reference has {}", refs.len()));
-        }
-        let (mut worst_iou, mut worst_score, mut worst_stab) = (1.0f64, 0f32, 0f32);
-        for (k, r) in refs.iter().enumerate() {
-            // the best match among segrt's objects from the same prompt point
-            let best = result
-                .objects
+    // the one-prompt decoder, and the same decoder exported with a prompt batch axis
+    for decoder in [index["decoder"].as_str().unwrap(), "sam2_tiny_sam2onnx_batched_decoder.onnx"] {
+        let sam = segrt::sam2::Sam2Segmenter::from_files(
+            &sam2_dir().join(index["encoder"].as_str().unwrap()),
+            &sam2_dir().join(decoder),
+            segrt::Options::default(),
+        )
+        .unwrap();
+        assert_eq!(sam.batched_prompts(), decoder.contains("batched"), "{decoder}: prompt batch axis detected");
+        println!("{decoder}:");
+        for im in index["images"].as_array().unwrap() {
+            let file = im["file"].as_str().unwrap();
+            let img = load_rgb(&sam2_dir().join("reference").join(file));
+            let (w, h) = (img.w, img.h);
+            let stack = load_gray(&sam2_dir().join("reference").join(im["masks_png"].as_str().unwrap()));
+            let refs: Vec<RefObject> = im["objects"]
+                .as_array()
+                .unwrap()
                 .iter()
-                .zip(&ours)
-                .filter(|(o, _)| o.point == r.point)
-                .map(|(o, m)| (mask_iou(m, &r.mask), o))
-                .max_by(|a, b| a.0.total_cmp(&b.0));
-            let Some((m_iou, o)) = best else {
-                failures.push(format!("{file}: reference object {k} (point {:?}) has no segrt object from that point", r.point));
-                continue;
-            };
-            worst_iou = worst_iou.min(m_iou);
-            let (ds, dst) = ((o.predicted_iou - r.iou).abs(), (o.stability_score - r.stability).abs());
-            worst_score = worst_score.max(ds);
-            worst_stab = worst_stab.max(dst);
-            if m_iou < 0.95 || ds > 1e-3 || dst > 1e-3 {
-                failures.push(format!(
-                    "{file}: reference object {k}: mask IoU {m_iou:.4}, predicted IoU {} vs {}, stability {} vs {}",
-                    o.predicted_iou, r.iou, o.stability_score, r.stability
-                ));
+                .enumerate()
+                .map(|(k, o)| {
+                    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+                    let b: Vec<i64> = o["bbox_xywh"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+                    RefObject {
+                        bbox: [b[0], b[1], b[0] + b[2], b[1] + b[3]],
+                        area: o["area"].as_u64().unwrap(),
+                        iou: f(&o["predicted_iou"]) as f32,
+                        stability: f(&o["stability_score"]) as f32,
+                        point: [f(&o["point"][0]) as f32, f(&o["point"][1]) as f32],
+                        mask: stack[k * w * h..(k + 1) * w * h].iter().map(|v| (*v != 0) as u8).collect(),
+                    }
+                })
+                .collect();
+            assert!(refs.len() >= 10, "{file}: the reference must have at least 10 objects");
+            let view = segrt::ImageView::new(&img.data, w, h, (3 * w) as isize, segrt::PixelFormat::Rgb24).unwrap();
+            let (result, _) = sam.everything(Some(&view), &opts).unwrap();
+            let ours: Vec<Vec<u8>> = result.objects.iter().map(|o| o.mask(w, h)).collect();
+            let n = result.objects.len();
+            println!(
+                "  {file}: reference {} objects, segrt {n} ({} prompts, {} decoder runs, decoder {:.0} ms, post {:.0} ms)",
+                refs.len(),
+                result.stats.prompts,
+                result.stats.decoder_runs,
+                result.stats.decoder_ms,
+                result.stats.postprocess_ms
+            );
+            if (n as f64 - refs.len() as f64).abs() > 0.02 * refs.len() as f64 {
+                failures.push(format!("{file}: {n} objects, the reference has {}", refs.len()));
             }
-            // areas differ by no more than the pixels the masks disagree on
-            if (o.area as f64 - r.area as f64).abs() > (1.0 - m_iou) * o.area.max(r.area) as f64 + 0.5 {
-                failures.push(format!("{file}: reference object {k}: area {} vs {}", o.area, r.area));
+            let (mut worst_iou, mut worst_score, mut worst_stab) = (1.0f64, 0f32, 0f32);
+            for (k, r) in refs.iter().enumerate() {
+                // the best match among segrt's objects from the same prompt point
+                let best = result
+                    .objects
+                    .iter()
+                    .zip(&ours)
+                    .filter(|(o, _)| o.point == r.point)
+                    .map(|(o, m)| (mask_iou(m, &r.mask), o))
+                    .max_by(|a, b| a.0.total_cmp(&b.0));
+                let Some((m_iou, o)) = best else {
+                    failures.push(format!("{file}: reference object {k} (point {:?}) has no segrt object from that point", r.point));
+                    continue;
+                };
+                worst_iou = worst_iou.min(m_iou);
+                let (ds, dst) = ((o.predicted_iou - r.iou).abs(), (o.stability_score - r.stability).abs());
+                worst_score = worst_score.max(ds);
+                worst_stab = worst_stab.max(dst);
+                if m_iou < 0.95 || ds > 1e-3 || dst > 1e-3 {
+                    failures.push(format!(
+                        "{file}: reference object {k}: mask IoU {m_iou:.4}, predicted IoU {} vs {}, stability {} vs {}",
+                        o.predicted_iou, r.iou, o.stability_score, r.stability
+                    ));
+                }
+                // areas differ by no more than the pixels the masks disagree on
+                if (o.area as f64 - r.area as f64).abs() > (1.0 - m_iou) * o.area.max(r.area) as f64 + 0.5 {
+                    failures.push(format!("{file}: reference object {k}: area {} vs {}", o.area, r.area));
+                }
+                let b = o.bbox.map(|v| v as i64);
+                if m_iou == 1.0 && b != r.bbox {
+                    failures.push(format!("{file}: reference object {k}: box {b:?} vs {:?}", r.bbox));
+                }
             }
-            let b = o.bbox.map(|v| v as i64);
-            if m_iou == 1.0 && b != r.bbox {
-                failures.push(format!("{file}: reference object {k}: box {b:?} vs {:?}", r.bbox));
-            }
+            println!("  worst: mask IoU {worst_iou:.5}, predicted IoU diff {worst_score:.2e}, stability diff {worst_stab:.2e}");
+            let want_runs = if sam.batched_prompts() { result.stats.prompts.div_ceil(opts.points_per_batch) } else { result.stats.prompts };
+            assert_eq!(result.stats.decoder_runs, want_runs, "{decoder}");
         }
-        println!("  worst: mask IoU {worst_iou:.5}, predicted IoU diff {worst_score:.2e}, stability diff {worst_stab:.2e}");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

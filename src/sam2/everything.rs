@@ -23,6 +23,7 @@
 //! Masks are kept as row runs, so thousands of candidates cost little memory. Crop layers
 //! (`crop_n_layers > 0`) are not supported: they need an encoder run per crop.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -314,8 +315,8 @@ fn scan(plane: &[f32], (sw, sh): (usize, usize), (w, h): (usize, usize), thresho
                 } else if hi[k] <= t {
                     push(xa, false, &mut run_start, &mut runs);
                 } else {
-                    for x in xa..xb {
-                        push(x, values[x] > t, &mut run_start, &mut runs);
+                    for (x, v) in values.iter().enumerate().take(xb).skip(xa) {
+                        push(x, *v > t, &mut run_start, &mut runs);
                     }
                 }
             }
@@ -493,13 +494,16 @@ impl Sam2Segmenter {
                     } else {
                         plane
                     };
-                    if options.pred_iou_thresh > 0.0 && !(score > options.pred_iou_thresh) {
+                    // NaN scores fail the filters, as torch's comparisons do
+                    if options.pred_iou_thresh > 0.0 && score.partial_cmp(&options.pred_iou_thresh) != Some(Ordering::Greater) {
                         continue;
                     }
                     stats.after_iou += 1;
                     let counts = scan(plane, (mw, mh), (w, h), &[t_hi, t_lo], None);
                     let stability = counts[0] as f32 / counts[1] as f32;
-                    if options.stability_score_thresh > 0.0 && !(stability >= options.stability_score_thresh) {
+                    if options.stability_score_thresh > 0.0
+                        && !matches!(stability.partial_cmp(&options.stability_score_thresh), Some(Ordering::Greater | Ordering::Equal))
+                    {
                         continue;
                     }
                     stats.after_stability += 1;
