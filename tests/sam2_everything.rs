@@ -180,14 +180,17 @@ fn everything_matches_the_official_automatic_mask_generator() {
         crop_n_layers: st["crop_n_layers"].as_u64().unwrap() as usize,
     };
     let mut failures = Vec::new();
-    // the one-prompt decoder, and the same decoder exported with a prompt batch axis
-    for decoder in [index["decoder"].as_str().unwrap(), "sam2_tiny_sam2onnx_batched_decoder.onnx"] {
-        let sam = segrt::sam2::Sam2Segmenter::from_files(
-            &sam2_dir().join(index["encoder"].as_str().unwrap()),
-            &sam2_dir().join(decoder),
-            segrt::Options::default(),
-        )
-        .unwrap();
+    // the one-prompt decoder, the same decoder exported with a prompt batch axis, and a decoder that
+    // upsamples to the image size in the graph (samexporter's clamped low-res output is not comparable:
+    // the reference upsamples unclamped logits)
+    let encoder = index["encoder"].as_str().unwrap();
+    for (encoder, decoder) in [
+        (encoder, index["decoder"].as_str().unwrap()),
+        (encoder, "sam2_tiny_sam2onnx_batched_decoder.onnx"),
+        ("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_origsize_decoder.onnx"),
+    ] {
+        let sam = segrt::sam2::Sam2Segmenter::from_files(&sam2_dir().join(encoder), &sam2_dir().join(decoder), segrt::Options::default())
+            .unwrap();
         assert_eq!(sam.batched_prompts(), decoder.contains("batched"), "{decoder}: prompt batch axis detected");
         println!("{decoder}:");
         for im in index["images"].as_array().unwrap() {
