@@ -593,8 +593,9 @@ impl Sam2Segmenter {
                 .map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
             Ok((shape.to_vec(), alloc::copy_of(data, "a decoder output")?))
         };
-        // The low-res output when there is one (the generator upsamples the low-res logits itself).
-        let (shape, logits) = read(spec.low_res_output.as_deref().unwrap_or(&spec.masks_output))?;
+        // The main mask output: where a decoder also has a low-res one (osam), that is clamped to +-32
+        // while the main output is the unclamped logits upsampled in the graph, as the generator's own.
+        let (shape, logits) = read(&spec.masks_output)?;
         let iou = read(&spec.iou_output)?.1;
         let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
             .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
