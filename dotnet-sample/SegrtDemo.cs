@@ -59,6 +59,7 @@ namespace SegrtDemo
 
         Bitmap _image;             // 24bpp copy of the opened picture
         byte[] _mask;              // last mask, image size
+        ushort[] _labels;          // last "Segment everything" labels, image size (0 = background)
         Color _maskColor;
         Mode _mode = Mode.Unet;
         string _unetPath, _encoderPath, _decoderPath;
@@ -67,6 +68,9 @@ namespace SegrtDemo
         Point? _dragStart;
         Point _dragNow;
         bool _busy;
+
+        /// <summary>What "Segment everything" uses (SAM2's automatic mask generator defaults).</summary>
+        internal EverythingOptions EverythingOptions = new EverythingOptions();
 
         /// <summary>The UI's work in flight (the self-test awaits it).</summary>
         internal Task Pending = Task.FromResult(0);
@@ -91,6 +95,7 @@ namespace SegrtDemo
             _tools.Items.Add(new ToolStripSeparator());
             _tools.Items.Add(_modeBox);
             _tools.Items.Add(new ToolStripButton("Run UNet", null, (s, e) => Track(RunUnetAsync())));
+            _tools.Items.Add(new ToolStripButton("Segment everything", null, (s, e) => Track(SegmentEverythingAsync())));
             _tools.Items.Add(new ToolStripButton("Reset", null, (s, e) => ResetPrompts()));
 
             var statusStrip = new StatusStrip();
@@ -175,6 +180,7 @@ namespace SegrtDemo
             if (_image != null) _image.Dispose();
             _image = loaded;
             _mask = null;
+            _labels = null;
             if (_sam2 != null) _sam2.ClearPrompts();
             Redraw();
             _status.Text = string.Format("{0} ({1} x {2})", Path.GetFileName(path), _image.Width, _image.Height);
@@ -192,6 +198,7 @@ namespace SegrtDemo
         {
             _mode = mode;
             _mask = null;
+            _labels = null;
             Redraw();
             if (mode == Mode.Sam2) Track(PrepareSam2Async());
         }
@@ -212,6 +219,7 @@ namespace SegrtDemo
                 UnetSegmenter unet = _unet;
                 UnetResult r = await unet.SegmentAsync(image);
                 _mask = r.Mask;
+                _labels = null;
                 _maskColor = UnetColor;
                 Redraw();
                 _status.Text = string.Format("UNet {0}x{1} at {2}x{3}: pre-processing {4:F1} ms | inference {5:F1} ms | post-processing {6:F1} ms | {7} foreground pixels",
@@ -287,6 +295,7 @@ namespace SegrtDemo
                 Sam2Segmenter sam2 = _sam2;
                 Sam2Result r = await Task.Run(() => prompt(sam2));
                 _mask = r.Mask;
+                _labels = null;
                 _maskColor = Sam2Color;
                 Redraw();
                 _status.Text = string.Format("SAM2: decoder {0:F1} ms | post-processing {1:F1} ms | encoder {2} | predicted IoU {3:F3} | {4} points{5}",
@@ -299,6 +308,31 @@ namespace SegrtDemo
             }
         }
 
+        /// <summary>"Segment everything": loads and encodes for SAM2 if needed, then colours every object found.</summary>
+        internal async Task SegmentEverythingAsync()
+        {
+            if (_image == null || _busy) return;
+            if (_sam2 == null || _sam2.ImageSize != _image.Size) await PrepareSam2Async();
+            if (_sam2 == null || _busy) return;
+            _busy = true;
+            try
+            {
+                _status.Text = "Segmenting everything...";
+                Sam2Segmenter sam2 = _sam2;
+                EverythingResult r = await sam2.SegmentEverythingAsync(EverythingOptions);
+                _mask = null;
+                _labels = r.Labels;
+                Redraw();
+                _status.Text = string.Format("Segment everything: {0} objects | {1} prompts in {2} decoder runs, {3:F0} ms | post-processing {4:F0} ms | encoder {5}",
+                    r.Objects.Count, r.Prompts, r.DecoderRuns, r.DecoderMs, r.PostprocessMs, r.EncoderReused ? "cached" : r.EncoderMs.ToString("F0") + " ms");
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        internal ushort[] LastLabels { get { return _labels; } }
         internal byte[] LastMask { get { return _mask; } }
         internal Size ImageSize { get { return _image == null ? Size.Empty : _image.Size; } }
         internal PictureBox Picture { get { return _picture; } }
@@ -307,6 +341,7 @@ namespace SegrtDemo
         {
             if (_sam2 != null) _sam2.ClearPrompts();
             _mask = null;
+            _labels = null;
             Redraw();
         }
 
@@ -327,7 +362,15 @@ namespace SegrtDemo
                     byte* d = (byte*)dst.Scan0 + (long)y * dst.Stride;
                     for (int x = 0; x < w; x++, s += 3, d += 3)
                     {
-                        if (_mask != null && _mask[y * w + x] != 0)
+                        int label = _labels != null ? _labels[y * w + x] : 0;
+                        if (label != 0)
+                        {
+                            Color c = EverythingResult.ColorOf(label);
+                            d[0] = (byte)((s[0] + c.B) / 2);
+                            d[1] = (byte)((s[1] + c.G) / 2);
+                            d[2] = (byte)((s[2] + c.R) / 2);
+                        }
+                        else if (_mask != null && _mask[y * w + x] != 0)
                         {
                             d[0] = (byte)((s[0] + 3 * cb) / 4);
                             d[1] = (byte)((s[1] + 3 * cg) / 4);
@@ -487,6 +530,19 @@ namespace SegrtDemo
             }
             await Settle(form);
             SaveScreenshot(form, shot);
+
+            // "Segment everything" through the button's code; with the oracle pair every 4x4 grid point gives
+            // its disc (stability 0.819, so the threshold is lowered to 0.8 for the oracle).
+            if (Array.IndexOf(args, "--check-click-centroid") >= 0)
+                form.EverythingOptions = new EverythingOptions { PointsPerSide = 4, StabilityScoreThreshold = 0.8f };
+            await form.SegmentEverythingAsync();
+            Expect(form.LastLabels != null, "Segment everything produced labels");
+            var ids = new System.Collections.Generic.HashSet<int>();
+            foreach (ushort l in form.LastLabels) if (l != 0) ids.Add(l);
+            Console.WriteLine("selftest: segment everything coloured " + ids.Count + " objects");
+            if (Array.IndexOf(args, "--check-click-centroid") >= 0) Expect(ids.Count == 16, "16 oracle discs coloured, not " + ids.Count);
+            await Settle(form);
+            SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-everything.png");
         }
 
         static PointF Centroid(byte[] mask, int width)

@@ -456,6 +456,90 @@ typedef struct SegSam2Result {
   size_t mask_input_len;
 } SegSam2Result;
 
+// Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
+// generator (`SAM2AutomaticMaskGenerator`). Always start from `seg_everything_options_default()`,
+// which sets `struct_size`; fields are only ever appended.
+typedef struct SegEverythingOptions {
+  // `sizeof(SegEverythingOptions)` as the caller was compiled with.
+  uint32_t struct_size;
+  // Prompts along each side of the image: a grid of `points_per_side`² points (default 32; 1..=256).
+  int32_t points_per_side;
+  // Prompts per decoder run where the decoder takes a batch of prompts (default 64; 1..=4096).
+  // The result does not depend on it.
+  int32_t points_per_batch;
+  // Keep masks whose predicted IoU is above this (default 0.8; 0 = no filter; within [0, 1]).
+  float pred_iou_thresh;
+  // Keep masks whose stability score is at least this (default 0.95; 0 = no filter; within [0, 1]).
+  float stability_score_thresh;
+  // The stability score compares the mask at `mask_threshold` +- this (default 1.0).
+  float stability_score_offset;
+  // Logit threshold of a mask pixel (default 0.0).
+  float mask_threshold;
+  // Box IoU above which the lower-scored of two masks is dropped (default 0.7; within [0, 1]).
+  float box_nms_thresh;
+  // 0 = off (default); else holes and specks of at most this many pixels at the decoder's mask
+  // resolution (256x256 for released models) are removed first, as SAM2's generator does.
+  int32_t min_mask_region_area;
+  // Must be 0: crop layers are not supported.
+  int32_t crop_n_layers;
+} SegEverythingOptions;
+
+// A caller-owned 16-bit label image: 0 = background, object k = k. It must have the image's size.
+typedef struct SegLabelImage {
+  uint16_t *data;
+  int32_t width;
+  int32_t height;
+  // Values (not bytes) from one row to the next; 0 = `width`.
+  int32_t stride;
+} SegLabelImage;
+
+// One object found by `seg_sam2_everything`.
+typedef struct SegEverythingObject {
+  // Its value in the label image: objects are numbered 1, 2, ... by predicted IoU, best first.
+  uint32_t id;
+  // Which of the decoder's multimask outputs the mask is (0..2).
+  int32_t mask_index;
+  // Box around the full mask, inclusive pixel indices; all 0 for an empty mask.
+  int32_t x0;
+  int32_t y0;
+  int32_t x1;
+  int32_t y1;
+  // Pixels of the full mask (also those painted over by smaller objects in the label image).
+  uint64_t area;
+  float predicted_iou;
+  float stability_score;
+  // The prompt point that gave the mask, in image pixels.
+  float point_x;
+  float point_y;
+} SegEverythingObject;
+
+// What `seg_sam2_everything` counted and measured. Set `struct_size = sizeof(SegEverythingInfo)`.
+typedef struct SegEverythingInfo {
+  uint32_t struct_size;
+  // 1 when the decoder ran many prompts per run (an export with a prompt batch axis).
+  uint32_t batched;
+  // Prompts per decoder run.
+  uint32_t batch;
+  uint32_t prompts;
+  uint32_t decoder_runs;
+  // Masks decoded, then those left after the predicted-IoU, the stability and the NMS filters.
+  uint32_t masks_decoded;
+  uint32_t after_iou;
+  uint32_t after_stability;
+  uint32_t after_nms;
+  // Objects returned (`after_nms`, at most 65535) and those beyond 65535 left out (lowest IoU).
+  uint32_t objects;
+  uint32_t dropped;
+  // 1 when the cached image embedding was used (no encoder run).
+  uint32_t encoder_reused;
+  // 1 when the result was the session's last one (same image and options): nothing ran.
+  uint32_t cached;
+  uint32_t reserved;
+  double encoder_ms;
+  double decoder_ms;
+  double postprocess_ms;
+} SegEverythingInfo;
+
 // What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
 typedef struct SegRunInfo {
   uint32_t struct_size;
@@ -626,6 +710,44 @@ SegStatus seg_run_sam2_points(struct SegSession *session,
                               const struct SegMask *out_mask,
                               float *out_score,
                               struct SegSam2Result *out_result);
+
+// Fills `options` with the defaults of SAM2's automatic mask generator and sets `struct_size`.
+//
+// # Safety
+// `options` must be NULL or writable.
+SegStatus seg_everything_options_default(struct SegEverythingOptions *options);
+
+// Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
+// automatic mask generator keeps (predicted-IoU and stability filters, box NMS), as a 16-bit
+// label image and one record per object.
+//
+// - `image`: the picture; the encoder runs only when its pixels differ from the cached image
+//   (clicks and everything share the cache). NULL uses the image set last.
+// - `options`: NULL for the defaults (`seg_everything_options_default`).
+// - `out_labels` (optional): image-sized, 0 = background, object k = k. Objects are painted largest
+//   first, so a smaller object lying on a larger one stays visible; records keep the full masks.
+//   At most 65535 objects are returned (the best by predicted IoU); `out_info->dropped` counts the rest.
+// - `out_objects`/`objects_capacity` (optional): records, best predicted IoU first (id order).
+// - `out_count` (optional): the number of objects.
+// - `out_info` (optional): counts and times.
+//
+// Size query: the session keeps its last result (per image and options), so a call with
+// `out_objects` NULL and capacity 0 that learns `*out_count`, followed by the same call with a
+// buffer, decodes only once. A capacity below the count gives `SEG_BUFFER_TOO_SMALL` with
+// `*out_count` set and nothing else written. Options, buffer sizes and the image are checked before
+// anything runs; on failure the label image and records are not touched.
+// Thread safety: any number of threads at once.
+//
+// # Safety
+// Every pointer must be NULL or valid for the sizes it states.
+SegStatus seg_sam2_everything(struct SegSession *session,
+                              const struct SegImage *image,
+                              const struct SegEverythingOptions *options,
+                              const struct SegLabelImage *out_labels,
+                              struct SegEverythingObject *out_objects,
+                              size_t objects_capacity,
+                              size_t *out_count,
+                              struct SegEverythingInfo *out_info);
 
 // Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
 // Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.

@@ -79,6 +79,23 @@ struct Sam2Prediction {
     std::vector<float> low_res;
 };
 
+/// Every object of an image (seg_sam2_everything): a 16-bit label image (0 = background, object
+/// k = k; larger objects painted first, so smaller ones on top) and one record per object, best
+/// predicted IoU first.
+struct Everything {
+    int width = 0;
+    int height = 0;
+    std::vector<std::uint16_t> labels;
+    std::vector<SegEverythingObject> objects;
+    SegEverythingInfo info = SegEverythingInfo();
+};
+
+inline SegEverythingOptions everything_options() {
+    SegEverythingOptions o;
+    check(seg_everything_options_default(&o));
+    return o;
+}
+
 /// Move-only owner of a SegSession.
 class Session {
 public:
@@ -163,6 +180,23 @@ public:
                                   &p.score, &r));
         p.low_res.resize(static_cast<std::size_t>(r.low_res_width) * static_cast<std::size_t>(r.low_res_height));
         return p;
+    }
+
+    /// Segments everything in `img` (nullptr: the image set last, of `width` x `height`). The
+    /// session keeps its last result, so the size query and the call that fills the buffers
+    /// decode once.
+    Everything sam2_everything(const SegImage *img, int width, int height, const SegEverythingOptions *options = nullptr) const {
+        Everything e;
+        std::size_t n = 0;
+        check(seg_sam2_everything(handle_, img, options, nullptr, nullptr, 0, &n, nullptr));
+        e.width = width;
+        e.height = height;
+        e.labels.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
+        e.objects.resize(n);
+        SegLabelImage labels = {e.labels.data(), width, height, 0};
+        e.info.struct_size = sizeof(SegEverythingInfo);
+        check(seg_sam2_everything(handle_, img, options, &labels, n ? e.objects.data() : nullptr, n, &n, &e.info));
+        return e;
     }
 
     void sam2_reset() const { check(seg_sam2_reset(handle_)); }

@@ -452,3 +452,63 @@ fn cache_flags_reach_the_model_cache() {
     assert!(!ok && err.contains("cannot be used with"), "{err}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn sam2_everything_writes_labels_overlay_and_json() {
+    let out = tmp("everything");
+    let dir = repo().join("models/sam2");
+    let (labels, overlay, json) = (out.join("labels.png"), out.join("overlay.png"), out.join("objects.json"));
+    let (ok, _, err) = segrt(&[
+        "sam2",
+        "--everything",
+        dir.join("reference/img1.png").to_str().unwrap(),
+        "--encoder",
+        dir.join("sam2_tiny_sam2onnx_encoder.onnx").to_str().unwrap(),
+        "--decoder",
+        dir.join("sam2_tiny_sam2onnx_batched_decoder.onnx").to_str().unwrap(),
+        "--points-per-side",
+        "8",
+        "--pred-iou-thresh",
+        "0.2",
+        "--stability-score-thresh",
+        "0.05",
+        "--box-nms-thresh",
+        "1.0",
+        "--out",
+        labels.to_str().unwrap(),
+        "--overlay",
+        overlay.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("prompt batch yes") && err.contains("64 prompts in 1 decoder runs"), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let objects = doc["objects"].as_array().unwrap();
+    assert!(!objects.is_empty());
+    // the label image is 16-bit, the image's size, and holds exactly the ids of the records
+    let img = image::open(&labels).unwrap().to_luma16();
+    assert_eq!((img.width(), img.height()), (200, 300));
+    let mut seen: Vec<u16> = img.as_raw().iter().copied().filter(|v| *v != 0).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    assert!(seen.iter().all(|v| (*v as usize) <= objects.len()), "{seen:?}");
+    assert_eq!(objects[0]["id"], 1);
+    let ov = image::open(&overlay).unwrap().to_rgb8();
+    assert_eq!((ov.width(), ov.height()), (200, 300));
+    // bad values give a one-line error and exit code 1
+    let (ok, _, err) = segrt(&[
+        "sam2",
+        "--everything",
+        dir.join("reference/img1.png").to_str().unwrap(),
+        "--encoder",
+        dir.join("sam2_tiny_sam2onnx_encoder.onnx").to_str().unwrap(),
+        "--decoder",
+        dir.join("sam2_tiny_sam2onnx_decoder.onnx").to_str().unwrap(),
+        "--points-per-side",
+        "0",
+        "--out",
+        labels.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("points_per_side is 0"), "{err}");
+}

@@ -270,6 +270,43 @@ namespace Segrt.Native
         [DllImport(__DllName, EntryPoint = "seg_run_sam2_points", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_run_sam2_points(SegSession* session, SegImage* image, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, uint flags, SegMask* out_mask, float* out_score, SegSam2Result* out_result);
 
+        /// <summary>
+        ///  Fills `options` with the defaults of SAM2's automatic mask generator and sets `struct_size`.
+        ///
+        ///  # Safety
+        ///  `options` must be NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_everything_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_everything_options_default(SegEverythingOptions* options);
+
+        /// <summary>
+        ///  Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
+        ///  automatic mask generator keeps (predicted-IoU and stability filters, box NMS), as a 16-bit
+        ///  label image and one record per object.
+        ///
+        ///  - `image`: the picture; the encoder runs only when its pixels differ from the cached image
+        ///    (clicks and everything share the cache). NULL uses the image set last.
+        ///  - `options`: NULL for the defaults (`seg_everything_options_default`).
+        ///  - `out_labels` (optional): image-sized, 0 = background, object k = k. Objects are painted largest
+        ///    first, so a smaller object lying on a larger one stays visible; records keep the full masks.
+        ///    At most 65535 objects are returned (the best by predicted IoU); `out_info-&gt;dropped` counts the rest.
+        ///  - `out_objects`/`objects_capacity` (optional): records, best predicted IoU first (id order).
+        ///  - `out_count` (optional): the number of objects.
+        ///  - `out_info` (optional): counts and times.
+        ///
+        ///  Size query: the session keeps its last result (per image and options), so a call with
+        ///  `out_objects` NULL and capacity 0 that learns `*out_count`, followed by the same call with a
+        ///  buffer, decodes only once. A capacity below the count gives `SEG_BUFFER_TOO_SMALL` with
+        ///  `*out_count` set and nothing else written. Options, buffer sizes and the image are checked before
+        ///  anything runs; on failure the label image and records are not touched.
+        ///  Thread safety: any number of threads at once.
+        ///
+        ///  # Safety
+        ///  Every pointer must be NULL or valid for the sizes it states.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_sam2_everything", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_sam2_everything(SegSession* session, SegImage* image, SegEverythingOptions* options, SegLabelImage* out_labels, SegEverythingObject* out_objects, System.UIntPtr objects_capacity, System.UIntPtr* out_count, SegEverythingInfo* out_info);
+
 
     }
 
@@ -569,6 +606,150 @@ namespace Segrt.Native
         /// </summary>
         public float* mask_input;
         public System.UIntPtr mask_input_len;
+    }
+
+    /// <summary>
+    ///  Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
+    ///  generator (`SAM2AutomaticMaskGenerator`). Always start from `seg_everything_options_default()`,
+    ///  which sets `struct_size`; fields are only ever appended.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegEverythingOptions
+    {
+        /// <summary>
+        ///  `sizeof(SegEverythingOptions)` as the caller was compiled with.
+        /// </summary>
+        public uint struct_size;
+        /// <summary>
+        ///  Prompts along each side of the image: a grid of `points_per_side`² points (default 32; 1..=256).
+        /// </summary>
+        public int points_per_side;
+        /// <summary>
+        ///  Prompts per decoder run where the decoder takes a batch of prompts (default 64; 1..=4096).
+        ///  The result does not depend on it.
+        /// </summary>
+        public int points_per_batch;
+        /// <summary>
+        ///  Keep masks whose predicted IoU is above this (default 0.8; 0 = no filter; within [0, 1]).
+        /// </summary>
+        public float pred_iou_thresh;
+        /// <summary>
+        ///  Keep masks whose stability score is at least this (default 0.95; 0 = no filter; within [0, 1]).
+        /// </summary>
+        public float stability_score_thresh;
+        /// <summary>
+        ///  The stability score compares the mask at `mask_threshold` +- this (default 1.0).
+        /// </summary>
+        public float stability_score_offset;
+        /// <summary>
+        ///  Logit threshold of a mask pixel (default 0.0).
+        /// </summary>
+        public float mask_threshold;
+        /// <summary>
+        ///  Box IoU above which the lower-scored of two masks is dropped (default 0.7; within [0, 1]).
+        /// </summary>
+        public float box_nms_thresh;
+        /// <summary>
+        ///  0 = off (default); else holes and specks of at most this many pixels at the decoder's mask
+        ///  resolution (256x256 for released models) are removed first, as SAM2's generator does.
+        /// </summary>
+        public int min_mask_region_area;
+        /// <summary>
+        ///  Must be 0: crop layers are not supported.
+        /// </summary>
+        public int crop_n_layers;
+    }
+
+    /// <summary>
+    ///  One object found by `seg_sam2_everything`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegEverythingObject
+    {
+        /// <summary>
+        ///  Its value in the label image: objects are numbered 1, 2, ... by predicted IoU, best first.
+        /// </summary>
+        public uint id;
+        /// <summary>
+        ///  Which of the decoder's multimask outputs the mask is (0..2).
+        /// </summary>
+        public int mask_index;
+        /// <summary>
+        ///  Box around the full mask, inclusive pixel indices; all 0 for an empty mask.
+        /// </summary>
+        public int x0;
+        public int y0;
+        public int x1;
+        public int y1;
+        /// <summary>
+        ///  Pixels of the full mask (also those painted over by smaller objects in the label image).
+        /// </summary>
+        public ulong area;
+        public float predicted_iou;
+        public float stability_score;
+        /// <summary>
+        ///  The prompt point that gave the mask, in image pixels.
+        /// </summary>
+        public float point_x;
+        public float point_y;
+    }
+
+    /// <summary>
+    ///  A caller-owned 16-bit label image: 0 = background, object k = k. It must have the image's size.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegLabelImage
+    {
+        public ushort* data;
+        public int width;
+        public int height;
+        /// <summary>
+        ///  Values (not bytes) from one row to the next; 0 = `width`.
+        /// </summary>
+        public int stride;
+    }
+
+    /// <summary>
+    ///  What `seg_sam2_everything` counted and measured. Set `struct_size = sizeof(SegEverythingInfo)`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegEverythingInfo
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  1 when the decoder ran many prompts per run (an export with a prompt batch axis).
+        /// </summary>
+        public uint batched;
+        /// <summary>
+        ///  Prompts per decoder run.
+        /// </summary>
+        public uint batch;
+        public uint prompts;
+        public uint decoder_runs;
+        /// <summary>
+        ///  Masks decoded, then those left after the predicted-IoU, the stability and the NMS filters.
+        /// </summary>
+        public uint masks_decoded;
+        public uint after_iou;
+        public uint after_stability;
+        public uint after_nms;
+        /// <summary>
+        ///  Objects returned (`after_nms`, at most 65535) and those beyond 65535 left out (lowest IoU).
+        /// </summary>
+        public uint objects;
+        public uint dropped;
+        /// <summary>
+        ///  1 when the cached image embedding was used (no encoder run).
+        /// </summary>
+        public uint encoder_reused;
+        /// <summary>
+        ///  1 when the result was the session's last one (same image and options): nothing ran.
+        /// </summary>
+        public uint cached;
+        public uint reserved;
+        public double encoder_ms;
+        public double decoder_ms;
+        public double postprocess_ms;
     }
 
 

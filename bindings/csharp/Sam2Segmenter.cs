@@ -107,7 +107,7 @@ namespace Segrt
     /// segmenting the other picture. See <see cref="Segmenter"/> for Dispose, session info and the
     /// provider in use.
     /// </summary>
-    public sealed class Sam2Segmenter : Segmenter
+    public sealed partial class Sam2Segmenter : Segmenter
     {
         readonly object _gate = new object();
         readonly List<Sam2Point> _points = new List<Sam2Point>();

@@ -215,7 +215,7 @@ class DecoderCore(nn.Module):
         m = has_mask_input * self.pe.mask_downscaling(mask_input)
         return m + (1 - has_mask_input) * self.pe.no_mask_embed.weight.reshape(1, -1, 1, 1)
 
-    def forward(self, image_embed, hr0, hr1, coords, labels, mask_input, has_mask_input):
+    def forward(self, image_embed, hr0, hr1, coords, labels, mask_input, has_mask_input, repeat_image=False):
         sparse = self.embed_points(coords, labels.to(torch.float32))
         dense = self.embed_masks(mask_input, has_mask_input)
         masks, iou, _, _ = self.md.predict_masks(
@@ -223,7 +223,7 @@ class DecoderCore(nn.Module):
             image_pe=self.pe.get_dense_pe(),
             sparse_prompt_embeddings=sparse,
             dense_prompt_embeddings=dense,
-            repeat_image=False,
+            repeat_image=repeat_image,
             high_res_features=[hr0, hr1],
         )
         return masks, iou
@@ -275,6 +275,60 @@ class DecoderSam2onnx(nn.Module):
         m, iou = self.core(image_embed, high_res_feat_0, high_res_feat_1, point_coords,
                            point_labels, mask_input, has_mask_input.reshape(-1, 1, 1, 1))
         return m[:, 1:], iou[:, 1:]
+
+
+class DecoderSam2onnxBatched(nn.Module):
+    """sam2-onnx I/O with a dynamic PROMPT BATCH axis: point_coords [B,N,2], point_labels int64 [B,N]
+    (one prompt per row, as SAM2ImagePredictor._predict batches the automatic mask generator's
+    points), one image embedding repeated in the graph (predict_masks(repeat_image=True)), one
+    mask_input [1,1,L,L] / has_mask_input [1,1] shared by the batch; low_res_masks [B,3,L,L]
+    unclamped, iou_predictions [B,3]."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.core = DecoderCore(model)
+
+    def forward(self, image_embed, high_res_feat_0, high_res_feat_1, point_coords, point_labels,
+                mask_input, has_mask_input):
+        m, iou = self.core(image_embed, high_res_feat_0, high_res_feat_1, point_coords,
+                           point_labels, mask_input, has_mask_input.reshape(-1, 1, 1, 1), repeat_image=True)
+        return m[:, 1:], iou[:, 1:]
+
+
+def export_batched_decoder(model, outdir, prefix, S):
+    """Exports {prefix}_sam2onnx_batched_decoder.onnx and checks it against the one-prompt
+    sam2onnx decoder (which must exist in outdir) on 5 prompts at once. Returns the max abs diffs."""
+    import onnx
+
+    L = S // 4
+    path = os.path.join(outdir, f"{prefix}_sam2onnx_batched_decoder.onnx")
+    with torch.no_grad():
+        e, h0, h1 = EncoderCore(model).eval()(torch.randn(1, 3, S, S))
+    dec = DecoderSam2onnxBatched(model).eval()
+    args = (e, h0, h1, torch.rand(3, 1, 2) * S, torch.ones(3, 1, dtype=torch.int64),
+            torch.zeros(1, 1, L, L), torch.zeros(1, 1))
+    names_in = ["image_embed", "high_res_feat_0", "high_res_feat_1", "point_coords", "point_labels",
+                "mask_input", "has_mask_input"]
+    dyn = {"point_coords": {0: "num_prompts", 1: "num_points"}, "point_labels": {0: "num_prompts", 1: "num_points"},
+           "low_res_masks": {0: "num_prompts"}, "iou_predictions": {0: "num_prompts"}}
+    with torch.no_grad():
+        torch.onnx.export(dec, args, path, dynamo=False, opset_version=OPSET, do_constant_folding=True,
+                          input_names=names_in, output_names=["low_res_masks", "iou_predictions"],
+                          dynamic_axes=dyn)
+    onnx.checker.check_model(path)
+    # 5 prompts at once against 5 runs of the one-prompt decoder
+    single = ort_session(os.path.join(outdir, f"{prefix}_sam2onnx_decoder.onnx"))
+    batched = ort_session(path)
+    feats = {"image_embed": e.numpy(), "high_res_feat_0": h0.numpy(), "high_res_feat_1": h1.numpy()}
+    pts = np.random.RandomState(3).rand(5, 1, 2).astype(np.float32) * S
+    common = dict(feats, mask_input=np.zeros((1, 1, L, L), np.float32), has_mask_input=np.zeros((1, 1), np.float32))
+    bm, bi = batched.run(None, dict(common, point_coords=pts, point_labels=np.ones((5, 1), np.int64)))
+    dm = di = 0.0
+    for k in range(5):
+        sm, si = single.run(None, dict(common, point_coords=pts[k:k + 1], point_labels=np.ones((1, 1), np.int64)))
+        dm, di = max(dm, float(np.abs(sm[0] - bm[k]).max())), max(di, float(np.abs(si[0] - bi[k]).max()))
+    print(f"  exported {os.path.basename(path)}: batched vs one prompt per run: masks {dm:.2g}, iou {di:.2g}")
+    return dm, di
 
 
 class DecoderOsam(nn.Module):
@@ -954,6 +1008,9 @@ def main():
     ap.add_argument("--conventions", default="samexporter,samexporter_origsize,sam2onnx,osam",
                     help="comma list for --real-size/--checkpoint")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--batched-decoder", action="store_true",
+                    help="only export the sam2onnx-style decoder with a dynamic prompt batch axis "
+                         "(<prefix>_sam2onnx_batched_decoder.onnx; the sam2onnx pair must already exist)")
     ap.add_argument("--no-export", action="store_true",
                     help="--real-size/--checkpoint: only verify + time files already in OUTDIR")
     args = ap.parse_args()
@@ -961,6 +1018,14 @@ def main():
     import logging
     logging.getLogger().setLevel(logging.ERROR)
     np.random.seed(SEED)
+
+    if args.batched_decoder:
+        real = bool(args.real_size or args.checkpoint)
+        outdir = (args.real_size or os.path.join(HERE, "real-size")) if real else HERE
+        prefix = ("sam2_" + ("ckpt" if args.checkpoint else "tiny_random") + "_1024") if real else "sam2_tiny"
+        model = build_model(real_size=real, checkpoint=args.checkpoint, config=args.config)
+        export_batched_decoder(model, outdir, prefix, model.image_size)
+        return
 
     if args.real_size or args.checkpoint:
         outdir = args.real_size or os.path.join(HERE, "real-size")

@@ -10,7 +10,8 @@ use super::boundary::guard;
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
 use super::types::{
-    utf8_path, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE,
+    utf8_path, SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage, SegMask, SegOptions,
+    SegPoint, SegSam2Result, SegSession, EVERYTHING_INFO_V1_SIZE, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE,
 };
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
@@ -242,5 +243,159 @@ unsafe fn prompt_from(
         bbox: bbox.as_ref().map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
         refine: flags & SEG_SAM2_REFINE != 0,
         mask_input,
+    })
+}
+
+/// Fills `options` with the defaults of SAM2's automatic mask generator and sets `struct_size`.
+///
+/// # Safety
+/// `options` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEverythingOptions) -> SegStatus {
+    guard(|| {
+        if options.is_null() {
+            return Err(Error::null("options"));
+        }
+        options.write(SegEverythingOptions::defaults());
+        Ok(())
+    })
+}
+
+/// Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
+/// automatic mask generator keeps (predicted-IoU and stability filters, box NMS), as a 16-bit
+/// label image and one record per object.
+///
+/// - `image`: the picture; the encoder runs only when its pixels differ from the cached image
+///   (clicks and everything share the cache). NULL uses the image set last.
+/// - `options`: NULL for the defaults (`seg_everything_options_default`).
+/// - `out_labels` (optional): image-sized, 0 = background, object k = k. Objects are painted largest
+///   first, so a smaller object lying on a larger one stays visible; records keep the full masks.
+///   At most 65535 objects are returned (the best by predicted IoU); `out_info->dropped` counts the rest.
+/// - `out_objects`/`objects_capacity` (optional): records, best predicted IoU first (id order).
+/// - `out_count` (optional): the number of objects.
+/// - `out_info` (optional): counts and times.
+///
+/// Size query: the session keeps its last result (per image and options), so a call with
+/// `out_objects` NULL and capacity 0 that learns `*out_count`, followed by the same call with a
+/// buffer, decodes only once. A capacity below the count gives `SEG_BUFFER_TOO_SMALL` with
+/// `*out_count` set and nothing else written. Options, buffer sizes and the image are checked before
+/// anything runs; on failure the label image and records are not touched.
+/// Thread safety: any number of threads at once.
+///
+/// # Safety
+/// Every pointer must be NULL or valid for the sizes it states.
+#[no_mangle]
+pub unsafe extern "C" fn seg_sam2_everything(
+    session: *mut SegSession,
+    image: *const SegImage,
+    options: *const SegEverythingOptions,
+    out_labels: *const SegLabelImage,
+    out_objects: *mut SegEverythingObject,
+    objects_capacity: usize,
+    out_count: *mut usize,
+    out_info: *mut SegEverythingInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        let sam = handle.sam2()?;
+        let options = SegEverythingOptions::read(options)?;
+        if out_objects.is_null() && objects_capacity > 0 {
+            return Err(Error::null("out_objects (objects_capacity is not 0)"));
+        }
+        let info_size = if out_info.is_null() { 0 } else { (*out_info).struct_size as usize };
+        if !out_info.is_null() && info_size < EVERYTHING_INFO_V1_SIZE {
+            return Err(Error::invalid(format!(
+                "SegEverythingInfo.struct_size is {info_size}, expected at least {EVERYTHING_INFO_V1_SIZE}: set it to sizeof(SegEverythingInfo)"
+            )));
+        }
+        let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+        let (w, h) = match &view {
+            Some(v) => (v.width(), v.height()),
+            None => sam.cached_image_size().ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?,
+        };
+        let labels = match out_labels.as_ref() {
+            None => None,
+            Some(l) => {
+                if l.data.is_null() {
+                    return Err(Error::null("label image data"));
+                }
+                if (l.width, l.height) != (w as i32, h as i32) {
+                    return Err(Error::invalid(format!(
+                        "the label image is {}x{} but the image is {w}x{h}: it must have the image's size",
+                        l.width, l.height
+                    )));
+                }
+                let stride = if l.stride == 0 { w } else { usize::try_from(l.stride).unwrap_or(0) };
+                if stride < w {
+                    return Err(Error::invalid(format!("label image stride {} is smaller than its width {w}", l.stride)));
+                }
+                let len = stride
+                    .checked_mul(h - 1)
+                    .and_then(|v| v.checked_add(w))
+                    .filter(|v| v.checked_mul(2).is_some_and(|b| b <= isize::MAX as usize))
+                    .ok_or_else(|| Error::invalid("label image stride x height overflows the address space"))?;
+                Some((std::slice::from_raw_parts_mut(l.data, len), stride))
+            }
+        };
+        let (result, cached) = sam.everything(view.as_ref(), &options)?;
+        let n = result.objects.len();
+        if !out_count.is_null() {
+            out_count.write(n);
+        }
+        if !out_objects.is_null() && objects_capacity < n {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                format!("out_objects holds {objects_capacity} records, {n} objects were found (the count is in *out_count)"),
+            ));
+        }
+        if let Some((labels, stride)) = labels {
+            result.paint(labels, stride);
+        }
+        if !out_objects.is_null() {
+            let records = std::slice::from_raw_parts_mut(out_objects, n);
+            for (r, o) in records.iter_mut().zip(&result.objects) {
+                *r = SegEverythingObject {
+                    id: o.id,
+                    mask_index: o.mask_index as i32,
+                    x0: o.bbox[0] as i32,
+                    y0: o.bbox[1] as i32,
+                    x1: o.bbox[2] as i32,
+                    y1: o.bbox[3] as i32,
+                    area: o.area,
+                    predicted_iou: o.predicted_iou,
+                    stability_score: o.stability_score,
+                    point_x: o.point[0],
+                    point_y: o.point[1],
+                };
+            }
+        }
+        if !out_info.is_null() {
+            let s = &result.stats;
+            let info = SegEverythingInfo {
+                struct_size: info_size.min(std::mem::size_of::<SegEverythingInfo>()) as u32,
+                batched: (s.batch > 1) as u32,
+                batch: s.batch as u32,
+                prompts: s.prompts as u32,
+                decoder_runs: s.decoder_runs as u32,
+                masks_decoded: s.masks_decoded as u32,
+                after_iou: s.after_iou as u32,
+                after_stability: s.after_stability as u32,
+                after_nms: s.after_nms as u32,
+                objects: n as u32,
+                dropped: result.dropped as u32,
+                encoder_reused: (s.encoder_reused || cached) as u32,
+                cached: cached as u32,
+                reserved: 0,
+                encoder_ms: if cached { 0.0 } else { s.encoder_ms },
+                decoder_ms: if cached { 0.0 } else { s.decoder_ms },
+                postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
+            };
+            std::ptr::copy_nonoverlapping(
+                (&info as *const SegEverythingInfo).cast::<u8>(),
+                out_info.cast::<u8>(),
+                info_size.min(std::mem::size_of::<SegEverythingInfo>()),
+            );
+        }
+        Ok(())
     })
 }

@@ -6,6 +6,7 @@
 //! inside SAM2 graphs; the chosen low-res logits are upsampled straight to H x W (bilinear,
 //! half-pixel centres) and thresholded at 0. `spec` recognises the export conventions.
 
+pub mod everything;
 pub mod prompt;
 pub mod spec;
 
@@ -28,6 +29,7 @@ use crate::image::{check_size, ImageView, MaskMut};
 use crate::options::{ChannelOrder, Options, ResizeFilter};
 use crate::runtime::RuntimeInfo;
 
+pub use everything::{EverythingObject, EverythingOptions, EverythingResult, EverythingStats, MAX_OBJECTS};
 pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
 
@@ -55,6 +57,8 @@ struct State {
     embedding: Option<Arc<Embedding>>,
     /// Chosen low-res logits of the last prediction and the image they belong to.
     previous: Option<(u64, Arc<[f32]>)>,
+    /// The last segment-everything result: the image key and options it was made for.
+    everything: Option<(u64, everything::EverythingOptions, Arc<everything::EverythingResult>)>,
 }
 
 /// What one prediction wrote into the caller's mask, and what comes with it.

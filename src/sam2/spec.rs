@@ -64,6 +64,11 @@ pub struct Sam2Spec {
     pub mask_input_size: (usize, usize),
     pub has_mask_input: String,
     pub has_mask_input_shape: Vec<i64>,
+    /// The decoder takes a batch of prompts: `point_coords` has a dynamic first axis.
+    pub prompt_batch: bool,
+    /// `mask_input` / `has_mask_input` have a dynamic first axis (one per prompt of a batch).
+    pub mask_input_batch: bool,
+    pub has_mask_input_batch: bool,
     /// `orig_im_size` input and its element type, when the decoder upsamples in the graph.
     pub orig_im_size: Option<(String, NumberType)>,
     /// The mask output (low-res or full-size logits) and the IoU output.
@@ -163,6 +168,9 @@ impl Sam2Spec {
             mask_input_size: decoder.mask_input_size,
             has_mask_input: decoder.has_mask_input,
             has_mask_input_shape: decoder.has_mask_input_shape,
+            prompt_batch: decoder.prompt_batch,
+            mask_input_batch: decoder.mask_input_batch,
+            has_mask_input_batch: decoder.has_mask_input_batch,
             orig_im_size: decoder.orig_im_size,
             masks_output: decoder.masks_output,
             iou_output: decoder.iou_output,
@@ -207,6 +215,9 @@ struct DecoderSide {
     mask_input_size: (usize, usize),
     has_mask_input: String,
     has_mask_input_shape: Vec<i64>,
+    prompt_batch: bool,
+    mask_input_batch: bool,
+    has_mask_input_batch: bool,
     orig_im_size: Option<(String, NumberType)>,
     masks_output: String,
     iou_output: String,
@@ -268,6 +279,9 @@ impl DecoderSide {
             mask_input_size,
             has_mask_input: has_mask.name.clone(),
             has_mask_input_shape: has_mask.shape.iter().map(|d| if *d < 0 { 1 } else { *d }).collect(),
+            prompt_batch: coords.shape.first().is_some_and(|d| *d < 0),
+            mask_input_batch: coords.shape.first().is_some_and(|d| *d < 0) && mask_in.shape.first().is_some_and(|d| *d < 0),
+            has_mask_input_batch: coords.shape.first().is_some_and(|d| *d < 0) && has_mask.shape.first().is_some_and(|d| *d < 0),
             orig_im_size: orig.map(|o| Ok::<_, String>((o.name.clone(), number_type(o)?))).transpose()?,
             masks_output: main.name.clone(),
             iou_output: iou.name.clone(),

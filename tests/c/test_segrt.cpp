@@ -41,6 +41,25 @@ int main(int argc, char **argv) {
             segrt::Sam2Prediction first = sam.sam2_predict(nullptr, 96, 80, clicks);
             segrt::Sam2Prediction refined = sam.sam2_predict(nullptr, 96, 80, clicks, nullptr, &first.low_res);
             if (first.low_res.empty() || refined.mask.data.size() != 96u * 80u) failures++;
+            // Segment everything on the cached image: no filter, no NMS -> 3 masks per prompt.
+            SegEverythingOptions eo = segrt::everything_options();
+            eo.points_per_side = 3;
+            eo.pred_iou_thresh = 0.0f;
+            eo.stability_score_thresh = 0.0f;
+            eo.box_nms_thresh = 1.0f;
+            segrt::Everything all = sam.sam2_everything(nullptr, 96, 80, &eo);
+            if (all.objects.size() != 27u || all.info.cached != 1 || all.info.encoder_reused != 1) failures++;
+            if (all.labels.size() != 96u * 80u || all.objects[0].id != 1u) failures++;
+            for (std::size_t i = 0; i < all.labels.size(); i++)
+                if (all.labels[i] > 27u) failures++;
+            eo.points_per_side = 0;
+            try {
+                sam.sam2_everything(nullptr, 96, 80, &eo);
+                failures++;
+            } catch (const segrt::Error &e) {
+                if (e.status() != SEG_INVALID_ARGUMENT) failures++;
+                std::printf("expected error: %s\n", e.what());
+            }
         }
         try {
             segrt::Session::unet("/no/such/model.onnx");

@@ -34,6 +34,7 @@ static partial class SegrtTests
         Test("a model under a Chinese path, and from bytes", ChinesePathAndBytes);
         Test("SAM2 clicks, box and background point match the PyTorch reference", Sam2Fixtures);
         Test("SAM2 click lands where clicked on a 1920x1080 image (geometric oracle)", Sam2OracleCoordinates);
+        Test("SegmentEverything on the oracle: 16 discs at the 4x4 grid points, labels, async, bad options", Sam2Everything);
         Test("native errors surface as SegException with status and message", NativeErrors);
         Test("argument mistakes are caught before crossing into native code", ArgumentErrors);
         Test("Log event: session created, provider fallback, failures", LogEvent);
@@ -481,6 +482,37 @@ static partial class SegrtTests
                 Console.WriteLine(string.Format("      click ({0}, {1}) -> mask centroid ({2:F2}, {3:F2}), {4} px", p.X, p.Y, cx, cy, n));
                 Check(n > 0 && Math.Abs(cx - p.X) < 1.0 && Math.Abs(cy - p.Y) < 1.0, "centroid within 1 px of the click");
             }
+        }
+    }
+
+    static void Sam2Everything()
+    {
+        string sam = Path.Combine(Repo, "models", "sam2");
+        using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_oracle_encoder.onnx"), Path.Combine(sam, "sam2_oracle_decoder.onnx")))
+        using (var img = new Bitmap(1024, 1024, PixelFormat.Format24bppRgb))
+        {
+            Throws<InvalidOperationException>(() => seg.SegmentEverything(), "SegmentEverything before SetImage");
+            seg.SetImage(img);
+            // the oracle's r=20 disc (predicted IoU 0.9, stability 0.819) at each of the 4x4 points
+            var o = new EverythingOptions { PointsPerSide = 4, StabilityScoreThreshold = 0.8f };
+            var r = seg.SegmentEverything(o);
+            Console.WriteLine(string.Format("      {0} objects, {1} prompts in {2} runs, decoder {3:F1} ms", r.Objects.Count, r.Prompts, r.DecoderRuns, r.DecoderMs));
+            Check(r.Objects.Count == 16 && r.Prompts == 16 && r.EncoderReused, "16 objects from the cached embedding");
+            for (int k = 0; k < r.Objects.Count; k++)
+            {
+                var ob = r.Objects[k];
+                float cx = 128 + 256 * (k % 4), cy = 128 + 256 * (k / 4);
+                Check(ob.Id == k + 1 && ob.Point.X == cx && ob.Point.Y == cy, "object " + k + " comes from grid point " + k);
+                Check(Math.Abs(ob.Bounds.Left + ob.Bounds.Width / 2.0 - cx) <= 1 && Math.Abs(ob.Bounds.Width - 160) <= 2, "object " + k + " box");
+                Check(r.Labels[(int)cy * 1024 + (int)cx] == ob.Id, "label at grid point " + k);
+            }
+            Check(r.Labels[0] == 0, "background is 0");
+            var async = seg.SegmentEverythingAsync(o).Result;
+            Check(async.Objects.Count == 16, "async gives the same objects");
+            using (var overlay = r.ToOverlay(img))
+                Check(overlay.GetPixel(128, 128).ToArgb() != Color.Black.ToArgb() && overlay.GetPixel(2, 2).ToArgb() == Color.Black.ToArgb(), "overlay colours objects only");
+            ThrowsSeg(SegStatus.InvalidArgument, () => seg.SegmentEverything(new EverythingOptions { PointsPerSide = 0 }), "0 points per side");
+            ThrowsSeg(SegStatus.InvalidArgument, () => seg.SegmentEverything(new EverythingOptions { PredIouThreshold = float.NaN }), "NaN threshold");
         }
     }
 
