@@ -1,4 +1,5 @@
-//! INT8 and fp16 SAM2 encoders (models/sam2/sam2_tiny_*_encoder.{int8,fp16}.onnx, made from the fp32
+//! INT8 and fp16 SAM2 encoders (models/sam2/sam2_tiny_*_encoder.int8.onnx for every convention and
+//! sam2_tiny_samexporter_encoder.fp16.onnx, made from the fp32
 //! fixtures by models/sam2/quantize_encoder.py and convert_fp16.py) through the C ABI: each loads
 //! under the export convention of its fp32 original, with that convention's decoder, and gives masks
 //! agreeing with the fp32 encoder's on a fixed set of clicks.
@@ -73,6 +74,11 @@ fn int8_and_fp16_encoders_load_under_their_convention_and_agree_with_fp32() {
         let reference: Vec<Vec<u8>> =
             images.iter().flat_map(|img| CLICKS.iter().map(|(fx, fy)| click(&fp32, img, fx * img.w as f32, fy * img.h as f32))).collect();
         for (variant, min_mean, min_one) in MIN_MEAN_IOU {
+            // fp16 conversion does not depend on the export convention (the encoder graphs are the
+            // same): one fp16 fixture keeps the committed models within their size budget.
+            if variant == "fp16" && stem != "sam2_tiny_samexporter_encoder" {
+                continue;
+            }
             let encoder = format!("{stem}.{variant}.onnx");
             // A copy of the fp32 file would pass the IoU check: make sure the INT8 one is quantised.
             let bytes = std::fs::read(sam2_dir().join(&encoder)).unwrap();
