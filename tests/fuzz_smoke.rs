@@ -14,6 +14,8 @@ mod model_bytes;
 mod options_struct;
 #[path = "../fuzz/harness/paths.rs"]
 mod paths;
+#[path = "../fuzz/harness/sam2_everything.rs"]
+mod sam2_everything;
 #[path = "../fuzz/harness/sam2_prompts.rs"]
 mod sam2_prompts;
 
@@ -80,6 +82,13 @@ fn image_descriptors() {
 fn sam2_prompts() {
     let (saved, n) = drive("sam2_prompts", 0x5E6A_0002, sam2_prompts::run);
     println!("sam2_prompts: {saved} saved inputs replayed, {n} random inputs");
+}
+
+#[test]
+fn sam2_everything() {
+    let (saved, n) = drive("sam2_everything", 0x5E6A_0005, sam2_everything::run);
+    let ok = sam2_everything::SUCCEEDED.load(std::sync::atomic::Ordering::Relaxed);
+    println!("sam2_everything: {saved} saved inputs replayed, {n} random inputs, {ok} calls succeeded");
 }
 
 #[test]
