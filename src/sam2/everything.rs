@@ -35,8 +35,9 @@ use crate::engine::run_error;
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::{check_size, ImageView};
 
-use super::spec::{Family, NumberType};
+use super::spec::Family;
 use super::{ms, Embedding, Sam2Segmenter, Sam2Stats, NO_IMAGE};
+use super::{number_input, orig_im_size_input};
 
 /// Most points per side accepted (256² = 65 536 prompts).
 pub const MAX_POINTS_PER_SIDE: usize = 256;
@@ -558,11 +559,7 @@ impl Sam2Segmenter {
         }
         let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1]]).collect();
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([b, 1usize, 2], coords)).map_err(wrap)?.into()));
-        let labels: SessionInputValue<'_> = match spec.label_type {
-            NumberType::F32 => Tensor::from_array(([b, 1usize], vec![1f32; b])).map_err(wrap)?.into(),
-            NumberType::I64 => Tensor::from_array(([b, 1usize], vec![1i64; b])).map_err(wrap)?.into(),
-            NumberType::I32 => Tensor::from_array(([b, 1usize], vec![1i32; b])).map_err(wrap)?.into(),
-        };
+        let labels = number_input(spec.label_type, vec![b as i64, 1], &vec![1f32; b]).map_err(wrap)?;
         inputs.push((spec.point_labels.as_str().into(), labels));
         let (mh, mw) = spec.mask_input_size;
         let nb = if spec.mask_input_batch { b } else { 1 };
@@ -578,13 +575,7 @@ impl Sam2Segmenter {
         inputs
             .push((spec.has_mask_input.as_str().into(), Tensor::from_array((has_shape, vec![0f32; count as usize])).map_err(wrap)?.into()));
         if let Some((name, ty)) = &spec.orig_im_size {
-            let (h, w) = (embedding.height, embedding.width);
-            let v: SessionInputValue<'_> = match ty {
-                NumberType::I64 => Tensor::from_array(([2usize], vec![h as i64, w as i64])).map_err(wrap)?.into(),
-                NumberType::I32 => Tensor::from_array(([2usize], vec![h as i32, w as i32])).map_err(wrap)?.into(),
-                NumberType::F32 => Tensor::from_array(([2usize], vec![h as f32, w as f32])).map_err(wrap)?.into(),
-            };
-            inputs.push((name.as_str().into(), v));
+            inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
         let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
         let read = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {

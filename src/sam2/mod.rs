@@ -409,15 +409,7 @@ impl Sam2Segmenter {
         let (coords, labels) = model_space(prompt, spec.family, spec.image_size, (embedding.width, embedding.height));
         let n = labels.len();
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, n, 2], coords)).map_err(wrap)?.into()));
-        let labels: SessionInputValue<'_> = match spec.label_type {
-            NumberType::F32 => Tensor::from_array(([1usize, n], labels)).map_err(wrap)?.into(),
-            NumberType::I64 => {
-                Tensor::from_array(([1usize, n], labels.iter().map(|l| *l as i64).collect::<Vec<_>>())).map_err(wrap)?.into()
-            }
-            NumberType::I32 => {
-                Tensor::from_array(([1usize, n], labels.iter().map(|l| *l as i32).collect::<Vec<_>>())).map_err(wrap)?.into()
-            }
-        };
+        let labels = number_input(spec.label_type, vec![1, n as i64], &labels).map_err(wrap)?;
         inputs.push((spec.point_labels.as_str().into(), labels));
         let (mh, mw) = spec.mask_input_size;
         let has_mask = previous.is_some() as u8 as f32;
@@ -432,13 +424,7 @@ impl Sam2Segmenter {
             Tensor::from_array((spec.has_mask_input_shape.clone(), vec![has_mask; count as usize])).map_err(wrap)?.into(),
         ));
         if let Some((name, ty)) = &spec.orig_im_size {
-            let (h, w) = (embedding.height, embedding.width);
-            let v: SessionInputValue<'_> = match ty {
-                NumberType::I64 => Tensor::from_array(([2usize], vec![h as i64, w as i64])).map_err(wrap)?.into(),
-                NumberType::I32 => Tensor::from_array(([2usize], vec![h as i32, w as i32])).map_err(wrap)?.into(),
-                NumberType::F32 => Tensor::from_array(([2usize], vec![h as f32, w as f32])).map_err(wrap)?.into(),
-            };
-            inputs.push((name.as_str().into(), v));
+            inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
 
         let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
@@ -560,4 +546,19 @@ struct Decoded {
     masks: (Vec<i64>, Vec<f32>),
     iou: Vec<f32>,
     low_res: Option<(Vec<i64>, Vec<f32>)>,
+}
+
+/// A decoder input holding `values` in the element type the export declares (point labels,
+/// `orig_im_size`): exporters disagree on float32, int64 and int32.
+fn number_input(ty: NumberType, shape: Vec<i64>, values: &[f32]) -> ort::Result<SessionInputValue<'static>> {
+    Ok(match ty {
+        NumberType::F32 => Tensor::from_array((shape, values.to_vec()))?.into(),
+        NumberType::I64 => Tensor::from_array((shape, values.iter().map(|v| *v as i64).collect::<Vec<_>>()))?.into(),
+        NumberType::I32 => Tensor::from_array((shape, values.iter().map(|v| *v as i32).collect::<Vec<_>>()))?.into(),
+    })
+}
+
+/// samexporter's `orig_im_size` input: the embedded image's height and width.
+fn orig_im_size_input(ty: NumberType, embedding: &Embedding) -> ort::Result<SessionInputValue<'static>> {
+    number_input(ty, vec![2], &[embedding.height as f32, embedding.width as f32])
 }
