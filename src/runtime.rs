@@ -264,8 +264,8 @@ fn probe_version(path: &Path) -> std::result::Result<String, String> {
     Ok(version)
 }
 
-/// segrt is compiled against one ONNX Runtime API level (ort's `api-31` feature, matching
-/// `ORT_EXPECTED_VERSION`); any patch release of that major.minor works.
+/// segrt is built and tested against one ONNX Runtime release (`ORT_EXPECTED_VERSION`; ort's API level
+/// is 21, see Cargo.toml); any patch release of that major.minor works.
 pub fn version_compatible(version: &str) -> bool {
     let major_minor = |v: &str| v.split('.').take(2).map(str::to_string).collect::<Vec<_>>();
     major_minor(version) == major_minor(ORT_EXPECTED_VERSION)
