@@ -4,24 +4,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::ptr;
 
 use common::*;
 use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
-
-fn sam2_dir() -> PathBuf {
-    repo().join("models/sam2")
-}
-
-fn create_sam2(encoder: &str, decoder: &str) -> Session {
-    let (e, d) = (cstr(sam2_dir().join(encoder).to_str().unwrap()), cstr(sam2_dir().join(decoder).to_str().unwrap()));
-    let mut s = ptr::null_mut();
-    let st = unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), ptr::null(), &mut s) };
-    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
-    Session(s)
-}
 
 fn options() -> SegEverythingOptions {
     let mut o = SegEverythingOptions {
@@ -85,7 +72,7 @@ fn everything(
 /// ((r-1)/(r+1))^2: 0.669, 0.819, 0.876.
 #[test]
 fn oracle_grid_gives_the_discs_that_survive_nms_at_the_grid_points() {
-    let s = create_sam2("sam2_oracle_encoder.onnx", "sam2_oracle_decoder.onnx");
+    let s = create_sam2("sam2_oracle_encoder.onnx", "sam2_oracle_decoder.onnx").unwrap();
     let (w, h) = (1024usize, 1024usize);
     let gray = vec![90u8; w * h];
     let img = image_desc(&gray, w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY8);
@@ -275,7 +262,7 @@ fn everything_matches_the_official_automatic_mask_generator() {
 
 #[test]
 fn the_last_result_is_cached_and_the_embedding_is_shared_with_clicks() {
-    let s = create_sam2("sam2_tiny_sam2onnx_encoder.onnx", "sam2_tiny_sam2onnx_decoder.onnx");
+    let s = create_sam2("sam2_tiny_sam2onnx_encoder.onnx", "sam2_tiny_sam2onnx_decoder.onnx").unwrap();
     let img = load_rgb(&sam2_dir().join("reference/img1.png"));
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let mut o = options();
@@ -309,7 +296,7 @@ fn the_last_result_is_cached_and_the_embedding_is_shared_with_clicks() {
 
 #[test]
 fn bad_input_gives_clear_statuses_and_writes_nothing() {
-    let s = create_sam2("sam2_tiny_sam2onnx_encoder.onnx", "sam2_tiny_sam2onnx_decoder.onnx");
+    let s = create_sam2("sam2_tiny_sam2onnx_encoder.onnx", "sam2_tiny_sam2onnx_decoder.onnx").unwrap();
     let img = load_rgb(&sam2_dir().join("reference/img0.png"));
     let (w, h) = (img.w, img.h);
     let desc = image_desc(&img.data, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24);

@@ -6,25 +6,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::ptr;
 
 use common::*;
 use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
-
-fn sam2_dir() -> PathBuf {
-    repo().join("models/sam2")
-}
-
-fn create_sam2(encoder: &str, decoder: &str) -> Result<Session, (SegStatus, String)> {
-    let (e, d) = (cstr(sam2_dir().join(encoder).to_str().unwrap()), cstr(sam2_dir().join(decoder).to_str().unwrap()));
-    let mut s = ptr::null_mut();
-    match unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), ptr::null(), &mut s) } {
-        SegStatus::SEG_OK => Ok(Session(s)),
-        st => Err((st, last_error())),
-    }
-}
 
 fn info(s: &Session) -> serde_json::Value {
     let mut n = 0usize;

@@ -137,3 +137,17 @@ pub fn agreement(a: &[u8], b: &[u8]) -> f64 {
     assert_eq!(a.len(), b.len());
     a.iter().zip(b).filter(|(x, y)| x == y).count() as f64 / a.len() as f64
 }
+
+pub fn sam2_dir() -> PathBuf {
+    repo().join("models/sam2")
+}
+
+/// A SAM2 session from an encoder and a decoder in models/sam2, with default options.
+pub fn create_sam2(encoder: &str, decoder: &str) -> Result<Session, (SegStatus, String)> {
+    let (e, d) = (cstr(sam2_dir().join(encoder).to_str().unwrap()), cstr(sam2_dir().join(decoder).to_str().unwrap()));
+    let mut s = ptr::null_mut();
+    match unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), ptr::null(), &mut s) } {
+        SegStatus::SEG_OK => Ok(Session(s)),
+        st => Err((st, last_error())),
+    }
+}
