@@ -5,7 +5,7 @@
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
-use segrt::ffi::{seg_last_error, SegSession, SegStatus};
+use segrt::ffi::{seg_create_sam2, seg_last_error, seg_sam2_set_image, SegImage, SegSession, SegStatus};
 
 /// A session created once per process and used by every fuzz execution (any thread).
 pub struct Handle(pub *mut SegSession);
@@ -33,4 +33,24 @@ pub fn check(status: SegStatus, call: &str) -> SegStatus {
         panic!("{call} returned {status:?}: {message}");
     }
     status
+}
+
+/// A SAM2 session (encoder and decoder under models/) with a `width` x `height` RGB pattern already
+/// encoded, for harnesses that drive the decoder side.
+pub fn sam2_session(encoder: &str, decoder: &str, width: usize, height: usize) -> Handle {
+    let (enc, dec) = (model_cstr(encoder), model_cstr(decoder));
+    let mut s = std::ptr::null_mut();
+    assert_eq!(unsafe { seg_create_sam2(enc.as_ptr(), dec.as_ptr(), std::ptr::null(), &mut s) } as i32, 0, "fuzz session");
+    let pixels: Vec<u8> = (0..width * height * 3).map(|i| (i * 7 % 251) as u8).collect();
+    let image = SegImage {
+        data: pixels.as_ptr(),
+        width: width as i32,
+        height: height as i32,
+        stride: 0,
+        format: 3,
+        plane1: std::ptr::null(),
+        plane2: std::ptr::null(),
+    };
+    assert_eq!(unsafe { seg_sam2_set_image(s, &image, std::ptr::null_mut()) } as i32, 0, "fuzz image");
+    Handle(s)
 }

@@ -60,24 +60,7 @@ pub static SUCCEEDED: AtomicUsize = AtomicUsize::new(0);
 
 fn session() -> &'static Handle {
     static S: OnceLock<Handle> = OnceLock::new();
-    S.get_or_init(|| {
-        let enc = crate::paths::model_cstr("sam2/sam2_oracle_encoder.onnx");
-        let dec = crate::paths::model_cstr("sam2/sam2_oracle_decoder.onnx");
-        let mut s = ptr::null_mut();
-        assert_eq!(unsafe { seg_create_sam2(enc.as_ptr(), dec.as_ptr(), ptr::null(), &mut s) } as i32, 0, "fuzz session");
-        let pixels: Vec<u8> = (0..W * H * 3).map(|i| (i * 7 % 251) as u8).collect();
-        let image = SegImage {
-            data: pixels.as_ptr(),
-            width: W as i32,
-            height: H as i32,
-            stride: 0,
-            format: 3,
-            plane1: ptr::null(),
-            plane2: ptr::null(),
-        };
-        assert_eq!(unsafe { seg_sam2_set_image(s, &image, ptr::null_mut()) } as i32, 0);
-        Handle(s)
-    })
+    S.get_or_init(|| crate::paths::sam2_session("sam2/sam2_oracle_encoder.onnx", "sam2/sam2_oracle_decoder.onnx", W, H))
 }
 
 pub fn run(input: Input) {
