@@ -16,7 +16,7 @@ The bookkeeping (which memories / object pointers to feed, bfloat16 storage of m
 runtime; `video_ort_tracker.py` is its executable specification.
 
 The model is export_sam2.py's tiny random-weight model (its TINY_OVERRIDES, seed, weight
-conditioning), built with `build_sam2_video_predictor` (so the video post-processing overrides apply:
+conditioning; see condition_video_weights), built with `build_sam2_video_predictor` (so the video post-processing overrides apply:
 dynamic multimask via stability, binarize_mask_from_pts_for_mem_enc) and two VIDEO overrides:
   * num_maskmem=7 (the real value; export_sam2.py used 2 only to instantiate), so the memory bank rules
     (1 conditioning + 6 previous frames) are exercised;
@@ -71,15 +71,45 @@ def build_video_model(real_size=False, checkpoint=None, config=ex.CONFIG):
     filling needs sam2's CUDA extension (absent here: it would only warn and do nothing)."""
     from sam2.build_sam import build_sam2_video_predictor
 
-    torch.manual_seed(ex.SEED)
     tiny = not (real_size or checkpoint)
+    image_model = ex.build_model() if tiny else None  # seed 0 + condition_random_weights inside
+    torch.manual_seed(ex.SEED)
     model = build_sam2_video_predictor(config, ckpt_path=checkpoint, device="cpu",
                                        hydra_overrides_extra=video_overrides() if tiny else [])
     model.eval()
     model.fill_hole_area = 0
     if tiny:
-        ex.condition_random_weights(model)
+        condition_video_weights(model, image_model)
     return model
+
+
+OBJ_SCORE_GAIN = 1000.0
+OBJ_SCORE_BIAS = 185.64
+
+
+@torch.no_grad()
+def condition_video_weights(model, image_model):
+    """Tiny model only. (1) The image encoder, prompt encoder and mask decoder are copied from
+    export_sam2.build_model() (the committed image-mode fixtures' weights, already conditioned by
+    condition_random_weights): the video overrides change the random stream (maskmem_tpos_enc and the
+    memory encoder are drawn before the SAM heads), and that stream gave ~100 %-of-frame masks on the
+    reference sequence, while the image-mode weights give ~45 %. (2) The object-score head: random init
+    gives a constant +0.01..0.05 (object always present), so the no-object path (NO_OBJ_SCORE masks,
+    no_obj_ptr, no_obj_embed_spatial) would never run. Its last Linear's weight is multiplied by
+    OBJ_SCORE_GAIN and its bias set to OBJ_SCORE_BIAS, a constant picked once so that the scores of the
+    tracked frames of video_reference.py's sequence straddle 0 (their pre-bias values lie around -185.7;
+    of the biases tried, 185.64..185.76, 185.64 gave the largest smallest |score|, 0.033, with 14
+    present / 14 absent object-frames, so no flag sits on float noise).
+    With random weights which frames come out "absent" has nothing to do with the picture (the hidden
+    frame included): the point is only that both flags occur in the reference."""
+    own = model.state_dict()
+    for k, v in image_model.state_dict().items():
+        if (k.startswith("image_encoder.") or k.startswith("sam_")) and k in own and own[k].shape == v.shape:
+            own[k].copy_(v)
+    head = model.sam_mask_decoder.pred_obj_score_head
+    last = head.layers[-1] if hasattr(head, "layers") else head
+    last.weight.mul_(OBJ_SCORE_GAIN)
+    last.bias.fill_(OBJ_SCORE_BIAS)
 
 
 # ---------------------------------------------------------------------------------------------
