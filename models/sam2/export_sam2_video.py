@@ -83,6 +83,7 @@ def build_video_model(real_size=False, checkpoint=None, config=ex.CONFIG):
     return model
 
 
+MEM_ATTN_GAIN = 10.0
 OBJ_SCORE_GAIN = 1000.0
 OBJ_SCORE_BIAS = 185.64
 
@@ -93,19 +94,25 @@ def condition_video_weights(model, image_model):
     export_sam2.build_model() (the committed image-mode fixtures' weights, already conditioned by
     condition_random_weights): the video overrides change the random stream (maskmem_tpos_enc and the
     memory encoder are drawn before the SAM heads), and that stream gave ~100 %-of-frame masks on the
-    reference sequence, while the image-mode weights give ~45 %. (2) The object-score head: random init
-    gives a constant +0.01..0.05 (object always present), so the no-object path (NO_OBJ_SCORE masks,
-    no_obj_ptr, no_obj_embed_spatial) would never run. Its last Linear's weight is multiplied by
-    OBJ_SCORE_GAIN and its bias set to OBJ_SCORE_BIAS, a constant picked once so that the scores of the
-    tracked frames of video_reference.py's sequence straddle 0 (their pre-bias values lie around -185.7;
-    of the biases tried, 185.64..185.76, 185.64 gave the largest smallest |score|, 0.033, with 14
-    present / 14 absent object-frames, so no flag sits on float noise).
-    With random weights which frames come out "absent" has nothing to do with the picture (the hidden
-    frame included): the point is only that both flags occur in the reference."""
+    reference sequence, while the image-mode weights give ~45 %. (2) Memory attention: with random
+    weights the memory hardly moved the tracked masks (dropping every object pointer changed the
+    reference logits by 1.5e-2 and no pixel class), so a tracker with wrong memory rules would still
+    have matched the official masks. The last Linear (out_proj) of each memory cross-attention is
+    multiplied by MEM_ATTN_GAIN: the memory now dominates the tracked frames (their masks shrink from
+    ~33 000 to ~22 000 px of 76 800). (3) Object-score head: random init gave a constant +0.01..0.05;
+    its last Linear's weight is multiplied by OBJ_SCORE_GAIN and its bias set to OBJ_SCORE_BIAS so the
+    score varies between frames (+3.9..+7.0 on the reference sequence). With these random weights no
+    frame comes out "absent", the hidden frame included (a bias giving both flags on tracked frames
+    made a clicked frame absent too); the no-object branches (NO_OBJ_SCORE masks, no_obj_ptr,
+    no_obj_embed_spatial) are inside the exported graphs and are covered by the per-module parity
+    cases with negative object scores."""
     own = model.state_dict()
     for k, v in image_model.state_dict().items():
         if (k.startswith("image_encoder.") or k.startswith("sam_")) and k in own and own[k].shape == v.shape:
             own[k].copy_(v)
+    for layer in model.memory_attention.layers:
+        layer.cross_attn_image.out_proj.weight.mul_(MEM_ATTN_GAIN)
+        layer.cross_attn_image.out_proj.bias.mul_(MEM_ATTN_GAIN)
     head = model.sam_mask_decoder.pred_obj_score_head
     last = head.layers[-1] if hasattr(head, "layers") else head
     last.weight.mul_(OBJ_SCORE_GAIN)
@@ -531,8 +538,10 @@ def parity(model, outdir):
                                         a[2], is_mask_from_pts=bool(flag))
         cmp("memory_encoder", f"is_mask_from_pts={flag:.0f}, object score {score:+.0f}", tuple(a), (f, p[-1]))
     # mask decoder vs _forward_sam_heads
-    for n_pts, multi, has_mask in ((1, 1.0, 0.0), (2, 0.0, 0.0), (2, 0.0, 1.0), (1, 1.0, 1.0), (0, 1.0, 0.0)):
+    for n_pts, multi, has_mask, emb_shift in ((1, 1.0, 0.0, 0), (2, 0.0, 0.0, 0), (2, 0.0, 1.0, 0), (1, 1.0, 1.0, 0),
+                                              (0, 1.0, 0.0, 0), (1, 1.0, 0.0, -5), (2, 0.0, 0.0, -5)):
         a = list(example_inputs(model, seed=30 + n_pts, n_pts=max(n_pts, 1))["mask_decoder"])
+        a[0] = a[0] + emb_shift  # -5: an embedding for which the object score comes out negative
         if n_pts == 0:  # frame without prompts: the predictor's zeros / -1 point
             a[3], a[4] = torch.zeros(1, 1, 2), -torch.ones(1, 1, dtype=torch.int32)
         a[6], a[7] = torch.tensor([has_mask]), torch.tensor([multi])
@@ -541,7 +550,8 @@ def parity(model, outdir):
                                         high_res_features=[a[1], a[2]], multimask_output=bool(multi))
         _, _, ious, low, _, ptr, score = outs
         best_iou = ious.max(-1, keepdim=True)[0] if multi else ious
-        cmp("mask_decoder", f"{n_pts} points, multimask {multi:.0f}, mask input {has_mask:.0f}", tuple(a),
+        cmp("mask_decoder", f"{n_pts} points, multimask {multi:.0f}, mask input {has_mask:.0f}, "
+            f"embed {emb_shift:+d}, object score {float(score):+.2f}", tuple(a),
             (low, best_iou, ptr, score))
     return rows
 
