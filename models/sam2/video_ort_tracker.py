@@ -25,7 +25,7 @@ import onnxruntime as ort
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LOGIT_TOL = 2e-5  # max |low-res logit difference| allowed against the official predictor
+LOGIT_TOL = 1e-5  # max |low-res logit difference| allowed against the official predictor
 VIDEO = os.path.join(HERE, "video")
 REF = os.path.join(VIDEO, "reference")
 
@@ -337,8 +337,8 @@ def main():
     if args.ablate:
         return
     # With these random weights the masks move little when a memory rule is broken (see --ablate and
-    # README), so the logits carry the proof: LOGIT_TOL is ~2x the worst difference seen, and every
-    # ablation exceeds it at least twofold.
+    # README), so the logits carry the proof: LOGIT_TOL is ~2.3x the worst difference seen (4.3e-6), and
+    # every ablation exceeds it (the smallest, bf16, by 2.3x: 2.3e-5).
     assert worst_px >= 99.5 and flags and worst_dl <= LOGIT_TOL, "parity with the official predictor failed"
 
 
