@@ -1,0 +1,81 @@
+//! What one more pool session costs, measured with nothing else running in the process (figures,
+//! not assertions): threads hold sessions idle inside calls, so the next call makes the pool build
+//! another one, and the process RSS is read around it.
+//!
+//!   cargo run --release --example bench_extra_session -- MODEL [MODEL...]
+//!
+//! For each model: a pool with `max_sessions = 3` (the first session saves the optimised graph, the
+//! second and third read their weights from it), against a second pool with `max_sessions = 1`
+//! (a session built from the model, as every extra session was before sharing). Times are build
+//! times; RSS is VmRSS of this process.
+
+use std::sync::mpsc;
+use std::time::Instant;
+
+use segrt::engine::SessionPool;
+use segrt::Options;
+
+fn rss_mb() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    statm.split_whitespace().nth(1).and_then(|p| p.parse::<f64>().ok()).unwrap_or(0.0) * 4096.0 / 1e6
+}
+
+fn main() {
+    let models: Vec<String> = std::env::args().skip(1).collect();
+    if models.is_empty() {
+        eprintln!("usage: bench_extra_session MODEL [MODEL...]");
+        std::process::exit(2);
+    }
+    for path in models {
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let name = std::path::Path::new(&path).file_name().unwrap().to_string_lossy().into_owned();
+        let file_mb = bytes.len() as f64 / 1e6;
+        println!("{name} ({file_mb:.1} MB)");
+
+        let sharing = Options { max_sessions: 3, ..Options::default() };
+        let (before, t) = (rss_mb(), Instant::now());
+        let pool: SessionPool<()> = SessionPool::new(bytes.clone(), None, &sharing).unwrap();
+        println!("   first session (saves the graph): +{:.1} MB RSS, {:.0} ms", rss_mb() - before, t.elapsed().as_secs_f64() * 1e3);
+        std::thread::scope(|s| {
+            let pool = &pool;
+            let mut holds = Vec::new();
+            for k in 1..=3 {
+                let (hold_tx, hold_rx) = mpsc::channel::<()>();
+                let (ready_tx, ready_rx) = mpsc::channel::<()>();
+                let (before, t) = (rss_mb(), Instant::now());
+                s.spawn(move || {
+                    pool.with(|_, _| {
+                        ready_tx.send(()).unwrap();
+                        let _ = hold_rx.recv();
+                        Ok(())
+                    })
+                    .unwrap()
+                });
+                ready_rx.recv().unwrap();
+                holds.push(hold_tx);
+                if k > 1 {
+                    let added = rss_mb() - before;
+                    println!(
+                        "   session {k} (from the shared graph): +{added:.1} MB = {:.0} % of the model file, {:.0} ms",
+                        100.0 * added / file_mb,
+                        t.elapsed().as_secs_f64() * 1e3
+                    );
+                }
+            }
+        });
+        let stats = pool.stats();
+        println!("   pool: created {}, shared graph {:?} bytes", stats.created, stats.shared_graph_bytes);
+
+        let single = Options { max_sessions: 1, ..Options::default() };
+        let (before, t) = (rss_mb(), Instant::now());
+        let unshared: SessionPool<()> = SessionPool::new(bytes.clone(), None, &single).unwrap();
+        let added = rss_mb() - before;
+        println!(
+            "   a session built from the model (max_sessions 1, no graph): +{added:.1} MB = {:.0} % of the model file, {:.0} ms",
+            100.0 * added / file_mb,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+        drop(unshared);
+        drop(pool);
+    }
+}
