@@ -4,15 +4,15 @@
 //!
 //!   cargo run --release --example bench_extra_session -- MODEL [MODEL...]
 //!
-//! For each model: a pool with `max_sessions = 3` (the first session saves the optimised graph, the
-//! second and third read their weights from it), against a second pool with `max_sessions = 1`
-//! (a session built from the model, as every extra session was before sharing). Times are build
-//! times; RSS is VmRSS of this process.
+//! For each model: pools with `max_sessions = 3` saving the shared graph at creation (the second and
+//! third sessions read their weights from it) and at the first growth (the second session is a full
+//! build that saves it), against a pool with `max_sessions = 1` (a session built from the model, as
+//! every extra session was before sharing). Times are build times; RSS is VmRSS of this process.
 
 use std::sync::mpsc;
 use std::time::Instant;
 
-use segrt::engine::SessionPool;
+use segrt::engine::{GraphSharing, SessionPool};
 use segrt::Options;
 
 fn rss_mb() -> f64 {
@@ -32,43 +32,13 @@ fn main() {
         let file_mb = bytes.len() as f64 / 1e6;
         println!("{name} ({file_mb:.1} MB)");
 
-        let sharing = Options { max_sessions: 3, ..Options::default() };
-        let (before, t) = (rss_mb(), Instant::now());
-        let pool: SessionPool<()> = SessionPool::new(bytes.clone(), None, &sharing).unwrap();
-        println!("   first session (saves the graph): +{:.1} MB RSS, {:.0} ms", rss_mb() - before, t.elapsed().as_secs_f64() * 1e3);
-        std::thread::scope(|s| {
-            let pool = &pool;
-            let mut holds = Vec::new();
-            for k in 1..=3 {
-                let (hold_tx, hold_rx) = mpsc::channel::<()>();
-                let (ready_tx, ready_rx) = mpsc::channel::<()>();
-                let (before, t) = (rss_mb(), Instant::now());
-                s.spawn(move || {
-                    pool.with(|_, _| {
-                        ready_tx.send(()).unwrap();
-                        let _ = hold_rx.recv();
-                        Ok(())
-                    })
-                    .unwrap()
-                });
-                ready_rx.recv().unwrap();
-                holds.push(hold_tx);
-                if k > 1 {
-                    let added = rss_mb() - before;
-                    println!(
-                        "   session {k} (from the shared graph): +{added:.1} MB = {:.0} % of the model file, {:.0} ms",
-                        100.0 * added / file_mb,
-                        t.elapsed().as_secs_f64() * 1e3
-                    );
-                }
-            }
-        });
-        let stats = pool.stats();
-        println!("   pool: created {}, shared graph {:?} bytes", stats.created, stats.shared_graph_bytes);
+        for sharing in [GraphSharing::AtCreation, GraphSharing::AtFirstGrowth] {
+            three_sessions(&bytes, file_mb, sharing);
+        }
 
         let single = Options { max_sessions: 1, ..Options::default() };
         let (before, t) = (rss_mb(), Instant::now());
-        let unshared: SessionPool<()> = SessionPool::new(bytes.clone(), None, &single).unwrap();
+        let unshared: SessionPool<()> = SessionPool::new(bytes.clone(), None, &single, GraphSharing::AtCreation).unwrap();
         let added = rss_mb() - before;
         println!(
             "   a session built from the model (max_sessions 1, no graph): +{added:.1} MB = {:.0} % of the model file, {:.0} ms",
@@ -76,6 +46,42 @@ fn main() {
             t.elapsed().as_secs_f64() * 1e3
         );
         drop(unshared);
-        drop(pool);
     }
+}
+
+/// Builds a pool of three sessions (threads hold them idle inside calls) and prints what each added.
+fn three_sessions(bytes: &[u8], file_mb: f64, sharing: GraphSharing) {
+    let options = Options { max_sessions: 3, ..Options::default() };
+    println!("   {sharing:?}:");
+    let (before, t) = (rss_mb(), Instant::now());
+    let pool: SessionPool<()> = SessionPool::new(bytes.to_vec(), None, &options, sharing).unwrap();
+    println!("      session 1: +{:.1} MB RSS, {:.0} ms", rss_mb() - before, t.elapsed().as_secs_f64() * 1e3);
+    std::thread::scope(|s| {
+        let pool = &pool;
+        let mut holds = Vec::new();
+        for k in 1..=3 {
+            let (hold_tx, hold_rx) = mpsc::channel::<()>();
+            let (ready_tx, ready_rx) = mpsc::channel::<()>();
+            let (before, t) = (rss_mb(), Instant::now());
+            s.spawn(move || {
+                pool.with(|_, _| {
+                    ready_tx.send(()).unwrap();
+                    let _ = hold_rx.recv();
+                    Ok(())
+                })
+                .unwrap()
+            });
+            ready_rx.recv().unwrap();
+            holds.push(hold_tx);
+            if k > 1 {
+                let added = rss_mb() - before;
+                println!(
+                    "      session {k}: +{added:.1} MB = {:.0} % of the model file, {:.0} ms",
+                    100.0 * added / file_mb,
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+            }
+        }
+    });
+    println!("      shared graph: {:?} bytes", pool.stats().shared_graph_bytes);
 }

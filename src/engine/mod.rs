@@ -9,6 +9,6 @@ pub mod providers;
 pub mod session;
 
 pub use cache::{CacheReport, CacheStatus};
-pub use pool::{PoolStats, SessionPool};
+pub use pool::{GraphSharing, PoolStats, SessionPool};
 pub use providers::{probe_providers, ProviderProbe, ProviderReport};
 pub use session::{build_session, read_model_bytes, read_model_file, run_error};

@@ -37,6 +37,17 @@ pub fn default_max_sessions() -> usize {
     num_cpus::get_physical().max(1)
 }
 
+/// When a CPU pool that may grow saves the graph its further sessions share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphSharing {
+    /// The first session saves it: every extra session is light; creation pays for serialising the
+    /// graph (tens of milliseconds for a UNet, ~0.5 s for a 100 MB SAM2 encoder on 2 cores).
+    AtCreation,
+    /// The first extra session saves it (and costs a full build); the ones after it are light. For
+    /// models whose extra sessions are rare and whose first start matters, like SAM2's encoder.
+    AtFirstGrowth,
+}
+
 /// What `seg_session_info` reports about a pool.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PoolStats {
@@ -123,7 +134,7 @@ impl<S: Default> SessionPool<S> {
     /// Builds the first session on the calling thread, so errors surface at creation. `model_path`:
     /// the file the model was read from (`None`: given in memory), where `CacheMode::BesideModel`
     /// puts the cache.
-    pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options) -> Result<Self> {
+    pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
         let runtime = crate::runtime::init(options.ort_path.as_deref())?;
         let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
@@ -132,9 +143,9 @@ impl<S: Default> SessionPool<S> {
         let before = resident_bytes();
         let model_len = model.len();
         let (session, provider, cache, source) = match cache {
-            // Without a cache the first session also saves the graph more sessions will share, so
-            // that the original can go at once; with one, the first extra session saves it.
-            None if share => match build_session_sharing(&model, false, options)? {
+            // The first session also saves the graph more sessions will share, so that the original
+            // can go at once. With a cache, the first extra session saves it.
+            None if share && sharing == GraphSharing::AtCreation => match build_session_sharing(&model, false, options)? {
                 (session, provider, Some(graph)) => (session, provider, CacheReport::off(), Source::Shared(graph)),
                 (session, provider, None) => {
                     share = false;
