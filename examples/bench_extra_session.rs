@@ -2,7 +2,10 @@
 //! not assertions): threads hold sessions idle inside calls, so the next call makes the pool build
 //! another one, and the process RSS is read around it.
 //!
-//!   cargo run --release --example bench_extra_session -- MODEL [MODEL...]
+//!   cargo run --release --example bench_extra_session -- [--only at-creation|at-first-growth|unshared] MODEL [MODEL...]
+//!
+//! RSS deltas are process-wide: memory freed by one pool is reused by the next, so the cleanest
+//! figures come from one model and one `--only` per process.
 //!
 //! For each model: pools with `max_sessions = 3` saving the shared graph at creation (the second and
 //! third sessions read their weights from it) and at the first growth (the second session is a full
@@ -21,7 +24,19 @@ fn rss_mb() -> f64 {
 }
 
 fn main() {
-    let models: Vec<String> = std::env::args().skip(1).collect();
+    let mut models: Vec<String> = std::env::args().skip(1).collect();
+    let only = match models.iter().position(|a| a == "--only") {
+        Some(i) if i + 1 < models.len() => {
+            let what = models.remove(i + 1);
+            models.remove(i);
+            Some(what)
+        }
+        _ => None,
+    };
+    let wanted = |what: &str| match only.as_deref() {
+        Some(o) => o == what,
+        None => true,
+    };
     if models.is_empty() {
         eprintln!("usage: bench_extra_session MODEL [MODEL...]");
         std::process::exit(2);
@@ -32,8 +47,13 @@ fn main() {
         let file_mb = bytes.len() as f64 / 1e6;
         println!("{name} ({file_mb:.1} MB)");
 
-        for sharing in [GraphSharing::AtCreation, GraphSharing::AtFirstGrowth] {
-            three_sessions(&bytes, file_mb, sharing);
+        for (what, sharing) in [("at-creation", GraphSharing::AtCreation), ("at-first-growth", GraphSharing::AtFirstGrowth)] {
+            if wanted(what) {
+                three_sessions(&bytes, file_mb, sharing);
+            }
+        }
+        if !wanted("unshared") {
+            continue;
         }
 
         let single = Options { max_sessions: 1, ..Options::default() };
