@@ -296,6 +296,10 @@ fn extra_sessions_read_their_weights_from_one_shared_graph() {
     let graph = pool["shared_graph_bytes"].as_u64().unwrap_or_else(|| panic!("a CPU pool that may grow shares one graph: {pool}"));
     let file = std::fs::metadata(model("demo_unet.onnx")).unwrap().len();
     assert!(graph > file / 2 && graph < file * 2, "the graph holds the weights once: {graph} bytes for a {file}-byte model");
+    // Its weights (30 tensors in the demo UNet's optimised graph) must be shared values: that is
+    // what makes the sessions share their pre-packed weights.
+    let shared = pool["shared_initializers"].as_u64().unwrap_or(0);
+    assert!(shared >= 20, "the graph's initializers are shared with every session: {pool}");
     // Both sessions, the first built from the model and the second from the graph, agree bit for bit.
     for _ in 0..4 {
         force_second_session(&s, &img, &expected);

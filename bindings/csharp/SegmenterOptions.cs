@@ -190,8 +190,8 @@ namespace Segrt
         /// a call finds every session busy; calls beyond the cap wait their turn, in order. 0 (default) = one
         /// per physical core. On the CPU, when the cap is above 1 the first session also saves the optimised graph
         /// (<see cref="PoolInfo.SharedGraphBytes"/>) and further sessions read their weights from it, so each costs
-        /// <see cref="PoolInfo.BytesPerExtraSession"/> (its own state and pre-packed weights, not another copy of the
-        /// model); 1 keeps memory lowest, skips saving the graph (the fastest first start) and serialises the calls.
+        /// <see cref="PoolInfo.BytesPerExtraSession"/> (its own state, not another copy of the model or of its
+        /// pre-packed weights); 1 keeps memory lowest, skips saving the graph (the fastest first start) and serialises the calls.
         /// </summary>
         public int MaxSessions { get; set; }
 

@@ -7,6 +7,7 @@ pub mod memory;
 pub mod pool;
 pub mod providers;
 pub mod session;
+pub mod shared_graph;
 
 pub use cache::{CacheReport, CacheStatus};
 pub use pool::{GraphSharing, PoolStats, SessionPool};

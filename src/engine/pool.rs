@@ -4,12 +4,11 @@
 //! session serves one call at a time (ONNX Runtime's `Run` is not safe to share for GPU providers,
 //! and ort's `run` takes `&mut`). The pool grows on demand up to `max_sessions`; calls beyond wait
 //! their turn in arrival order (a ticket each: no spinning, no starvation). Threads coming and going
-//! cost nothing: sessions belong to the pool, not to threads. On the CPU, a pool that may grow has
-//! its first session save ONNX Runtime's optimised graph (ORT format), and more sessions read their
-//! weights from those bytes in place: an extra session adds its own state and the weights ONNX
-//! Runtime pre-packs for its kernels, not another copy of the model. (ONNX Runtime's pre-packed
-//! weights container shares only initializers added through `AddInitializer`, which segrt does not
-//! use, so pre-packed weights stay per session.) Unless a thread count is set, all sessions run on
+//! cost nothing: sessions belong to the pool, not to threads. On the CPU, a pool that may grow saves
+//! ONNX Runtime's optimised graph once (see `shared_graph`), and its sessions load that graph in
+//! place, its initializers handed to each as shared values with one pre-packed weights container:
+//! the weights and the forms ONNX Runtime pre-packs from them exist once per pool, and an extra
+//! session adds its own state only. Unless a thread count is set, all sessions run on
 //! the environment's one global thread pool. Each session carries
 //! the caller's scratch `S` (a pipeline's reused buffers), so that memory too follows the sessions,
 //! not the number of host threads: a waiting call holds nothing.
@@ -28,8 +27,9 @@ use super::cache::{CacheReport, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
 use super::session::{
-    build_pooled_session, build_session, build_session_cached, build_session_sharing, build_shared_session, PooledSession, SharedGraph,
+    build_pooled_session, build_session, build_session_cached, build_session_sharing, build_shared_session, PooledSession,
 };
+use super::shared_graph::SharedGraph;
 
 /// The default cap: one session per physical core (each runs on the shared thread pool, so more
 /// concurrent runs than cores only queue inside ONNX Runtime).
@@ -40,10 +40,12 @@ pub fn default_max_sessions() -> usize {
 /// When a CPU pool that may grow saves the graph its further sessions share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphSharing {
-    /// The first session saves it: every extra session is light; creation pays for serialising the
-    /// graph (tens of milliseconds for a UNet, ~0.5 s for a 100 MB SAM2 encoder on 2 cores).
+    /// Creation saves it and loads the first session from it: every extra session is light;
+    /// creation pays for serialising the graph (tens of milliseconds for a UNet, ~0.5-1 s for a
+    /// 100 MB SAM2 encoder on 2 cores).
     AtCreation,
-    /// The first extra session saves it (and costs a full build); the ones after it are light. For
+    /// The first session is built from the model (its own weights); the first extra session saves
+    /// the graph and is loaded from it, pre-packing the weights every later session shares. For
     /// models whose extra sessions are rare and whose first start matters, like SAM2's encoder.
     AtFirstGrowth,
 }
@@ -68,6 +70,9 @@ pub struct PoolStats {
     /// Bytes of the optimised graph more sessions read their weights from in place (null: extra
     /// sessions load the model themselves, e.g. on a GPU provider or with `max_sessions` 1).
     pub shared_graph_bytes: Option<u64>,
+    /// Initializers of that graph handed to every session as shared values (the weights whose
+    /// pre-packed forms all sessions share); null without a shared graph.
+    pub shared_initializers: Option<u64>,
 }
 
 struct State<S> {
@@ -98,8 +103,9 @@ pub struct SessionPool<S = ()> {
     /// Whether more sessions should share one graph's weights: CPU sessions of a pool that may grow
     /// (GPU providers keep their weights on the device), until saving a graph has failed once.
     share: AtomicBool,
-    /// The shared graph's size once there is one (0 before).
+    /// The shared graph's size and shared initializers once there is one (0 before).
     shared_graph_bytes: AtomicU64,
+    shared_initializers: AtomicU64,
     /// Bytes of the original model.
     model_len: usize,
     options: Options,
@@ -145,36 +151,43 @@ impl<S: Default> SessionPool<S> {
         let (session, provider, cache, source) = match cache {
             // The first session also saves the graph more sessions will share, so that the original
             // can go at once. With a cache, the first extra session saves it.
+            // The session that saved the graph goes at once: the first session is loaded from the
+            // graph like every later one, so that all of them share the weights pre-packed from it.
             None if share && sharing == GraphSharing::AtCreation => match build_session_sharing(&model, false, options)? {
-                (session, provider, Some(graph)) => (session, provider, CacheReport::off(), Source::Shared(graph)),
+                (saver, provider, Some(graph)) => {
+                    drop(saver);
+                    let session = build_shared_session(&graph, options)?;
+                    (session, provider, CacheReport::off(), Source::Shared(graph))
+                }
                 (session, provider, None) => {
                     share = false;
-                    (session, provider, CacheReport::off(), Source::Original(model))
+                    (session.into(), provider, CacheReport::off(), Source::Original(model))
                 }
             },
             None => {
                 let (session, provider) = build_session(&model, options)?;
-                (session, provider, CacheReport::off(), Source::Original(model))
+                (session.into(), provider, CacheReport::off(), Source::Original(model))
             }
             Some(cache) => {
                 let built = build_session_cached(&model, options, &cache)?;
                 match built.optimised {
                     // The original is no longer needed: more sessions load the optimised model.
-                    Some(optimised) => (built.session, built.provider, built.cache, Source::Optimised(optimised)),
-                    None => (built.session, built.provider, built.cache, Source::Original(model)),
+                    Some(optimised) => (built.session.into(), built.provider, built.cache, Source::Optimised(optimised)),
+                    None => (built.session.into(), built.provider, built.cache, Source::Original(model)),
                 }
             }
         };
-        let shared_graph_bytes = match &source {
-            Source::Shared(graph) => graph.byte_len() as u64,
-            _ => 0,
+        let (shared_graph_bytes, shared_initializers) = match &source {
+            Source::Shared(graph) => (graph.byte_len() as u64, graph.shared_initializers() as u64),
+            _ => (0, 0),
         };
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
-        let state = State { idle: vec![(session.into(), S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
+        let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
             source: Mutex::new(source),
             share: AtomicBool::new(share),
             shared_graph_bytes: AtomicU64::new(shared_graph_bytes),
+            shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
             options: options.clone(),
             cache,
@@ -285,16 +298,19 @@ impl<S: Default> SessionPool<S> {
         if !self.share.load(Ordering::Relaxed) {
             return build_pooled_session(model, optimised, &self.options).map(PooledSession::from);
         }
-        let (session, _, graph) = build_session_sharing(model, optimised, &self.options)?;
-        match graph {
-            // The model is no longer needed: the graph holds everything more sessions need.
-            Some(graph) => {
-                self.shared_graph_bytes.store(graph.byte_len() as u64, Ordering::Relaxed);
-                *source = Source::Shared(graph);
-            }
-            None => self.share.store(false, Ordering::Relaxed),
-        }
-        Ok(session.into())
+        let (saver, _, graph) = build_session_sharing(model, optimised, &self.options)?;
+        let Some(graph) = graph else {
+            self.share.store(false, Ordering::Relaxed);
+            return Ok(saver.into());
+        };
+        // Like at creation, the session that saved the graph goes: one loaded from the graph shares
+        // its pre-packed weights with every later one. The model is no longer needed.
+        drop(saver);
+        let session = build_shared_session(&graph, &self.options)?;
+        self.shared_graph_bytes.store(graph.byte_len() as u64, Ordering::Relaxed);
+        self.shared_initializers.store(graph.shared_initializers() as u64, Ordering::Relaxed);
+        *source = Source::Shared(graph);
+        Ok(session)
     }
 
     fn give_back(&self, slot: (PooledSession, S)) {
@@ -315,6 +331,8 @@ impl<S: Default> SessionPool<S> {
             bytes_first_session: self.first_session_bytes,
             bytes_per_extra_session: Some(self.extra_session_bytes.load(Ordering::Relaxed)).filter(|b| *b != UNMEASURED),
             shared_graph_bytes: Some(self.shared_graph_bytes.load(Ordering::Relaxed)).filter(|b| *b != 0),
+            shared_initializers: Some(self.shared_initializers.load(Ordering::Relaxed))
+                .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
         }
     }
 

@@ -4,7 +4,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use ort::ep;
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
@@ -18,6 +17,7 @@ use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
 use super::providers::ProviderReport;
+use super::shared_graph::SharedGraph;
 
 /// Reads a model file: only a regular file (never a device, a pipe or a folder, which could block
 /// or never end), no larger than `max_bytes`, read with that bound.
@@ -255,19 +255,6 @@ pub fn build_pooled_session(model: &[u8], optimised: bool, options: &Options) ->
         .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the cached optimised model: {e}")))
 }
 
-/// ONNX Runtime's own serialisation (its "ORT format") of a session's optimised graph. Sessions
-/// loaded from it read their weights straight from these bytes instead of each keeping a copy: a
-/// pool keeps one and every session built from it holds a reference (see [`PooledSession`]).
-#[derive(Clone)]
-pub struct SharedGraph(Arc<Vec<u8>>);
-
-impl SharedGraph {
-    /// Bytes of the serialised graph.
-    pub fn byte_len(&self) -> usize {
-        self.0.len()
-    }
-}
-
 /// A session of a pool and, when it reads its weights from a [`SharedGraph`], those bytes: declared
 /// after the session, they are dropped after it (ONNX Runtime keeps pointers into them).
 pub struct PooledSession {
@@ -298,7 +285,7 @@ pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -
     let graph = std::fs::read(&temp);
     let _ = std::fs::remove_file(&temp);
     let failure = match (saving, graph) {
-        (Ok(session), Ok(bytes)) if !bytes.is_empty() => return Ok((session, provider, Some(SharedGraph(Arc::new(bytes))))),
+        (Ok(session), Ok(bytes)) if !bytes.is_empty() => return Ok((session, provider, Some(SharedGraph::new(bytes)))),
         (Ok(_), Ok(_)) => "ONNX Runtime wrote an empty graph".to_string(),
         (Ok(_), Err(e)) => format!("cannot read it back from {}: {e}", temp.display()),
         (Err(e), _) => e,
@@ -321,9 +308,29 @@ fn shared_graph_path() -> PathBuf {
     std::env::temp_dir().join(format!("segrt-{}-{n}.ort", std::process::id()))
 }
 
-/// Builds one more session from a graph saved by [`build_session_sharing`], reading its weights in
-/// place: the optimiser does not run again and the weights are not copied.
+/// Builds a session from a graph saved by [`build_session_sharing`], reading its weights in place
+/// and sharing the forms pre-packed from them with the graph's other sessions: the optimiser does
+/// not run again and nothing is copied. When ONNX Runtime refuses shared initializers for this
+/// graph, this and later sessions pre-pack their own (logged once).
 pub fn build_shared_session(graph: &SharedGraph, options: &Options) -> Result<PooledSession> {
+    if graph.sharing_initializers() {
+        match commit_shared(graph, options, true) {
+            Ok(session) => return Ok(PooledSession { session, _graph: Some(graph.clone()) }),
+            Err(e) => {
+                graph.stop_sharing_initializers();
+                let line =
+                    format!("sessions of this model pre-pack their own weights: ONNX Runtime refused shared initializers ({})", e.message);
+                crate::log::emit(LogLevel::Info, &line);
+            }
+        }
+    }
+    let session = commit_shared(graph, options, false)?;
+    // The session points into the graph's bytes (and values): it keeps them alive.
+    Ok(PooledSession { session, _graph: Some(graph.clone()) })
+}
+
+/// Loads the graph in place, with its initializers as shared values when `share_initializers`.
+fn commit_shared(graph: &SharedGraph, options: &Options, share_initializers: bool) -> Result<Session> {
     let (builder, _) = prepare_builder(options)?;
     let text = |e: ort::Error<SessionBuilder>| Error::new(ErrorKind::Internal, e.message().to_string());
     let mut builder = builder
@@ -333,12 +340,12 @@ pub fn build_shared_session(graph: &SharedGraph, options: &Options) -> Result<Po
         .map_err(text)?
         .with_config_entry("session.use_ort_model_bytes_for_initializers", "1")
         .map_err(text)?;
-
-    let session = builder.commit_from_memory(&graph.0).map_err(|e| {
-        Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the shared optimised graph: {}", e.message()))
-    })?;
-    // The session points into the graph's bytes: it keeps them alive.
-    Ok(PooledSession { session, _graph: Some(graph.clone()) })
+    if share_initializers {
+        builder = graph.share_with(builder).map_err(|e| Error::new(ErrorKind::Internal, e))?;
+    }
+    builder
+        .commit_from_memory(graph.bytes())
+        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the shared optimised graph: {}", e.message())))
 }
 
 /// A failed `Session::run` as segrt's error: ONNX Runtime's own allocation failures are
