@@ -38,9 +38,9 @@ use serde::Deserialize;
 
 use crate::engine::{read_model_file, run_error, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::resize::resize_u8;
+use crate::image::resize::resize_pil_bicubic;
 use crate::image::ImageView;
-use crate::options::{Options, ResizeFilter};
+use crate::options::Options;
 
 /// Most points one `add_points` call takes.
 pub const MAX_VIDEO_POINTS: usize = 64;
@@ -426,13 +426,17 @@ impl Tracker {
         self.features.keys().copied().collect()
     }
 
-    /// `_load_img_as_tensor`: the frame resized to S x S (bicubic, `fast_image_resize` CatmullRom,
-    /// as PIL's default `resize`; no resize when the frame already is S x S), `u8 / 255`, then
+    /// `_load_img_as_tensor`: the frame resized to S x S as PIL's default `resize` does (bicubic,
+    /// bit-exact: `resize_pil_bicubic`; no resize when the frame already is S x S), `u8 / 255`, then
     /// ImageNet mean / std, NCHW float32.
     pub fn preprocess(&self, image: &ImageView<'_>) -> Result<Vec<f32>> {
         let s = self.meta().image_size;
         let rgb = packed_rgb(image)?;
-        let rgb = resize_u8(rgb, (image.width(), image.height()), 3, (s, s), ResizeFilter::Bicubic)?;
+        let rgb = if (image.width(), image.height()) == (s, s) {
+            rgb
+        } else {
+            resize_pil_bicubic(&rgb, (image.width(), image.height()), 3, (s, s))?
+        };
         let p = &self.meta().preprocessing;
         let mut out = crate::alloc::vec_of(3 * s * s, 0f32, "a video frame tensor")?;
         for (c, plane) in out.chunks_exact_mut(s * s).enumerate() {
