@@ -219,3 +219,17 @@ pub fn resize_pil_bicubic(src: &[u8], (w, h): (usize, usize), channels: usize, (
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod pil_tests {
+    use super::*;
+
+    #[test]
+    fn pil_bicubic_keeps_flat_images_and_unchanged_sizes() {
+        let flat = vec![77u8; 10 * 7 * 3];
+        assert_eq!(resize_pil_bicubic(&flat, (10, 7), 3, (4, 13)).unwrap(), vec![77u8; 4 * 13 * 3]);
+        let ramp: Vec<u8> = (0..10 * 7).map(|i| (i * 3) as u8).collect();
+        assert_eq!(resize_pil_bicubic(&ramp, (10, 7), 1, (10, 7)).unwrap(), ramp);
+        assert!(resize_pil_bicubic(&ramp, (10, 7), 3, (4, 4)).is_err());
+    }
+}

@@ -782,7 +782,8 @@ impl Tracker {
         run_mem_encoder: bool,
         prev_logits: Option<Vec<f32>>,
     ) -> Result<FrameOut> {
-        let md = self.meta().clone();
+        let m = self.model.clone();
+        let md = &m.meta;
         let pix = if is_init_cond { feats.image_embed.clone() } else { self.memory_conditioned(t, feats, k)? };
         let (coords, labels) = match points {
             Some((c, l)) => (c.to_vec(), l.to_vec()),
@@ -806,7 +807,6 @@ impl Tracker {
             owned(vec![1], vec![has_mask as u8 as f32])?,
             owned(vec![1], vec![multimask as u8 as f32])?,
         ];
-        let m = self.model.clone();
         let d = m.run(&m.mask_decoder, &m.meta.io.mask_decoder, "video mask decoder", inputs)?;
         if d.len() != 4 || d[0].data.len() != l * l || d[2].data.len() != md.hidden_dim || d[3].data.is_empty() {
             return Err(Error::unsupported_model("video mask decoder: unexpected outputs"));
@@ -817,5 +817,40 @@ impl Tracker {
             out.maskmem = Some(self.encode_memory(feats, &d[0].data, score, points.is_some())?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bf16_rounds_to_nearest_even() {
+        // 1 + 2^-8 is halfway between two bfloat16 values: ties go to the even one (1.0).
+        assert_eq!(bf16_round(1.0 + 2f32.powi(-8)), 1.0);
+        // 1 + 3 * 2^-8 is halfway too: the even neighbour is 1 + 2^-6.
+        assert_eq!(bf16_round(1.0 + 3.0 * 2f32.powi(-8)), 1.0 + 2f32.powi(-6));
+        assert_eq!(bf16_round(-2.5), -2.5);
+        assert_eq!(bf16_round(1.0 + 2f32.powi(-7) + 2f32.powi(-10)), 1.0 + 2f32.powi(-7));
+    }
+
+    #[test]
+    fn upsampling_keeps_corners_and_interpolates_between_centres() {
+        let src = [0.0, 1.0, 2.0, 3.0];
+        let out = upsample_bilinear(&src, (2, 2), (4, 4));
+        assert_eq!(out[0], 0.0);
+        assert_eq!(out[15], 3.0);
+        // Output x = 1 sits at source x = 0.25: a quarter of the way to the right neighbour.
+        assert_eq!(out[1], 0.25);
+    }
+
+    #[test]
+    fn metadata_with_unsupported_settings_is_refused() {
+        let json = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/models/sam2/video/video_metadata.json")).unwrap();
+        assert!(VideoMetadata::parse(&json).is_ok());
+        let changed = json.replace("\"memory_temporal_stride_for_eval\": 1", "\"memory_temporal_stride_for_eval\": 2");
+        assert_ne!(changed, json);
+        assert_eq!(VideoMetadata::parse(&changed).unwrap_err().kind, ErrorKind::ModelUnsupported);
+        assert_eq!(VideoMetadata::parse("{}").unwrap_err().kind, ErrorKind::ModelInvalid);
     }
 }
