@@ -271,12 +271,14 @@ fn errors_are_values() {
     assert!(t.track_frame(5).unwrap_err().message.contains("never added"));
 }
 
-/// Streaming with `keep_frames`: old frames' features go, prompting them is an error, and tracking
-/// new frames goes on; the result equals the unbounded tracker's on those frames.
+/// Streaming with `keep_frames`: old frames' features and memories go, prompting them is an error,
+/// and tracking goes on with the same results as the unbounded tracker. The clip is played twice
+/// (28 frames) so that memories leave the window (16 frames back: the object-pointer reach).
 #[test]
 fn streaming_keeps_memory_bounded() {
     let idx = index();
-    let frames: Vec<_> = idx["frames"].as_array().unwrap().iter().map(|f| rgb(f.as_str().unwrap())).collect();
+    let clip: Vec<_> = idx["frames"].as_array().unwrap().iter().map(|f| rgb(f.as_str().unwrap())).collect();
+    let frames: Vec<_> = clip.iter().chain(&clip).collect();
     let run = |keep: Option<usize>| {
         let mut t = Tracker::new(model(), TrackerOptions { num_frames: None, keep_frames: keep }).unwrap();
         let mut out = Vec::new();
@@ -284,6 +286,7 @@ fn streaming_keeps_memory_bounded() {
             let f = t.add_frame(&ImageView::new(data, *w, *h, 0, PixelFormat::Rgb24).unwrap()).unwrap();
             if i == 0 {
                 t.add_points(0, 1, &[[60.0, 100.0]], &[1]).unwrap();
+                t.add_points(0, 2, &[[250.0, 50.0]], &[1]).unwrap();
             }
             out.push(t.track_frame(f).unwrap());
             if let Some(k) = keep {
@@ -293,9 +296,12 @@ fn streaming_keeps_memory_bounded() {
         (t, out)
     };
     let (mut bounded, a) = run(Some(2));
-    let (_, b) = run(None);
+    let (full, b) = run(None);
     assert_eq!(a, b, "keep_frames changed the results");
-    assert_eq!(bounded.held_frames(), vec![12, 13]);
+    assert_eq!(bounded.held_frames(), vec![26, 27]);
+    // 2 objects: the conditioning frame 0, and tracked frames 11..=27 (26 - 15 onwards).
+    assert_eq!(bounded.held_outputs(), 2 * (1 + 17));
+    assert_eq!(full.held_outputs(), 2 * 28);
     let e = bounded.add_points(3, 1, &[[10.0, 10.0]], &[1]).unwrap_err();
     assert!(e.message.contains("no longer held"), "{e}");
 }

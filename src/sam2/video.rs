@@ -421,6 +421,11 @@ impl Tracker {
         self.objects.iter().map(|(id, _)| *id).collect()
     }
 
+    /// Per-frame outputs (conditioning and tracked, all objects) held in the memory bank.
+    pub fn held_outputs(&self) -> usize {
+        self.objects.iter().map(|(_, o)| o.cond.len() + o.non_cond.len() + o.temp_cond.len() + o.temp_non_cond.len()).sum()
+    }
+
     /// Frames whose encoder outputs are held.
     pub fn held_frames(&self) -> Vec<usize> {
         self.features.keys().copied().collect()
