@@ -583,7 +583,17 @@ impl Tracker {
         let prev = temp.get(&frame).or_else(|| o.cond.get(&frame)).or_else(|| o.non_cond.get(&frame));
         let clamp = self.meta().mask_input_clamp;
         let prev_logits: Option<Vec<f32>> = prev.map(|p| p.pred_masks.iter().map(|v| v.clamp(-clamp, clamp)).collect());
-        let out = self.track_step(frame, &feats, is_init_cond, Some((&coords, labels)), k, false, prev_logits)?;
+        let out = match self.track_step(frame, &feats, is_init_cond, Some((&coords, labels)), k, false, prev_logits) {
+            Ok(out) => out,
+            Err(e) => {
+                // An object created by this call and never predicted is forgotten again.
+                let o = &self.objects[k].1;
+                if o.cond.is_empty() && o.non_cond.is_empty() && o.temp_cond.is_empty() && o.temp_non_cond.is_empty() {
+                    self.objects.remove(k);
+                }
+                return Err(e);
+            }
+        };
         let o = &mut self.objects[k].1;
         if is_init_cond {
             o.temp_cond.insert(frame, out);
