@@ -9,6 +9,7 @@
 pub mod everything;
 pub mod prompt;
 pub mod spec;
+pub mod video;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
