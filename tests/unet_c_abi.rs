@@ -284,14 +284,21 @@ fn force_second_session(s: &Session, img: &Rgb, expected: &[u8]) -> serde_json::
     panic!("two threads at once never made the pool build a second session");
 }
 
-#[test]
-fn extra_sessions_read_their_weights_from_one_shared_graph() {
+/// The demo UNet with `max_sessions = 2`, one image, its single-session mask, and the pool's
+/// figures once a second session was built.
+fn demo_with_two_sessions() -> (Session, Rgb, Vec<u8>, serde_json::Value) {
     let mut o = default_options();
     o.max_sessions = 2;
     let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
     let img = load_rgb(&sample("lesion_02.png"));
     let expected = run_rgb(&s, &img).mask;
     let pool = force_second_session(&s, &img, &expected);
+    (s, img, expected, pool)
+}
+
+#[test]
+fn extra_sessions_read_their_weights_from_one_shared_graph() {
+    let (s, img, expected, pool) = demo_with_two_sessions();
     println!("pool: {pool}");
     let graph = pool["shared_graph_bytes"].as_u64().unwrap_or_else(|| panic!("a CPU pool that may grow shares one graph: {pool}"));
     let file = std::fs::metadata(model("demo_unet.onnx")).unwrap().len();
@@ -312,12 +319,7 @@ fn a_pool_that_cannot_save_its_graph_still_grows_without_sharing() {
     // runs in a process of its own under nextest; nothing else here reads TMPDIR.)
     let missing = std::env::temp_dir().join("segrt-no-such-folder").join("deeper");
     unsafe { std::env::set_var("TMPDIR", &missing) };
-    let mut o = default_options();
-    o.max_sessions = 2;
-    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
-    let img = load_rgb(&sample("lesion_02.png"));
-    let expected = run_rgb(&s, &img).mask;
-    let pool = force_second_session(&s, &img, &expected);
+    let (_, _, _, pool) = demo_with_two_sessions();
     assert!(pool["shared_graph_bytes"].is_null(), "nothing shared when the graph could not be saved: {pool}");
     assert!(!missing.exists());
 }

@@ -274,28 +274,6 @@ pub fn upsample_bilinear(src: &[f32], (sw, sh): (usize, usize), (w, h): (usize, 
     out
 }
 
-/// Packed R,G,B bytes of any pixel format (gray replicated, alpha dropped).
-fn packed_rgb(image: &ImageView<'_>) -> Result<Vec<u8>> {
-    use crate::image::PixelFormat as F;
-    let (w, h) = (image.width(), image.height());
-    let mut out = crate::alloc::vec_of(w * h * 3, 0u8, "a video frame")?;
-    for (y, dst) in out.chunks_exact_mut(w * 3).enumerate() {
-        let px = dst.chunks_exact_mut(3);
-        match image.format() {
-            F::Gray8 => px.zip(image.row(0, y)).for_each(|(d, &v)| d.copy_from_slice(&[v, v, v])),
-            F::Rgb24 => dst.copy_from_slice(image.row(0, y)),
-            F::Bgr24 => px.zip(image.row(0, y).chunks_exact(3)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
-            F::Rgba32 => px.zip(image.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&s[..3])),
-            F::Bgra32 => px.zip(image.row(0, y).chunks_exact(4)).for_each(|(d, s)| d.copy_from_slice(&[s[2], s[1], s[0]])),
-            F::PlanarRgb8 => {
-                let (r, g, b) = (image.row(0, y), image.row(1, y), image.row(2, y));
-                px.enumerate().for_each(|(x, d)| d.copy_from_slice(&[r[x], g[x], b[x]]))
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The image encoder's outputs for one frame.
 struct Features {
     image_embed: Array,
@@ -437,7 +415,7 @@ impl Tracker {
     /// ImageNet mean / std, NCHW float32.
     pub fn preprocess(&self, image: &ImageView<'_>) -> Result<Vec<f32>> {
         let s = self.meta().image_size;
-        let rgb = packed_rgb(image)?;
+        let rgb = image.try_to_rgb8()?;
         let rgb = if (image.width(), image.height()) == (s, s) {
             rgb
         } else {
