@@ -626,7 +626,8 @@ fn track_with_frame_0_clicks_matches_the_official_predictor() {
 
 /// The reference's frame-5 correction of object 1 replayed with --point-on (given when frame 5
 /// arrives, before it is tracked: a conditioning frame, as in the official run), frames given as a
-/// glob: object 1 on frames 0 and 5 and object 2 on every frame match the official predictor.
+/// glob, with --keep-frames 1: object 1 on frames 0 and 5 and object 2 on every frame match the
+/// official predictor.
 #[test]
 fn track_replays_later_clicks_with_point_on_and_takes_a_glob() {
     let (dir, idx) = video_ref();
@@ -635,6 +636,8 @@ fn track_replays_later_clicks_with_point_on_and_takes_a_glob() {
     assert_eq!(events[2]["storage"], "cond_frame_outputs");
     let mut clicks: Vec<String> = events[..2].iter().flat_map(event_points).collect();
     clicks.extend(event_points_on(&events[2]));
+    // Clicks reach each frame on arrival: one held frame is enough, and must not change a mask.
+    clicks.extend(["--keep-frames".to_string(), "1".to_string()]);
     let out = tmp("track5");
     let got = track_reference(dir.join("frames/000*.png").to_str().unwrap(), &clicks, &out);
     assert_eq!(got.len(), 14);
