@@ -3,8 +3,8 @@
 
 Run from the repository root (same environment as export_sam2.py):
 
-    /work/venv-torch/bin/python models/sam2/export_sam2_video.py                 # tiny -> models/sam2/video/
-    /work/venv-torch/bin/python models/sam2/export_sam2_video.py --real-size models/sam2/real-size/video
+    .venv-torch/bin/python models/sam2/export_sam2_video.py                 # tiny -> models/sam2/video/
+    .venv-torch/bin/python models/sam2/export_sam2_video.py --real-size models/sam2/real-size/video
 
 The official video predictor (sam2/sam2_video_predictor.py SAM2VideoPredictor, on top of
 sam2/modeling/sam2_base.py) runs, per frame and object, `track_step`:

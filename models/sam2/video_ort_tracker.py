@@ -2,7 +2,7 @@
 """SAM2 video tracking with ONLY the exported ONNX modules + numpy (+ PIL to read/resize frames), checked
 against the official SAM2VideoPredictor's outputs recorded by video_reference.py (issue #17, stage 1).
 
-    /work/venv-torch/bin/python models/sam2/video_ort_tracker.py            # prints per-frame parity, asserts it
+    .venv/bin/python models/sam2/video_ort_tracker.py   # numpy + onnxruntime + pillow (scripts/test.sh runs it); asserts parity
 
 This file is the specification for the Rust tracker: every rule below names the function of
 sam2 1.1.0 it mirrors (sam2/modeling/sam2_base.py = SAM2Base, sam2/sam2_video_predictor.py =

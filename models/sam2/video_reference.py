@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference outputs of the OFFICIAL SAM2 video predictor on a synthetic sequence (issue #17).
 
-    /work/venv-torch/bin/python models/sam2/video_reference.py      # -> models/sam2/video/reference/
+    .venv-torch/bin/python models/sam2/video_reference.py      # -> models/sam2/video/reference/
 
 Model: export_sam2_video.build_video_model() = sam2's build_sam2_video_predictor on export_sam2.py's
 tiny random-weight config (+ num_maskmem 7, mem_dim 8), seed 0, export_sam2's weight conditioning,
