@@ -20,7 +20,7 @@ use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
 use crate::alloc;
-use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
+use crate::engine::io::{f32_output, inputs_of, outputs_of, TensorInfo};
 use crate::engine::{read_model_file, run_error, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
@@ -317,10 +317,8 @@ impl Sam2Segmenter {
                     .map_err(|e| run_error(&e, "SAM2 encoder run"))?;
                 let mut features = Vec::new();
                 for (role, name) in &self.spec.encoder_outputs {
-                    let (shape, data) = outputs[name.as_str()]
-                        .try_extract_tensor::<f32>()
-                        .map_err(|e| Error::inference(format!("cannot read encoder output '{name}': {e}")))?;
-                    features.push((*role, shape.to_vec(), alloc::copy_of(data, "the image embedding")?));
+                    let (shape, data) = f32_output(&outputs, name, "SAM2 encoder")?;
+                    features.push((*role, shape, data));
                 }
                 features
             };
@@ -434,12 +432,7 @@ impl Sam2Segmenter {
         }
 
         let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
-        let read = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
-            let (shape, data) = outputs[name]
-                .try_extract_tensor::<f32>()
-                .map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
-            Ok((shape.to_vec(), alloc::copy_of(data, "a decoder output")?))
-        };
+        let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
         let masks = read(&spec.masks_output)?;
         let iou = read(&spec.iou_output)?.1;
         let low_res = spec.low_res_output.as_deref().map(read).transpose()?;

@@ -36,6 +36,7 @@ use ort::session::SessionInputValue;
 use ort::value::{Tensor, TensorRef};
 use serde::Deserialize;
 
+use crate::engine::io::f32_output;
 use crate::engine::{read_model_file, run_error, GraphSharing, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_pil_bicubic;
@@ -226,17 +227,7 @@ impl VideoModel {
             io.inputs.iter().map(|n| std::borrow::Cow::Borrowed(n.as_str())).zip(inputs).collect();
         pool.with(|session, _| {
             let outputs = session.run(named).map_err(|e| run_error(&e, what))?;
-            io.outputs
-                .iter()
-                .map(|name| {
-                    let value =
-                        outputs.get(name.as_str()).ok_or_else(|| Error::unsupported_model(format!("{what}: no output '{name}'")))?;
-                    let (shape, data) = value
-                        .try_extract_tensor::<f32>()
-                        .map_err(|e| Error::inference(format!("{what}: cannot read output '{name}': {e}")))?;
-                    Ok(Array { shape: shape.to_vec(), data: crate::alloc::copy_of(data, "a video module output")? })
-                })
-                .collect()
+            io.outputs.iter().map(|name| f32_output(&outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
         })
     }
 }
