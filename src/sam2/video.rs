@@ -28,9 +28,11 @@
 //! memory features, pointer, low-res logits) are always kept. With `None` (the default) everything
 //! is kept, as the official predictor does (which keeps every frame's pixels).
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use ort::session::SessionInputValue;
 use ort::value::{Tensor, TensorRef};
@@ -219,7 +221,13 @@ impl VideoModel {
     }
 
     /// Runs one module; returns its outputs in the order the metadata lists them.
-    fn run(&self, pool: &SessionPool, io: &ModuleIo, what: &str, inputs: Vec<SessionInputValue<'_>>) -> Result<Vec<Array>> {
+    fn run(&self, module: Module, inputs: Vec<SessionInputValue<'_>>) -> Result<Vec<Array>> {
+        let (pool, io, what) = match module {
+            Module::ImageEncoder => (&self.image_encoder, &self.meta.io.image_encoder, "video image encoder"),
+            Module::MemoryAttention => (&self.memory_attention, &self.meta.io.memory_attention, "video memory attention"),
+            Module::MemoryEncoder => (&self.memory_encoder, &self.meta.io.memory_encoder, "video memory encoder"),
+            Module::MaskDecoder => (&self.mask_decoder, &self.meta.io.mask_decoder, "video mask decoder"),
+        };
         if inputs.len() != io.inputs.len() {
             return Err(Error::internal(format!("{what}: {} inputs for {} names", inputs.len(), io.inputs.len())));
         }
@@ -230,6 +238,55 @@ impl VideoModel {
             io.outputs.iter().map(|name| f32_output(&outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
         })
     }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Module {
+    ImageEncoder,
+    MemoryAttention,
+    MemoryEncoder,
+    MaskDecoder,
+}
+
+/// Milliseconds spent per module (and in pre/post-processing) since a tracker was created: callers
+/// take differences around a call for per-frame figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModuleTimes {
+    /// Frame pre-processing (colour conversion, resize, normalisation).
+    pub preprocess_ms: f64,
+    pub image_encoder_ms: f64,
+    pub memory_attention_ms: f64,
+    pub mask_decoder_ms: f64,
+    pub memory_encoder_ms: f64,
+    /// Masks at the frame's size (upsampling, thresholding).
+    pub postprocess_ms: f64,
+}
+
+impl ModuleTimes {
+    /// `self - earlier`, field by field.
+    pub fn since(&self, earlier: &ModuleTimes) -> ModuleTimes {
+        ModuleTimes {
+            preprocess_ms: self.preprocess_ms - earlier.preprocess_ms,
+            image_encoder_ms: self.image_encoder_ms - earlier.image_encoder_ms,
+            memory_attention_ms: self.memory_attention_ms - earlier.memory_attention_ms,
+            mask_decoder_ms: self.mask_decoder_ms - earlier.mask_decoder_ms,
+            memory_encoder_ms: self.memory_encoder_ms - earlier.memory_encoder_ms,
+            postprocess_ms: self.postprocess_ms - earlier.postprocess_ms,
+        }
+    }
+
+    fn slot(&mut self, module: Module) -> &mut f64 {
+        match module {
+            Module::ImageEncoder => &mut self.image_encoder_ms,
+            Module::MemoryAttention => &mut self.memory_attention_ms,
+            Module::MemoryEncoder => &mut self.memory_encoder_ms,
+            Module::MaskDecoder => &mut self.mask_decoder_ms,
+        }
+    }
+}
+
+fn elapsed_ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
 }
 
 /// float32 -> bfloat16 -> float32, round to nearest even (torch's `.to(torch.bfloat16)`).
@@ -342,6 +399,8 @@ pub struct Tracker {
     /// `_get_maskmem_pos_enc`: one constant for all frames and objects, from the first encoding.
     maskmem_pos_enc: Option<Arc<Array>>,
     tracking_started: bool,
+    /// Time per module so far (a `Cell`: modules also run from `&self` methods).
+    timings: Cell<ModuleTimes>,
     /// Test hook: drop every object pointer (to show the parity test catches it).
     #[doc(hidden)]
     pub ablate_pointers: bool,
@@ -367,6 +426,7 @@ impl Tracker {
             objects: Vec::new(),
             maskmem_pos_enc: None,
             tracking_started: false,
+            timings: Cell::default(),
             ablate_pointers: false,
             ablate_bf16: false,
         })
@@ -374,6 +434,25 @@ impl Tracker {
 
     fn meta(&self) -> &VideoMetadata {
         &self.model.meta
+    }
+
+    /// Milliseconds per module since the tracker was created.
+    pub fn timings(&self) -> ModuleTimes {
+        self.timings.get()
+    }
+
+    /// Runs one module of the model, adding its time to `timings`.
+    fn run(&self, module: Module, inputs: Vec<SessionInputValue<'_>>) -> Result<Vec<Array>> {
+        let start = Instant::now();
+        let r = self.model.run(module, inputs);
+        self.add_time(|t| t.slot(module), start);
+        r
+    }
+
+    fn add_time(&self, slot: impl FnOnce(&mut ModuleTimes) -> &mut f64, start: Instant) {
+        let mut t = self.timings.get();
+        *slot(&mut t) += elapsed_ms(start);
+        self.timings.set(t);
     }
 
     /// Frames added so far.
@@ -455,9 +534,10 @@ impl Tracker {
             }
         }
         let s = self.meta().image_size as i64;
+        let start = Instant::now();
         let tensor = Array { shape: vec![1, 3, s, s], data: self.preprocess(image)? };
-        let m = &self.model;
-        let mut o = m.run(&m.image_encoder, &m.meta.io.image_encoder, "video image encoder", vec![tensor.view()?])?;
+        self.add_time(|t| &mut t.preprocess_ms, start);
+        let mut o = self.run(Module::ImageEncoder, vec![tensor.view()?])?;
         if o.len() != 5 {
             return Err(Error::unsupported_model("video image encoder: expected 5 outputs"));
         }
@@ -509,18 +589,32 @@ impl Tracker {
         self.objects.iter().position(|(o, _)| *o == id)
     }
 
-    /// `add_new_points_or_box` (points, `clear_old_points`): the clicks replace earlier clicks of
-    /// this object on this frame. `points` are (x, y) in the frame's pixels, `labels` 1 (positive)
-    /// or 0 (negative). Returns every object on that frame (the clicked one with its new mask).
-    /// A frame not tracked yet for this object becomes a conditioning frame; a click on a tracked
+    /// `add_new_points_or_box` with points only; see [`Tracker::add_prompt`].
+    pub fn add_points(&mut self, frame: usize, object_id: i32, points: &[[f32; 2]], labels: &[i32]) -> Result<FrameMasks> {
+        self.add_prompt(frame, object_id, points, labels, None)
+    }
+
+    /// `add_new_points_or_box` (`clear_old_points`): the prompt replaces earlier clicks of this
+    /// object on this frame. `points` are (x, y) in the frame's pixels, `labels` 1 (positive) or 0
+    /// (negative); `bbox` (x1, y1, x2, y2), also in pixels, becomes two corner points (labels 2, 3)
+    /// placed before the clicks, as the predictor does. Returns every object on that frame (the
+    /// prompted one with its new mask).
+    /// A frame not tracked yet for this object becomes a conditioning frame; a prompt on a tracked
     /// frame is a correction (memory-conditioned, previous logits as mask input) and stays a
     /// non-conditioning frame. New objects can be added only before tracking starts.
-    pub fn add_points(&mut self, frame: usize, object_id: i32, points: &[[f32; 2]], labels: &[i32]) -> Result<FrameMasks> {
+    pub fn add_prompt(
+        &mut self,
+        frame: usize,
+        object_id: i32,
+        points: &[[f32; 2]],
+        labels: &[i32],
+        bbox: Option<[f32; 4]>,
+    ) -> Result<FrameMasks> {
         let feats = self.features(frame)?;
         let (w, h) = self.size.ok_or_else(|| Error::internal("no frame size"))?;
-        if points.is_empty() || points.len() != labels.len() || points.len() > MAX_VIDEO_POINTS {
+        if (points.is_empty() && bbox.is_none()) || points.len() != labels.len() || points.len() > MAX_VIDEO_POINTS {
             return Err(Error::invalid(format!(
-                "{} points and {} labels: give 1 to {MAX_VIDEO_POINTS} points, one label each",
+                "{} points and {} labels: give a box or 1 to {MAX_VIDEO_POINTS} points, one label each",
                 points.len(),
                 labels.len()
             )));
@@ -530,6 +624,16 @@ impl Tracker {
         }
         if let Some(l) = labels.iter().find(|l| !matches!(l, 0 | 1)) {
             return Err(Error::invalid(format!("label {l}: labels are 1 (positive) or 0 (negative)")));
+        }
+        if let Some(b) = bbox {
+            if b.iter().any(|v| !v.is_finite()) || b[2] < b[0] || b[3] < b[1] {
+                return Err(Error::invalid(format!("box {b:?}: give finite (x1, y1, x2, y2) with x1 <= x2 and y1 <= y2")));
+            }
+        }
+        let (mut points, mut labels) = (points.to_vec(), labels.to_vec());
+        if let Some(b) = bbox {
+            points.splice(0..0, [[b[0], b[1]], [b[2], b[3]]]);
+            labels.splice(0..0, [2, 3]);
         }
         let k = match self.object_index(object_id) {
             Some(k) => k,
@@ -547,6 +651,7 @@ impl Tracker {
         // normalize_coords: x / W * S, y / H * S in float32.
         let s = self.meta().image_size as f32;
         let coords: Vec<f32> = points.iter().flat_map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect();
+        let labels = labels.as_slice();
         let o = &self.objects[k].1;
         let is_init_cond = !o.tracked.contains(&frame);
         let temp = if is_init_cond { &o.temp_cond } else { &o.temp_non_cond };
@@ -640,6 +745,7 @@ impl Tracker {
     /// `_consolidate_temp_output_across_obj` + `_get_orig_video_res_output` for frame `t`; with
     /// `temp` (Some(is_cond)) pending clicks of that kind come first.
     fn frame_masks(&self, t: usize, temp: Option<bool>) -> FrameMasks {
+        let start = Instant::now();
         let (w, h) = self.size.unwrap_or((0, 0));
         let l = self.meta().low_res_size;
         let objects = self
@@ -661,6 +767,7 @@ impl Tracker {
                 ObjectMask { object_id: *id, low_res, mask, score, present: score.is_some_and(|s| s > 0.0) }
             })
             .collect();
+        self.add_time(|t| &mut t.postprocess_ms, start);
         FrameMasks { frame: t, width: w, height: h, objects }
     }
 
@@ -674,7 +781,7 @@ impl Tracker {
             owned(vec![1, 1], vec![score])?,
             owned(vec![1], vec![from_points as u8 as f32])?,
         ];
-        let mut r = m.run(&m.memory_encoder, &m.meta.io.memory_encoder, "video memory encoder", inputs)?;
+        let mut r = self.run(Module::MemoryEncoder, inputs)?;
         if r.len() != 2 {
             return Err(Error::unsupported_model("video memory encoder: expected 2 outputs"));
         }
@@ -750,8 +857,7 @@ impl Tracker {
             owned(vec![ptrs.len() as i64, c as i64], ptr_data)?,
             owned(vec![ptrs.len() as i64], ptr_tpos)?,
         ];
-        let m = &self.model;
-        let mut r = m.run(&m.memory_attention, &m.meta.io.memory_attention, "video memory attention", inputs)?;
+        let mut r = self.run(Module::MemoryAttention, inputs)?;
         r.pop().ok_or_else(|| Error::unsupported_model("video memory attention: no output"))
     }
 
@@ -792,7 +898,7 @@ impl Tracker {
             owned(vec![1], vec![has_mask as u8 as f32])?,
             owned(vec![1], vec![multimask as u8 as f32])?,
         ];
-        let d = m.run(&m.mask_decoder, &m.meta.io.mask_decoder, "video mask decoder", inputs)?;
+        let d = self.run(Module::MaskDecoder, inputs)?;
         if d.len() != 4 || d[0].data.len() != l * l || d[2].data.len() != md.hidden_dim || d[3].data.is_empty() {
             return Err(Error::unsupported_model("video mask decoder: unexpected outputs"));
         }
