@@ -36,14 +36,16 @@ use std::time::Instant;
 
 use ort::session::SessionInputValue;
 use ort::value::{Tensor, TensorRef};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::io::f32_output;
-use crate::engine::{read_model_file, run_error, GraphSharing, SessionPool};
+use crate::engine::providers::ProviderReport;
+use crate::engine::{read_model_file, run_error, GraphSharing, PoolStats, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_pil_bicubic;
 use crate::image::ImageView;
 use crate::options::Options;
+use crate::runtime::RuntimeInfo;
 
 /// Most points one `add_points` call takes.
 pub const MAX_VIDEO_POINTS: usize = 64;
@@ -77,7 +79,7 @@ pub struct VideoMetadata {
     pub preprocessing: Preprocessing,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 pub struct VideoFiles {
     pub image_encoder: String,
     pub memory_attention: String,
@@ -160,9 +162,28 @@ impl VideoMetadata {
     }
 }
 
+/// A video model as `seg_session_info` describes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct VideoInfo<'a> {
+    pub kind: &'static str,
+    pub image_size: usize,
+    pub low_res_size: usize,
+    pub num_maskmem: usize,
+    pub max_obj_ptrs_in_encoder: usize,
+    pub files: &'a VideoFiles,
+    pub provider: &'a ProviderReport,
+    pub intra_threads: String,
+    pub image_encoder_pool: PoolStats,
+    pub memory_attention_pool: PoolStats,
+    pub memory_encoder_pool: PoolStats,
+    pub mask_decoder_pool: PoolStats,
+    pub onnxruntime: RuntimeInfo,
+}
+
 /// The four modules and their metadata; shareable between trackers (each tracker holds an `Arc`).
 pub struct VideoModel {
     meta: VideoMetadata,
+    options: Options,
     image_encoder: SessionPool,
     memory_attention: SessionPool,
     memory_encoder: SessionPool,
@@ -213,11 +234,41 @@ impl VideoModel {
             memory_encoder: pool(&meta.files.memory_encoder, "video memory encoder", GraphSharing::AtCreation)?,
             mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation)?,
             meta,
+            options,
         })
     }
 
     pub fn metadata(&self) -> &VideoMetadata {
         &self.meta
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The execution provider of the image encoder (every module is created with the same options).
+    pub fn provider(&self) -> &ProviderReport {
+        &self.image_encoder.provider
+    }
+
+    /// What `seg_session_info` reports for a video model.
+    pub fn info(&self) -> VideoInfo<'_> {
+        let m = &self.meta;
+        VideoInfo {
+            kind: "sam2_video",
+            image_size: m.image_size,
+            low_res_size: m.low_res_size,
+            num_maskmem: m.num_maskmem,
+            max_obj_ptrs_in_encoder: m.max_obj_ptrs_in_encoder,
+            files: &m.files,
+            provider: self.provider(),
+            intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
+            image_encoder_pool: self.image_encoder.stats(),
+            memory_attention_pool: self.memory_attention.stats(),
+            memory_encoder_pool: self.memory_encoder.stats(),
+            mask_decoder_pool: self.mask_decoder.stats(),
+            onnxruntime: RuntimeInfo::current(),
+        }
     }
 
     /// Runs one module; returns its outputs in the order the metadata lists them.
@@ -434,6 +485,25 @@ impl Tracker {
 
     fn meta(&self) -> &VideoMetadata {
         &self.model.meta
+    }
+
+    /// Forgets every frame, object and memory: the tracker is as new (same model and options).
+    pub fn reset(&mut self) {
+        let fresh = Tracker::new(self.model.clone(), self.options).expect("options were valid when the tracker was made");
+        *self = fresh;
+    }
+
+    pub fn model(&self) -> &Arc<VideoModel> {
+        &self.model
+    }
+
+    pub fn options(&self) -> TrackerOptions {
+        self.options
+    }
+
+    /// True once a frame was tracked: objects can no longer be added.
+    pub fn tracking_started(&self) -> bool {
+        self.tracking_started
     }
 
     /// Milliseconds per module since the tracker was created.
