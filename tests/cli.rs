@@ -649,6 +649,43 @@ fn track_replays_later_clicks_with_point_on_and_takes_a_glob() {
     }
 }
 
+/// `--box` (with and without clicks, on frame 0 and on a later frame) gives, frame by frame, the
+/// masks of the tracker given the same prompts directly.
+#[test]
+fn track_box_prompts_reach_the_tracker() {
+    use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
+    let (dir, _) = video_ref();
+    let prompts: Vec<String> =
+        ["--box", "200,20,300,90", "--box", "0:2:30,60,120,170", "--point-on", "0:2:60,100,1", "--box", "6:2:100,90,230,200"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let out = tmp("track-box");
+    let got = track_reference(dir.join("frames").to_str().unwrap(), &prompts, &out);
+    let options = segrt::Options { intra_threads: 2, ..segrt::Options::default() };
+    let model = std::sync::Arc::new(VideoModel::from_dir(&repo().join("models/sam2/video"), options).unwrap());
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(14), keep_frames: Some(7) }).unwrap();
+    for (t, rec) in got.iter().enumerate() {
+        let rgb = load_rgb(&dir.join(format!("frames/{t:05}.png")));
+        tracker.add_frame(&segrt::ImageView::new(&rgb.data, rgb.w, rgb.h, 0, segrt::PixelFormat::Rgb24).unwrap()).unwrap();
+        if t == 0 {
+            tracker.add_prompt(0, 1, &[], &[], Some([200.0, 20.0, 300.0, 90.0])).unwrap();
+            tracker.add_prompt(0, 2, &[[60.0, 100.0]], &[1], Some([30.0, 60.0, 120.0, 170.0])).unwrap();
+        }
+        if t == 6 {
+            tracker.add_prompt(6, 2, &[], &[], Some([100.0, 90.0, 230.0, 200.0])).unwrap();
+        }
+        let fm = tracker.track_frame(t).unwrap();
+        let objects = rec["objects"].as_array().unwrap();
+        assert_eq!(objects.len(), 2);
+        for (o, want) in objects.iter().zip(&fm.objects) {
+            assert_eq!(o["object_id"].as_i64().unwrap(), want.object_id as i64);
+            let mask = load_gray(std::path::Path::new(o["mask"].as_str().unwrap()));
+            assert!(mask == want.mask, "frame {t} object {}: the CLI's mask differs from the tracker's", want.object_id);
+        }
+    }
+}
+
 #[test]
 fn track_user_mistakes_give_one_line() {
     let (dir, _) = video_ref();
@@ -672,8 +709,13 @@ fn track_user_mistakes_give_one_line() {
         (vec![f.clone(), "--point".into(), "1,2,5".into()], "LABEL must be 1"),
         (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "5:1".into()], "expected FRAME:OBJ:X,Y"),
         (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "99:1:3,4".into()], "frame 99 does not exist"),
-        (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "3:7:3,4".into()], "object 7 is clicked on frame 3"),
-        (vec![f.clone()], "no clicks"),
+        (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "3:7:3,4".into()], "object 7 is prompted on frame 3"),
+        (vec![f.clone()], "no prompts"),
+        (vec![f.clone(), "--box".into(), "1,2,3".into()], "expected 4"),
+        (vec![f.clone(), "--box".into(), "50,50,10,60".into()], "X2 must not be left of X1"),
+        (vec![f.clone(), "--box".into(), "99:1:1,2,3,4".into()], "frame 99 does not exist"),
+        (vec![f.clone(), "--box".into(), "0:x:1,2,3,4".into()], "expected [FRAME:OBJ:]X1,Y1,X2,Y2"),
+        (vec![f.clone(), "--box".into(), "1,2,30,40".into(), "--box".into(), "0:1:5,6,70,80".into()], "already has a box on frame 0"),
     ];
     for (rest, expected) in cases {
         let mut args: Vec<String> =

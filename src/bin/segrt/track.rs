@@ -39,6 +39,11 @@ pub struct TrackArgs {
     /// needs a click on frame 0. Repeatable
     #[arg(long = "point-on", value_name = "FRAME:OBJ:X,Y[,LABEL]", allow_hyphen_values = true)]
     points_on: Vec<String>,
+    /// A box prompt [FRAME:OBJ:]X1,Y1,X2,Y2 in frame pixels (default frame 0, object 1), alone or
+    /// with the clicks of the same object and frame (the box comes first, as in the official
+    /// predictor). Repeatable; one box per object and frame
+    #[arg(long = "box", value_name = "[FRAME:OBJ:]X1,Y1,X2,Y2", allow_hyphen_values = true)]
+    boxes: Vec<String>,
     /// Output folder for <frame-stem>_obj<N>.png (0/255, the frame's size) and, with --overlay,
     /// <frame-stem>_overlay.png
     #[arg(long, value_name = "DIR")]
@@ -64,6 +69,7 @@ struct Clicks {
     object: i32,
     points: Vec<[f32; 2]>,
     labels: Vec<i32>,
+    bbox: Option<[f32; 4]>,
 }
 
 /// `X,Y[,LABEL]` (as `segrt sam2 --point`): a point and its label (0 or 1).
@@ -77,7 +83,7 @@ fn parse_point(s: &str, what: &str) -> CliResult<([f32; 2], i32)> {
     Ok(([v[0], v[1]], label))
 }
 
-/// Groups the clicks by (frame, object), in the order they were first given.
+/// Groups the clicks and boxes by (frame, object), sorted by frame then object id.
 fn collect_clicks(args: &TrackArgs, num_frames: usize) -> CliResult<Vec<Clicks>> {
     if args.objects.len() > 1 && args.objects.len() != args.points.len() {
         return Err(format!(
@@ -109,14 +115,38 @@ fn collect_clicks(args: &TrackArgs, num_frames: usize) -> CliResult<Vec<Clicks>>
         let (xy, label) = parse_point(xy, "--point-on")?;
         all.push((frame, object, xy, label));
     }
-    if all.is_empty() {
-        return Err("no clicks: give at least one --point (or --point-on 0:OBJ:X,Y)".into());
+    let mut boxes: Vec<(usize, i32, [f32; 4])> = Vec::new();
+    for b in &args.boxes {
+        let bad = || format!("--box '{b}': expected [FRAME:OBJ:]X1,Y1,X2,Y2, e.g. 0:1:40,60,120,150");
+        let parts: Vec<&str> = b.split(':').collect();
+        let (frame, object, coords) = match parts.as_slice() {
+            [c] => (0, 1, *c),
+            [f, o, c] => {
+                (f.trim().parse::<usize>().map_err(|_| bad())?, o.trim().parse::<i32>().ok().filter(|o| *o >= 0).ok_or_else(bad)?, *c)
+            }
+            _ => return Err(bad().into()),
+        };
+        if frame >= num_frames {
+            return Err(format!("--box '{b}': frame {frame} does not exist ({num_frames} frames, counted from 0)").into());
+        }
+        let v = parse_numbers(coords, "--box", &[4])?;
+        if v[2] < v[0] || v[3] < v[1] {
+            return Err(format!("--box '{b}': X2 must not be left of X1, nor Y2 above Y1").into());
+        }
+        if boxes.iter().any(|(f, o, _)| (*f, *o) == (frame, object)) {
+            return Err(format!("--box '{b}': object {object} already has a box on frame {frame}").into());
+        }
+        boxes.push((frame, object, [v[0], v[1], v[2], v[3]]));
     }
-    let on_first: HashSet<i32> = all.iter().filter(|c| c.0 == 0).map(|c| c.1).collect();
-    if let Some(c) = all.iter().find(|c| !on_first.contains(&c.1)) {
+    if all.is_empty() && boxes.is_empty() {
+        return Err("no prompts: give at least one --point or --box (or --point-on 0:OBJ:X,Y)".into());
+    }
+    let on_first: HashSet<i32> =
+        all.iter().map(|c| (c.0, c.1)).chain(boxes.iter().map(|b| (b.0, b.1))).filter(|c| c.0 == 0).map(|c| c.1).collect();
+    if let Some((frame, object)) = all.iter().map(|c| (c.0, c.1)).chain(boxes.iter().map(|b| (b.0, b.1))).find(|c| !on_first.contains(&c.1))
+    {
         return Err(format!(
-            "object {} is clicked on frame {} but not on frame 0: every object needs a click on the first frame",
-            c.1, c.0
+            "object {object} is prompted on frame {frame} but not on frame 0: every object needs a prompt on the first frame"
         )
         .into());
     }
@@ -127,9 +157,17 @@ fn collect_clicks(args: &TrackArgs, num_frames: usize) -> CliResult<Vec<Clicks>>
                 g.points.push(xy);
                 g.labels.push(label);
             }
-            None => groups.push(Clicks { frame, object, points: vec![xy], labels: vec![label] }),
+            None => groups.push(Clicks { frame, object, points: vec![xy], labels: vec![label], bbox: None }),
         }
     }
+    for (frame, object, bbox) in boxes {
+        match groups.iter_mut().find(|g| g.frame == frame && g.object == object) {
+            Some(g) => g.bbox = Some(bbox),
+            None => groups.push(Clicks { frame, object, points: Vec::new(), labels: Vec::new(), bbox: Some(bbox) }),
+        }
+    }
+    // Objects are prompted (and listed in outputs) in id order, whatever order the flags came in.
+    groups.sort_by_key(|g| (g.frame, g.object));
     Ok(groups)
 }
 
@@ -291,8 +329,8 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         let t1 = Instant::now();
         for c in clicks.iter().filter(|c| c.frame == t) {
             tracker
-                .add_points(t, c.object, &c.points, &c.labels)
-                .map_err(|e| format!("{}: clicks on object {}: {e}", path.display(), c.object))?;
+                .add_prompt(t, c.object, &c.points, &c.labels, c.bbox)
+                .map_err(|e| format!("{}: prompt on object {}: {e}", path.display(), c.object))?;
         }
         let fm = tracker.track_frame(t).map_err(|e| format!("{}: {e}", path.display()))?;
         let track_ms = t1.elapsed().as_secs_f64() * 1e3;
