@@ -302,3 +302,173 @@ fn streaming_equals_the_rust_tracker() {
     let s = state(&t);
     assert_eq!((s.objects, s.frames, s.held_frames, s.keep_frames), (2, 14, 2, 2));
 }
+
+/// Every refused call names the problem, writes nothing and leaves the track as it was.
+#[test]
+fn bad_input_is_refused_before_anything_changes() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, None);
+    let status = |r: Result<Frame, (SegStatus, String)>| r.map(|_| ()).unwrap_err();
+
+    // Nothing to track yet.
+    let (st, msg) = status(next(&t, 1, &frames[0]));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("no object to track"), "{msg}");
+    assert_eq!(state(&t).frames, 0);
+    // A prompt on a frame never fed.
+    assert_eq!(add_frame(&t, &frames[0]).unwrap(), 0);
+    let (st, msg) = status(prompt(&t, 1, size, 5, 1, &[click(60.0, 100.0, 1)], None));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("frame 5: the track has 1 frames"), "{msg}");
+    // Bad prompts: no point and no box, a label of 2, a reversed box.
+    for (points, bbox, expected) in [
+        (vec![], None, "give a box or 1 to"),
+        (vec![click(1.0, 1.0, 2)], None, "label 2"),
+        (vec![], Some(SegBox { x1: 50.0, y1: 50.0, x2: 10.0, y2: 60.0 }), "x1 <= x2"),
+    ] {
+        let (st, msg) = status(prompt(&t, 1, size, 0, 1, &points, bbox));
+        assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+        assert!(msg.contains(expected), "expected '{expected}' in {msg}");
+    }
+    assert_eq!(state(&t).objects, 0, "a refused prompt created an object");
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+
+    // Buffers too small: the count comes back, nothing runs (no frame added).
+    let img = rgb_image(&frames[1]);
+    let mut out = Outputs::new(1, size.0, size.1);
+    let mut count = 0usize;
+    let st = unsafe { seg_track_next(t.0, &img, out.objects.as_mut_ptr(), out.masks.as_ptr(), 0, &mut count, &mut out.info) };
+    assert_eq!((st, count), (SegStatus::SEG_BUFFER_TOO_SMALL, 1));
+    assert!(out.untouched());
+    assert_eq!(state(&t).frames, 1);
+    // A mask of another size than the frames.
+    let (st, msg) =
+        status(with_outputs(1, (size.0, size.1 - 1), &mut |o, m, c, cnt, i| unsafe { seg_track_next(t.0, &img, o, m, c, cnt, i) }));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("out_masks[0] is 320x239"), "{msg}");
+    // A frame of another size mid-track.
+    let small = Rgb { w: 160, h: 120, data: vec![0; 160 * 120 * 3] };
+    let (st, msg) = status(next(&t, 1, &small));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("is 160x120 but the track's frames are 320x240"), "{msg}");
+    assert_eq!(state(&t).frames, 1);
+    // An info struct from nowhere.
+    let mut info = SegTrackInfo { struct_size: 4, ..Default::default() };
+    let st = unsafe { seg_track_frame(t.0, 0, ptr::null_mut(), ptr::null(), 0, ptr::null_mut(), &mut info) };
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    let mut bad = track_options(0, 0);
+    bad.struct_size = 3;
+    let mut t2 = ptr::null_mut();
+    assert_eq!(unsafe { seg_track_create(session.0, &bad, &mut t2) }, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(t2.is_null());
+
+    // Tracking has started: no new objects; the known one still takes corrections.
+    next(&t, 1, &frames[1]).unwrap();
+    let (st, msg) = status(prompt(&t, 2, size, -1, 9, &[click(10.0, 10.0, 1)], None));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("object 9 is unknown and tracking has started"), "{msg}");
+    let f = prompt(&t, 1, size, -1, 1, &[click(70.0, 100.0, 1)], None).unwrap();
+    assert_eq!(f.info.frame, 1);
+    // Tracking a frame no longer held (keep_frames 8 by default) is refused with the reason.
+    for f in frames.iter().skip(2).take(8) {
+        next(&t, 1, f).unwrap();
+    }
+    let s = state(&t);
+    assert_eq!((s.frames, s.held_frames, s.keep_frames), (10, 8, 8));
+    let (st, msg) = status(track_frame(&t, 1, size, 0));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("no longer held"), "{msg}");
+    // Reset: as new.
+    assert_eq!(unsafe { seg_track_reset(t.0) }, SegStatus::SEG_OK);
+    let s = state(&t);
+    assert_eq!((s.frames, s.objects, s.width, s.tracking_started), (0, 0, 0, 0));
+}
+
+/// Handles of one kind are refused by the other kind's functions (and not freed); a freed
+/// handle is detected; a track outlives the session it came from.
+#[test]
+fn handle_kinds_and_lifetimes() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, None);
+    assert_eq!(unsafe { seg_free(t.0.cast()) }, SegStatus::SEG_WRONG_SESSION_KIND);
+    assert!(last_error().contains("release it with seg_track_free"), "{}", last_error());
+    assert_eq!(unsafe { seg_track_free(session.0.cast()) }, SegStatus::SEG_WRONG_SESSION_KIND);
+    let unet = create(&model("demo_unet.onnx"), None).unwrap();
+    let mut t2 = ptr::null_mut();
+    assert_eq!(unsafe { seg_track_create(unet.0, ptr::null(), &mut t2) }, SegStatus::SEG_WRONG_SESSION_KIND);
+    assert!(last_error().contains("not a SAM2 video session"), "{}", last_error());
+    let img = rgb_image(&frames[0]);
+    assert_eq!(
+        unsafe { seg_run_unet(session.0, &img, ptr::null(), ptr::null_mut(), 0, ptr::null_mut()) },
+        SegStatus::SEG_WRONG_SESSION_KIND
+    );
+    // The session goes first; the track keeps the model.
+    drop(session);
+    assert_eq!(add_frame(&t, &frames[0]).unwrap(), 0);
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+    next(&t, 1, &frames[1]).unwrap();
+    let raw = t.0;
+    drop(t);
+    assert_eq!(unsafe { seg_track_free(raw) }, SegStatus::SEG_INVALID_HANDLE);
+    assert_eq!(unsafe { seg_track_reset(raw) }, SegStatus::SEG_INVALID_HANDLE);
+    assert_eq!(unsafe { seg_track_free(ptr::null_mut()) }, SegStatus::SEG_OK);
+}
+
+/// Several threads on one track: calls run one at a time, none is lost; a reset and a free from
+/// other threads while calls run give documented statuses only, and nothing crashes.
+#[test]
+fn threads_reset_and_free_during_runs() {
+    let frames = Arc::new(frames());
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = Arc::new(track(&session, None));
+    add_frame(&t, &frames[0]).unwrap();
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+    let workers: Vec<_> = (0..4)
+        .map(|k| {
+            let (t, frames) = (t.clone(), frames.clone());
+            std::thread::spawn(move || (0..3).map(|i| next(&t, 1, &frames[1 + (k * 3 + i) % 13]).unwrap().info.frame).collect::<Vec<i64>>())
+        })
+        .collect();
+    let mut indices: Vec<i64> = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    indices.sort();
+    assert_eq!(indices, (1..=12).collect::<Vec<i64>>(), "every call got its own frame index");
+    assert_eq!(state(&t).frames, 13);
+
+    // A thread streams while another resets the track (the streamer starts over), then frees it.
+    let streamer = {
+        let (t, frames) = (t.clone(), frames.clone());
+        std::thread::spawn(move || {
+            let (mut ok, mut restarts) = (0, 0);
+            for i in 0..300 {
+                match next(&t, 1, &frames[i % 14]) {
+                    Ok(_) => ok += 1,
+                    Err((SegStatus::SEG_INVALID_ARGUMENT, msg)) if msg.contains("no object to track") => {
+                        restarts += 1;
+                        let again = add_frame(&t, &frames[0]).and_then(|_| prompt(&t, 1, size, -1, 1, &[click(60.0, 100.0, 1)], None));
+                        if let Err((st, msg)) = again {
+                            return (ok, restarts, st, msg);
+                        }
+                    }
+                    Err((st, msg)) => return (ok, restarts, st, msg),
+                }
+            }
+            (ok, restarts, SegStatus::SEG_OK, "never freed".into())
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(unsafe { seg_track_reset(t.0) }, SegStatus::SEG_OK);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(unsafe { seg_track_free(t.0) }, SegStatus::SEG_OK);
+    let (ok, restarts, end, msg) = streamer.join().unwrap();
+    println!("streamer: {ok} frames tracked, {restarts} restart(s), then {end:?}: {msg}");
+    assert_eq!(restarts, 1, "the reset must be seen exactly once");
+    assert!(ok >= 2, "{ok} frames tracked");
+    // The call running when the track was freed finished normally; the next one found no track.
+    assert_eq!(end, SegStatus::SEG_INVALID_HANDLE, "{msg}");
+    // Dropping our copy frees it again: a detected double free, not a crash.
+}

@@ -122,11 +122,20 @@ pub(crate) fn register(handle: Handle) -> *mut SegSession {
 }
 
 pub(crate) fn lookup(session: *const SegSession) -> Result<Arc<Handle>> {
-    if session.is_null() {
-        return Err(Error::new(ErrorKind::InvalidHandle, "session handle is NULL"));
+    lookup_named(session, "session")
+}
+
+/// A track's handle (tracks and sessions share one id space; errors say "track").
+pub(crate) fn lookup_track(track: *const SegTrack) -> Result<Arc<Handle>> {
+    lookup_named(track.cast(), "track")
+}
+
+fn lookup_named(handle: *const SegSession, noun: &str) -> Result<Arc<Handle>> {
+    if handle.is_null() {
+        return Err(Error::new(ErrorKind::InvalidHandle, format!("{noun} handle is NULL")));
     }
-    registry().live().get(&(session as usize)).cloned().ok_or_else(|| {
-        Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt session (already freed, or never created)"))
+    registry().live().get(&(handle as usize)).cloned().ok_or_else(|| {
+        Error::new(ErrorKind::InvalidHandle, format!("{handle:p} is not a live segrt {noun} (already freed, or never created)"))
     })
 }
 

@@ -15,7 +15,7 @@ use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO
 
 use super::boundary::{guard, guard_quiet};
 use super::enums::SegStatus;
-use super::handles::{lookup, register, track_id, unregister, Handle};
+use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
 use super::types::{
     utf8_path, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions,
     SegTrackState, TRACK_INFO_V1_SIZE, TRACK_STATE_V1_SIZE,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn seg_track_free(track: *mut SegTrack) -> SegStatus {
 #[no_mangle]
 pub unsafe extern "C" fn seg_track_reset(track: *mut SegTrack) -> SegStatus {
     guard(|| {
-        let handle = lookup(track_id(track))?;
+        let handle = lookup_track(track)?;
         let lock = handle.track()?;
         // A track left inconsistent by a caught panic is usable again after a reset.
         lock.lock().unwrap_or_else(|p| p.into_inner()).reset();
@@ -131,7 +131,7 @@ pub unsafe extern "C" fn seg_track_add_frame(
     out_info: *mut SegTrackInfo,
 ) -> SegStatus {
     guard(|| {
-        let handle = lookup(track_id(track))?;
+        let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
         let info_size = info_size(out_info)?;
         if frame.is_null() {
@@ -176,7 +176,7 @@ pub unsafe extern "C" fn seg_track_add_prompt(
     out_info: *mut SegTrackInfo,
 ) -> SegStatus {
     guard(|| {
-        let handle = lookup(track_id(track))?;
+        let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
         let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
         if points.is_null() && n_points > 0 {
@@ -228,7 +228,7 @@ pub unsafe extern "C" fn seg_track_frame(
     out_info: *mut SegTrackInfo,
 ) -> SegStatus {
     guard(|| {
-        let handle = lookup(track_id(track))?;
+        let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
         let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
         let t = frame_index(&tracker, frame)?;
@@ -256,7 +256,7 @@ pub unsafe extern "C" fn seg_track_next(
     out_info: *mut SegTrackInfo,
 ) -> SegStatus {
     guard(|| {
-        let handle = lookup(track_id(track))?;
+        let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
         let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
         if frame.is_null() {
@@ -266,9 +266,8 @@ pub unsafe extern "C" fn seg_track_next(
             return Err(Error::invalid("no object to track: add a frame and prompt an object on it first (seg_track_add_prompt)"));
         }
         let view = (*frame).view(tracker.model().options().max_pixels)?;
-        // A frame of another size is reported by add_frame, not as a mask mismatch.
-        let size = tracker.frame_size().unwrap_or((view.width(), view.height()));
-        let (masks, info_size) = out.check(tracker.object_ids().len(), Some(size))?;
+        tracker.check_frame_size((view.width(), view.height()))?;
+        let (masks, info_size) = out.check(tracker.object_ids().len(), Some((view.width(), view.height())))?;
         let before = tracker.timings();
         let t = tracker.add_frame(&view)?;
         let fm = tracker.track_frame(t)?;
@@ -284,7 +283,7 @@ pub unsafe extern "C" fn seg_track_next(
 #[no_mangle]
 pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut SegTrackState) -> SegStatus {
     guard(|| {
-        let handle = lookup(track_id(track))?;
+        let handle = lookup_track(track)?;
         let tracker = lock(handle.track()?)?;
         if out_state.is_null() {
             return Err(Error::null("out_state"));

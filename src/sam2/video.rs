@@ -594,15 +594,19 @@ impl Tracker {
         self.add_frame_sized(image, size)
     }
 
-    fn add_frame_sized(&mut self, image: &ImageView<'_>, (w, h): (usize, usize)) -> Result<usize> {
-        if let Some((fw, fh)) = self.size {
-            if (fw, fh) != (w, h) {
-                return Err(Error::invalid(format!(
-                    "frame {} is {w}x{h} but the track's frames are {fw}x{fh}: every frame must have the first frame's size",
-                    self.frames_added
-                )));
-            }
+    /// Refuses a next frame of `(w, h)` when the track's frames have another size.
+    pub fn check_frame_size(&self, (w, h): (usize, usize)) -> Result<()> {
+        match self.size {
+            Some((fw, fh)) if (fw, fh) != (w, h) => Err(Error::invalid(format!(
+                "frame {} is {w}x{h} but the track's frames are {fw}x{fh}: every frame must have the first frame's size",
+                self.frames_added
+            ))),
+            _ => Ok(()),
         }
+    }
+
+    fn add_frame_sized(&mut self, image: &ImageView<'_>, (w, h): (usize, usize)) -> Result<usize> {
+        self.check_frame_size((w, h))?;
         let s = self.meta().image_size as i64;
         let start = Instant::now();
         let tensor = Array { shape: vec![1, 3, s, s], data: self.preprocess(image)? };
