@@ -472,3 +472,81 @@ fn threads_reset_and_free_during_runs() {
     assert_eq!(end, SegStatus::SEG_INVALID_HANDLE, "{msg}");
     // Dropping our copy frees it again: a detected double free, not a crash.
 }
+
+/// A frame in any layout a host has (BGR with padded rows as from a Bitmap, BGRA, planar as
+/// HALCON's three channels) gives the masks of the same pixels as RGB.
+#[test]
+fn frame_layouts_give_the_same_masks() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let (w, h) = size;
+    let layouts: Vec<(&str, Vec<Vec<u8>>, SegPixelFormat, i32)> = frames[..3]
+        .iter()
+        .map(|f| {
+            let px = |x: usize, y: usize| &f.data[(y * w + x) * 3..(y * w + x) * 3 + 3];
+            let mut bgr = vec![0u8; (w * 3 + 5) * h];
+            let mut bgra = vec![0u8; w * 4 * h];
+            let mut planar = vec![0u8; w * h * 3];
+            for y in 0..h {
+                for x in 0..w {
+                    let p = px(x, y);
+                    bgr[y * (w * 3 + 5) + x * 3..][..3].copy_from_slice(&[p[2], p[1], p[0]]);
+                    bgra[(y * w + x) * 4..][..4].copy_from_slice(&[p[2], p[1], p[0], 255]);
+                    for c in 0..3 {
+                        planar[c * w * h + y * w + x] = p[c];
+                    }
+                }
+            }
+            vec![bgr, bgra, planar]
+        })
+        .fold(
+            vec![
+                ("BGR24 padded", vec![], SegPixelFormat::SEG_FORMAT_BGR24, (w * 3 + 5) as i32),
+                ("BGRA32", vec![], SegPixelFormat::SEG_FORMAT_BGRA32, 0),
+                ("planar RGB", vec![], SegPixelFormat::SEG_FORMAT_PLANAR_RGB8, 0),
+            ],
+            |mut acc, per_frame| {
+                for (slot, data) in acc.iter_mut().zip(per_frame) {
+                    slot.1.push(data);
+                }
+                acc
+            },
+        );
+    let run = |images: Vec<SegImage>| -> Vec<Vec<u8>> {
+        let t = track(&session, None);
+        let mut masks = Vec::new();
+        for (i, img) in images.iter().enumerate() {
+            if i == 0 {
+                assert_eq!(
+                    unsafe { seg_track_add_frame(t.0, img, ptr::null_mut(), ptr::null_mut()) },
+                    SegStatus::SEG_OK,
+                    "{}",
+                    last_error()
+                );
+                masks.extend(prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap().masks);
+            } else {
+                masks.extend(
+                    with_outputs(1, size, &mut |o, m, c, n, inf| unsafe { seg_track_next(t.0, img, o, m, c, n, inf) }).unwrap().masks,
+                );
+            }
+        }
+        masks
+    };
+    let rgb = run(frames[..3].iter().map(rgb_image).collect());
+    assert!(rgb.iter().any(|m| m.contains(&255)), "the reference masks are empty");
+    for (name, data, format, stride) in &layouts {
+        let images = data
+            .iter()
+            .map(|d| {
+                let mut img = image_desc(d, w, h, *stride, *format);
+                if *format == SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 {
+                    img.plane1 = d[w * h..].as_ptr();
+                    img.plane2 = d[2 * w * h..].as_ptr();
+                }
+                img
+            })
+            .collect();
+        assert!(run(images) == rgb, "{name}: masks differ from the RGB frames'");
+    }
+}
