@@ -141,14 +141,14 @@ fn lookup_named(handle: *const SegSession, noun: &str) -> Result<Arc<Handle>> {
 
 /// Releases a handle of the kinds `accepts` allows; any other live handle is left alone (a track
 /// passed to `seg_free`, a session to `seg_track_free`) and reported.
-pub(crate) fn unregister(session: *const SegSession, accepts: fn(&Handle) -> bool, what: &str) -> Result<Arc<Handle>> {
+pub(crate) fn unregister(session: *const SegSession, accepts: fn(&Handle) -> bool, noun: &str, wanted: &str) -> Result<Arc<Handle>> {
     let mut live = registry().live();
     let id = session as usize;
     match live.get(&id) {
         None => {
-            Err(Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt handle (double free, or never created)")))
+            Err(Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt {noun} (double free, or never created)")))
         }
-        Some(h) if !accepts(h) => Err(h.wrong_kind(what)),
+        Some(h) if !accepts(h) => Err(h.wrong_kind(wanted)),
         Some(_) => Ok(live.remove(&id).expect("checked above")),
     }
 }

@@ -95,7 +95,9 @@ pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
     if session.is_null() {
         return SegStatus::SEG_OK;
     }
-    guard_quiet(|| unregister(session, |h| !matches!(h, Handle::Track(_)), "session (release tracks with seg_track_free)").map(drop))
+    guard_quiet(|| {
+        unregister(session, |h| !matches!(h, Handle::Track(_)), "session", "a session (release tracks with seg_track_free)").map(drop)
+    })
 }
 
 /// Runs a UNet session on one image and writes the mask at the image's size into `out_mask`.

@@ -96,7 +96,9 @@ pub unsafe extern "C" fn seg_track_free(track: *mut SegTrack) -> SegStatus {
     if track.is_null() {
         return SegStatus::SEG_OK;
     }
-    guard_quiet(|| unregister(track_id(track), |h| matches!(h, Handle::Track(_)), "track (release sessions with seg_free)").map(drop))
+    guard_quiet(|| {
+        unregister(track_id(track), |h| matches!(h, Handle::Track(_)), "track", "a track (release sessions with seg_free)").map(drop)
+    })
 }
 
 /// Forgets every frame, object and memory of the track: it is as new (same session and options).
@@ -192,10 +194,8 @@ pub unsafe extern "C" fn seg_track_add_prompt(
         let t = frame_index(&tracker, frame)?;
         let new_object = !tracker.object_ids().contains(&object_id) && !tracker.tracking_started();
         let n = tracker.object_ids().len() + new_object as usize;
-        let (masks, info_size) = out.check(n, tracker.frame_size())?;
-        let before = tracker.timings();
-        let fm = tracker.add_prompt(t, object_id, &coords, &labels, bbox)?;
-        out.write(&fm, masks, info_size, &tracker.timings().since(&before))
+        let size = tracker.frame_size();
+        out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox))
     })
 }
 
@@ -232,10 +232,8 @@ pub unsafe extern "C" fn seg_track_frame(
         let mut tracker = lock(handle.track()?)?;
         let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
         let t = frame_index(&tracker, frame)?;
-        let (masks, info_size) = out.check(tracker.object_ids().len(), tracker.frame_size())?;
-        let before = tracker.timings();
-        let fm = tracker.track_frame(t)?;
-        out.write(&fm, masks, info_size, &tracker.timings().since(&before))
+        let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
+        out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t))
     })
 }
 
@@ -267,11 +265,11 @@ pub unsafe extern "C" fn seg_track_next(
         }
         let view = (*frame).view(tracker.model().options().max_pixels)?;
         tracker.check_frame_size((view.width(), view.height()))?;
-        let (masks, info_size) = out.check(tracker.object_ids().len(), Some((view.width(), view.height())))?;
-        let before = tracker.timings();
-        let t = tracker.add_frame(&view)?;
-        let fm = tracker.track_frame(t)?;
-        out.write(&fm, masks, info_size, &tracker.timings().since(&before))
+        let n = tracker.object_ids().len();
+        out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
+            let t = tracker.add_frame(&view)?;
+            tracker.track_frame(t)
+        })
     })
 }
 
@@ -421,6 +419,24 @@ impl FrameOutputs {
             }
         }
         Ok((masks, info_size))
+    }
+
+    /// Checks the buffers for `n` objects on frames of `size`, runs `call` (one frame's outputs) and
+    /// writes them with the time `call` took.
+    ///
+    /// # Safety
+    /// As for `check`.
+    unsafe fn run(
+        &self,
+        tracker: &mut Tracker,
+        n: usize,
+        size: Option<(usize, usize)>,
+        call: impl FnOnce(&mut Tracker) -> Result<FrameMasks>,
+    ) -> Result<()> {
+        let (masks, info_size) = self.check(n, size)?;
+        let before = tracker.timings();
+        let fm = call(tracker)?;
+        self.write(&fm, masks, info_size, &tracker.timings().since(&before))
     }
 
     /// Writes the frame's records, masks, count and info.

@@ -37,6 +37,26 @@ pub(crate) unsafe fn utf8_str(p: *const c_char, what: &str) -> Result<String> {
     Ok(s.to_string())
 }
 
+/// Reads a caller's versioned struct (NULL = `defaults`): its first field is `struct_size`; at least
+/// `v1_size` bytes are required, and only the fields the caller's size covers are read (a newer
+/// caller's longer struct is read up to what this version knows).
+///
+/// # Safety
+/// `p` must be NULL or point to at least `struct_size` readable bytes.
+pub(crate) unsafe fn read_versioned<T: Copy>(p: *const T, defaults: T, v1_size: usize, name: &str, init: &str) -> Result<T> {
+    let mut raw = defaults;
+    if !p.is_null() {
+        let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
+        if size < v1_size {
+            return Err(Error::invalid(format!(
+                "{name}.struct_size is {size}, the smallest valid size is {v1_size}: initialise options with {init}()"
+            )));
+        }
+        std::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut raw as *mut T).cast::<u8>(), size.min(std::mem::size_of::<T>()));
+    }
+    Ok(raw)
+}
+
 /// Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
 /// before anything is allocated.
 pub const SEG_DEFAULT_MAX_PIXELS: u64 = 100_000_000;
@@ -228,21 +248,7 @@ impl SegOptions {
         if p.is_null() {
             return Ok(Options::default());
         }
-        let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
-        if size < OPTIONS_V1_SIZE {
-            return Err(Error::invalid(format!(
-                "SegOptions.struct_size is {size}, the smallest valid size is {OPTIONS_V1_SIZE}: initialise options with seg_options_default()"
-            )));
-        }
-        // Read only what the caller has: fields it does not know keep their defaults, and fields this
-        // build does not know (a newer caller) are ignored.
-        let mut raw = SegOptions::defaults();
-        std::ptr::copy_nonoverlapping(
-            p.cast::<u8>(),
-            (&mut raw as *mut SegOptions).cast::<u8>(),
-            size.min(std::mem::size_of::<SegOptions>()),
-        );
-        raw.options()
+        read_versioned(p, SegOptions::defaults(), OPTIONS_V1_SIZE, "SegOptions", "seg_options_default")?.options()
     }
 
     fn options(&self) -> Result<Options> {
@@ -547,21 +553,13 @@ impl SegEverythingOptions {
     /// # Safety
     /// `p` must be NULL or point to at least `struct_size` readable bytes.
     pub(crate) unsafe fn read(p: *const SegEverythingOptions) -> Result<crate::sam2::EverythingOptions> {
-        let mut raw = SegEverythingOptions::defaults();
-        if !p.is_null() {
-            let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
-            if size < EVERYTHING_OPTIONS_V1_SIZE {
-                return Err(Error::invalid(format!(
-                    "SegEverythingOptions.struct_size is {size}, the smallest valid size is {EVERYTHING_OPTIONS_V1_SIZE}: \
-                     initialise options with seg_everything_options_default()"
-                )));
-            }
-            std::ptr::copy_nonoverlapping(
-                p.cast::<u8>(),
-                (&mut raw as *mut SegEverythingOptions).cast::<u8>(),
-                size.min(std::mem::size_of::<SegEverythingOptions>()),
-            );
-        }
+        let raw = read_versioned(
+            p,
+            SegEverythingOptions::defaults(),
+            EVERYTHING_OPTIONS_V1_SIZE,
+            "SegEverythingOptions",
+            "seg_everything_options_default",
+        )?;
         let count = |v: i32, what: &str| -> Result<usize> {
             usize::try_from(v).map_err(|_| Error::invalid(format!("SegEverythingOptions.{what} is {v}, it must not be negative")))
         };
@@ -694,21 +692,7 @@ impl SegTrackOptions {
     /// # Safety
     /// `p` must be NULL or point to at least `struct_size` readable bytes.
     pub(crate) unsafe fn read(p: *const SegTrackOptions) -> Result<crate::sam2::video::TrackerOptions> {
-        let mut raw = SegTrackOptions::defaults();
-        if !p.is_null() {
-            let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
-            if size < TRACK_OPTIONS_V1_SIZE {
-                return Err(Error::invalid(format!(
-                    "SegTrackOptions.struct_size is {size}, the smallest valid size is {TRACK_OPTIONS_V1_SIZE}: \
-                     initialise options with seg_track_options_default()"
-                )));
-            }
-            std::ptr::copy_nonoverlapping(
-                p.cast::<u8>(),
-                (&mut raw as *mut SegTrackOptions).cast::<u8>(),
-                size.min(std::mem::size_of::<SegTrackOptions>()),
-            );
-        }
+        let raw = read_versioned(p, SegTrackOptions::defaults(), TRACK_OPTIONS_V1_SIZE, "SegTrackOptions", "seg_track_options_default")?;
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
             keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
