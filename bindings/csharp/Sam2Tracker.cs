@@ -287,6 +287,9 @@ namespace Segrt
     {
         readonly TrackHandle _handle;
 
+        /// <summary>Test hook: runs after a frame-output call read the track's state and before its first native call.</summary>
+        internal Action AfterStateHook;
+
         internal Sam2Tracker(TrackHandle handle)
         {
             _handle = handle;
@@ -609,6 +612,8 @@ namespace Segrt
                 int w = s.width > 0 ? s.width : width;
                 int h = s.height > 0 ? s.height : height;
                 int capacity = (int)s.objects + extra;
+                var hook = AfterStateHook;
+                if (hook != null) hook();
                 for (int attempt = 0; ; attempt++)
                 {
                     // No frame yet (w = 0): segrt refuses the call itself; give no masks so that it says why.

@@ -22,6 +22,7 @@ static partial class SegrtTests
         Test("tracking: ToOverlay blends exactly the mask pixels", TrackOverlay);
         Test("tracking: Dispose rules; a tracker outlives its disposed model", TrackDisposeRules);
         Test("tracking: bad frames and prompts are SegExceptions with the native status", TrackBadInputs);
+        Test("tracking: an object added between the state read and the call is answered by a retry with segrt's count", TrackBufferRetry);
         Test("tracking: several threads calling Next on one tracker all complete, each frame once", TrackThreadsOnOneTracker);
         Test("tracking: trackers from one model on several tasks give the single-thread masks", TrackTasksOnOneModel);
     }
@@ -397,6 +398,37 @@ static partial class SegrtTests
             }
             ThrowsSeg(SegStatus.ModelNotFound, () => new Sam2VideoModel(Path.Combine(Repo, "no-such-video-dir")), "a missing model folder");
             Throws<ArgumentNullException>(() => new Sam2VideoModel(null), "null folder");
+        }
+        finally
+        {
+            foreach (var b in frames) b.Dispose();
+        }
+    }
+
+    static void TrackBufferRetry()
+    {
+        var frames = ClipFrames();
+        try
+        {
+            using (var model = VideoModel())
+            using (var t = model.CreateTracker())
+            {
+                StartStream(t, frames[0]);
+                int fired = 0;
+                // The outer call sizes its buffers for 1 object + the new one; the hook adds another object first
+                // (a nested call, which runs the hook too), so segrt answers BufferTooSmall with 3 and the wrapper retries.
+                t.AfterStateHook = () => { if (fired++ == 0) t.AddPoints(0, 2, new Sam2Point(250, 50, true)); };
+                var f = t.AddPoints(0, 3, new Sam2Point(160, 200, true));
+                t.AfterStateHook = null;
+                Check(fired == 2, "the hook ran for the outer and the nested call: " + fired);
+                Check(f.Objects.Select(o => o.ObjectId).SequenceEqual(new[] { 1, 2, 3 }), "three objects: " + string.Join(",", f.Objects.Select(o => o.ObjectId)));
+                CheckRecords(f, "after the retry");
+                Check(t.State.Objects == 3, "3 objects in the track");
+                // The same records and masks as asking again now (the frame is not tracked yet: TrackFrame(0) consolidates it).
+                var again = t.TrackFrame(0);
+                for (int k = 0; k < 3; k++)
+                    Check(Same(again.Masks[k], f.Masks[k]), "object " + f.Objects[k].ObjectId + ": the retried call's mask is the track's");
+            }
         }
         finally
         {
