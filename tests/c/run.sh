@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds tests/c/test_segrt.c against include/segrt.h and the built libsegrt.so, and runs it plain
+# Builds tests/c/test_segrt.c and tests/c/test_track.c (SAM2 video tracking) against include/segrt.h
+# and the built libsegrt.so, and runs them plain
 # and with AddressSanitizer + UBSan; with --valgrind also under valgrind (errors and definite leaks
 # fail the run; 6 to 9 minutes on 2 cores, as ONNX Runtime runs some 100x slower under valgrind);
 # --valgrind-quick runs the test's --quick workload under valgrind instead (one small UNet run, the
@@ -27,6 +28,14 @@ gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${flags[@]}" -o
 # Leaks are checked by the --valgrind run, where third-party one-time allocations can be told apart.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_asan" . "$build/inputs"
 
+echo "-- SAM2 video tracking host (tests/c/test_track.c: lifecycle, threads, 500-frame RSS soak), plain and ASan + UBSan"
+# C11 for _Thread_local (per-thread error buffers of the worker threads) and pthreads.
+track=(-std=c11 -pthread -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.c -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+gcc -O1 "${track[@]}" -o "$build/test_track"
+"$build/test_track" .
+gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${track[@]}" -o "$build/test_track_asan"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_track_asan" .
+
 echo "-- C++ layer (include/segrt.hpp), plain and ASan + UBSan"
 cxx=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
@@ -48,4 +57,11 @@ g++ -O1 -g "${cxx[@]}" -o "$build/test_cpp_vg"
 SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
   --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
   "$build/test_cpp_vg" . "${workload[@]}"
+gcc -O1 -g "${track[@]}" -o "$build/test_track_vg"
+# The full form soaks 60 frames (a frame costs seconds under valgrind); quick: no soak, fewer calls.
+track_workload=(--soak 60)
+if [ "$valgrind" = quick ]; then track_workload=(--quick); fi
+SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
+  --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
+  "$build/test_track_vg" . "${track_workload[@]}"
 echo "valgrind: no errors, no definite leaks ($(( $(date +%s) - start )) s)"
