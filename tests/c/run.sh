@@ -42,6 +42,12 @@ g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
 "$build/test_cpp" .
 g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxx[@]}" -o "$build/test_cpp_asan"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_cpp_asan" .
+# segrt::VideoModel / segrt::Tracker on the reference clip (frames and masks converted by make_inputs.py)
+cxxt=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+g++ -O1 "${cxxt[@]}" -o "$build/test_track_cpp"
+"$build/test_track_cpp" . "$build/inputs"
+g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxxt[@]}" -o "$build/test_track_cpp_asan"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_track_cpp_asan" . "$build/inputs"
 
 [ -n "$valgrind" ] || exit 0
 echo "-- valgrind ($valgrind workload)"
@@ -64,4 +70,8 @@ if [ "$valgrind" = quick ]; then track_workload=(--quick); fi
 SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
   --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
   "$build/test_track_vg" . "${track_workload[@]}"
+g++ -O1 -g "${cxxt[@]}" -o "$build/test_track_cpp_vg"
+SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
+  --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
+  "$build/test_track_cpp_vg" . "$build/inputs" "${workload[@]}"
 echo "valgrind: no errors, no definite leaks ($(( $(date +%s) - start )) s)"
