@@ -447,6 +447,7 @@ typedef struct {
 } ResetWorker;
 
 static volatile int stop_resetting = 0;
+static int ok_total = 0; /* OK calls of all workers (atomic) */
 
 static void *feed_and_reseed(void *arg) {
     ResetWorker *w = arg;
@@ -467,6 +468,7 @@ static void *feed_and_reseed(void *arg) {
             else if (st != SEG_OK) w->other++;
         } else if (st == SEG_OK) {
             w->ok++;
+            __atomic_add_fetch(&ok_total, 1, __ATOMIC_SEQ_CST);
         } else {
             w->other++;
             fprintf(stderr, "reset race: %s %s\n", seg_status_str(st), last_error());
@@ -477,12 +479,20 @@ static void *feed_and_reseed(void *arg) {
     return NULL;
 }
 
+/* Resets the track a few ms after each time a worker got a frame tracked since the last reset: the
+ * reset lands while other workers' calls are running, and the workers make progress between resets
+ * however slow a call is (valgrind). */
 static void *resetter(void *arg) {
     SegTrack *t = arg;
-    int *resets = malloc(sizeof *resets);
+    int *resets = malloc(sizeof *resets), seen = 0;
     *resets = 0;
     while (!stop_resetting) {
-        sleep_ms(40);
+        if (__atomic_load_n(&ok_total, __ATOMIC_SEQ_CST) == seen) {
+            sleep_ms(1);
+            continue;
+        }
+        sleep_ms(5 + *resets % 3 * 10);
+        seen = __atomic_load_n(&ok_total, __ATOMIC_SEQ_CST);
         if (seg_track_reset(t) == SEG_OK) (*resets)++;
     }
     return resets;
@@ -501,6 +511,7 @@ static void threads_reset(SegSession *video, int per_thread) {
     out_init(&o);
     t = seeded_track(video, SEG_TRACK_DEFAULT_KEEP_FRAMES, bgr, &o);
     stop_resetting = 0;
+    ok_total = 0;
     pthread_create(&rt, NULL, resetter, t);
     for (i = 0; i < T; i++) {
         memset(&w[i], 0, sizeof w[i]);
@@ -575,15 +586,17 @@ static void threads_free(SegSession *video) {
         if (__atomic_load_n(&w.calls_started, __ATOMIC_SEQ_CST) >= 3 && __atomic_load_n(&w.in_call, __ATOMIC_SEQ_CST)) break;
         sleep_ms(1);
     }
-    sleep_ms(3);
+    /* the call seen started here has been inside segrt for 3 ms when the free comes, unless it
+     * finished meanwhile (then the check below is only about the order of the statuses) */
     call_at_free = __atomic_load_n(&w.calls_started, __ATOMIC_SEQ_CST);
+    sleep_ms(3);
     st = seg_track_free(w.track);
     in_flight = __atomic_load_n(&w.in_call, __ATOMIC_SEQ_CST) && __atomic_load_n(&w.calls_started, __ATOMIC_SEQ_CST) == call_at_free;
     pthread_join(th, NULL);
     CHECK(st == SEG_OK, "free during a call: %s", seg_status_str(st));
     for (i = 0; i < w.n; i++)
         if (w.statuses[i] != SEG_OK) { first_bad = i; break; }
-    CHECK(first_bad >= call_at_free, "call %d returned %s, the free came during call %d", first_bad + 1,
+    CHECK(!in_flight || first_bad >= call_at_free, "call %d returned %s, the free came during call %d", first_bad + 1,
           first_bad >= 0 ? seg_status_str(w.statuses[first_bad]) : "-", call_at_free);
     CHECK(first_bad >= 0 && w.statuses[first_bad] == SEG_INVALID_HANDLE && first_bad == w.n - 1, "the call after the free: %s",
           first_bad >= 0 ? seg_status_str(w.statuses[first_bad]) : "none failed");
