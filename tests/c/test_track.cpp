@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
         opt.num_frames = static_cast<std::uint32_t>(n_frames);  // as the official predictor, which knows the video
         opt.keep_frames = 0;
         segrt::Tracker tracker(model, &opt);
-        const int used = quick ? 3 : n_frames;
+        const int used = quick ? 2 : n_frames;
         for (int i = 0; i < used; i++) {
             SegTrackInfo info;
             const std::int64_t k = tracker.add_frame(segrt::image(frames[i].px.data(), W, H, 0, SEG_FORMAT_RGB24), &info);
