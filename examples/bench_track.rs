@@ -16,7 +16,7 @@
 //! Prints the median and mean per frame of each module (`Tracker::timings`) after the warm-up frames,
 //! the whole frame (add_frame + clicks + track_frame), and at frames 10, 25, 50, 100 (and the last)
 //! the process RSS, the frames whose encoder outputs are held and the per-frame outputs in the bank.
-//! `--json OUT` writes the same figures for `scripts/bench_track.sh`.
+//! `--json OUT` writes the same figures (and the RSS after every frame) for `scripts/bench_track.sh`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -220,6 +220,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let checkpoints = [10, 25, 50, 100];
     let mut rows: Vec<[f64; 8]> = Vec::with_capacity(n);
     let mut memory: Vec<(usize, f64, usize, usize)> = Vec::new();
+    let mut rss_per_frame = Vec::with_capacity(n);
     let mut present = [0usize; 2];
     for t in 0..n {
         let (rgb, w, h) = match &files {
@@ -245,6 +246,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         for (k, o) in masks.objects.iter().enumerate().take(2) {
             present[k] += o.present as usize;
         }
+        rss_per_frame.push(rss_mib());
         let done = t + 1;
         if checkpoints.contains(&done) || done == n {
             memory.push((done, rss_mib(), tracker.held_frames().len(), tracker.held_outputs()));
@@ -286,6 +288,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         let json = serde_json::json!({
             "side": "segrt", "frames": n, "objects": args.objects, "keep_frames": keep, "warmup": n - measured.len(),
             "load_ms": load_ms, "rss_loaded_mib": rss_loaded, "per_frame_ms": per_frame, "memory": memory,
+            "rss_per_frame_mib": rss_per_frame,
         });
         std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
     }

@@ -6,16 +6,18 @@
 # held. Figures only, no assertions.
 #
 #   scripts/bench_track.sh [--frames 100] [--objects 1|2] [--rounds 2] [--warmup 3] [--keep-all]
-#                          [--models DIR] [--width 1280 --height 720] [--out DIR]
+#                          [--models DIR] [--width 1280 --height 720] [--arena default|segrt] [--out DIR]
 #
 # --keep-all adds a segrt run with --keep-frames all (every frame's encoder outputs kept, as the
-# official predictor) for the memory contrast. Needs the real-size video modules:
+# official predictor) for the memory contrast. --arena segrt gives the Python side segrt's memory
+# arena (one shared CPU arena, blocks sized as requested) instead of ONNX Runtime's default.
+# Needs the real-size video modules:
 #   .venv-torch/bin/python models/sam2/export_sam2_video.py --real-size models/sam2/real-size/video
 # Python: $PYTHON (default .venv/bin/python: numpy, onnxruntime 1.31.1, pillow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-frames=100 objects=1 rounds=2 warmup=3 keep_all=0 models=models/sam2/real-size/video width=1280 height=720 out=""
+frames=100 objects=1 rounds=2 warmup=3 keep_all=0 arena=default models=models/sam2/real-size/video width=1280 height=720 out=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --frames) frames=$2; shift 2 ;;
@@ -23,6 +25,7 @@ while [ $# -gt 0 ]; do
         --rounds) rounds=$2; shift 2 ;;
         --warmup) warmup=$2; shift 2 ;;
         --keep-all) keep_all=1; shift ;;
+        --arena) arena=$2; shift 2 ;;
         --models) models=$2; shift 2 ;;
         --width) width=$2; shift 2 ;;
         --height) height=$2; shift 2 ;;
@@ -40,7 +43,7 @@ for r in $(seq 1 "$rounds"); do
     echo "== round $r: segrt"
     ./target/release/examples/bench_track "${common[@]}" --json "$out/segrt_$r.json"
     echo "== round $r: Python + ONNX Runtime"
-    "$PYTHON" models/sam2/bench_video_ort.py "${common[@]}" --json "$out/python_$r.json"
+    "$PYTHON" models/sam2/bench_video_ort.py "${common[@]}" --arena "$arena" --json "$out/python_$r.json"
 done
 if [ "$keep_all" = 1 ]; then
     echo "== segrt, --keep-frames all"

@@ -17,6 +17,9 @@ ONNX Runtime settings as segrt's defaults (src/engine/session.rs, src/runtime.rs
 intra-op threads = ONNX Runtime's default (0: one per physical core; segrt's default uses ONNX Runtime's
 global pool of that size), intra-op spinning off, default graph optimisation (all). Python gives each
 session its own pool of that size; the modules run one after another, so the threads at work are the same.
+Memory: by default each session has ORT's own CPU arena (power-of-two growth), as the official predictor
+with ORT sessions would; --arena segrt registers one shared arena with blocks sized as requested
+(kSameAsRequested) and opts the sessions in (session.use_env_allocators), exactly as segrt does.
 
 Timing: each ORT session run is timed per module; preprocess = Tracker.preprocess (PIL bicubic resize,
 normalisation); postprocess = video_res_all (bilinear upsampling of every object's low-res logits to
@@ -97,11 +100,15 @@ class LazyFrames:
 class TimedModules(vot.Modules):
     """vot.Modules with segrt's ORT settings and the time of each session run added per module."""
 
-    def __init__(self, d, threads):
+    def __init__(self, d, threads, arena):
         self.meta = json.load(open(os.path.join(d, "video_metadata.json")))
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if arena == "segrt":  # src/runtime.rs register_shared_cpu_arena + session.use_env_allocators
+            mi = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+            ort.create_and_register_allocator(mi, ort.OrtArenaCfg({"arena_extend_strategy": 1}))  # kSameAsRequested
+            so.add_session_config_entry("session.use_env_allocators", "1")
         so.log_severity_level = 3
         self.s = {k: ort.InferenceSession(os.path.join(d, f), so, providers=["CPUExecutionProvider"])
                   for k, f in self.meta["files"].items()}
@@ -131,6 +138,9 @@ def main():
     ap.add_argument("--objects", type=int, choices=[1, 2], default=1)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="intra-op threads (0 = ONNX Runtime's default, as segrt)")
+    ap.add_argument("--arena", choices=["default", "segrt"], default="default",
+                    help="default: each session its own CPU arena (ORT's default, power-of-two growth); segrt: one "
+                         "shared arena, blocks sized as requested, as segrt registers it")
     ap.add_argument("--json")
     a = ap.parse_args()
     if not os.path.exists(os.path.join(a.models, "video_metadata.json")):
@@ -139,7 +149,7 @@ def main():
     n, w, h = a.frames, a.width, a.height
 
     start = time.perf_counter()
-    mods = TimedModules(a.models, a.threads)
+    mods = TimedModules(a.models, a.threads, a.arena)
     load_ms = (time.perf_counter() - start) * 1e3
     md = mods.meta
     frames = LazyFrames(n, w, h)
@@ -155,11 +165,11 @@ def main():
     rss_loaded = rss_mib()
     print(f"bench_video_ort: {a.models} (image {md['image_size']}, num_maskmem {md['num_maskmem']}), {n} frames "
           f"synthetic {w}x{h}, {a.objects} object(s), every frame kept (as the official predictor), onnxruntime "
-          f"{ort.__version__}, intra threads {a.threads or 'ORT default (physical cores)'}, spinning off")
+          f"{ort.__version__}, intra threads {a.threads or 'ORT default (physical cores)'}, spinning off, arena {a.arena}")
     print(f"modules loaded in {load_ms:.0f} ms, RSS {rss_loaded:.0f} MiB")
 
     checkpoints = {10, 25, 50, 100}
-    rows, memory, present = [], [], [0, 0]
+    rows, memory, present, rss_per_frame = [], [], [0, 0], []
     ex, ey, _, _ = ellipse(0, n, w, h)
     sx, sy, _ = square(0, n, w, h)
     clicks = [(ex, ey), (sx, sy)][:a.objects]
@@ -184,6 +194,7 @@ def main():
             out = trk.objs[oid]["cond"].get(t) or trk.objs[oid]["non_cond"].get(t)
             present[k] += int(float(out["object_score_logits"].reshape(-1)[0]) > 0)
         del masks
+        rss_per_frame.append(rss_mib())
         if t + 1 in checkpoints or t + 1 == n:
             held_outputs = sum(len(o["cond"]) + len(o["non_cond"]) + len(o["temp"]["cond"]) + len(o["temp"]["non_cond"])
                                for o in trk.objs.values())
@@ -208,8 +219,9 @@ def main():
         print(f"  {m['frame']:>6} {m['rss_mib']:>9.0f} {m['held_frames']:>12} {m['held_outputs']:>13}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(side="python-ort", frames=n, objects=a.objects, keep_frames=None, warmup=warm,
-                           load_ms=load_ms, rss_loaded_mib=rss_loaded, per_frame_ms=per_frame, memory=memory), f, indent=1)
+            json.dump(dict(side="python-ort", arena=a.arena, frames=n, objects=a.objects, keep_frames=None, warmup=warm,
+                           load_ms=load_ms, rss_loaded_mib=rss_loaded, per_frame_ms=per_frame, memory=memory,
+                           rss_per_frame_mib=rss_per_frame), f, indent=1)
             f.write("\n")
 
 
