@@ -10,6 +10,8 @@
 //! deterministic, the same formulas as `models/sam2/bench_video_ort.py`) or, with `--dir`, read from a
 //! folder (image files sorted by name). Object 1 (the ellipse) is clicked on frame 0, and with
 //! `--objects 2` object 2 (the square); then each frame is streamed: `add_frame` + `track_frame`.
+//! With `--dir` the clicks fall where the synthetic objects' centres would be (a timing click, not a
+//! chosen object).
 //! `--keep-frames` defaults to the model's `num_maskmem` (memory bounded); `all` keeps every frame,
 //! as the official predictor does, for contrast.
 //!
@@ -203,7 +205,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let rss_loaded = rss_mib();
 
     let source = match &args.dir {
-        Some(d) => format!("frames of {}", d.display()),
+        Some(d) => format!("from {}", d.display()),
         None => format!("synthetic {}x{}", args.width, args.height),
     };
     println!(
