@@ -34,7 +34,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ort::session::SessionInputValue;
+use ort::session::{RunOptions, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 use serde::{Deserialize, Serialize};
 
@@ -184,6 +184,8 @@ pub struct VideoInfo<'a> {
 pub struct VideoModel {
     meta: VideoMetadata,
     options: Options,
+    /// Run options that release the CPU arena's unused blocks after a run.
+    shrink_arena: RunOptions,
     image_encoder: SessionPool,
     memory_attention: SessionPool,
     memory_encoder: SessionPool,
@@ -235,6 +237,7 @@ impl VideoModel {
             mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation)?,
             meta,
             options,
+            shrink_arena: shrink_arena_options()?,
         })
     }
 
@@ -285,7 +288,14 @@ impl VideoModel {
         let named: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> =
             io.inputs.iter().map(|n| std::borrow::Cow::Borrowed(n.as_str())).zip(inputs).collect();
         pool.with(|session, _| {
-            let outputs = session.run(named).map_err(|e| run_error(&e, what))?;
+            let outputs = match module {
+                // Its inputs grow with the memory (up to num_maskmem frames and 16 pointers): with the
+                // arena's blocks sized as requested, each larger attention matrix (~470 MB at real size)
+                // took a new block and kept it (7.6 GB by frame 17). Unused blocks go back after its runs.
+                Module::MemoryAttention => session.run_with_options(named, &self.shrink_arena),
+                _ => session.run(named),
+            }
+            .map_err(|e| run_error(&e, what))?;
             io.outputs.iter().map(|name| f32_output(&outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
         })
     }
@@ -338,6 +348,15 @@ impl ModuleTimes {
 
 fn elapsed_ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
+}
+
+/// Run options whose runs end by releasing the CPU arena's blocks no tensor uses
+/// (`memory.enable_memory_arena_shrinkage`).
+fn shrink_arena_options() -> Result<RunOptions> {
+    let internal = |e: ort::Error| Error::internal(format!("cannot set run options: {e}"));
+    let mut options = RunOptions::new().map_err(internal)?;
+    options.set("memory.enable_memory_arena_shrinkage", "cpu:0").map_err(internal)?;
+    Ok(options)
 }
 
 /// float32 -> bfloat16 -> float32, round to nearest even (torch's `.to(torch.bfloat16)`).
