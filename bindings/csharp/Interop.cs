@@ -136,20 +136,76 @@ namespace Segrt
     }
 
     /// <summary>
+    /// A native handle that closes in two steps: <see cref="BeginClose"/> sets <see cref="_closing"/>, which every
+    /// later <see cref="AddCallRef"/> sees, so no call can start once it has returned; then SafeHandle.Dispose
+    /// drops the handle's own reference. Calls already inside hold a DangerousAddRef reference each, and the
+    /// runtime runs ReleaseHandle when the last of them releases it. Checking IsClosed alone was not enough: on
+    /// Mono it stays false while any call holds a reference, so overlapping calls on other threads kept the
+    /// handle open indefinitely.
+    /// </summary>
+    internal abstract class ClosableHandle : SafeHandle
+    {
+        volatile bool _closing;
+
+        protected ClosableHandle(IntPtr handle) : base(IntPtr.Zero, true)
+        {
+            SetHandle(handle);
+        }
+
+        /// <summary>True once BeginClose ran (the handle may still be finishing calls).</summary>
+        internal bool IsClosing
+        {
+            get { return _closing || IsClosed; }
+        }
+
+        public override bool IsInvalid
+        {
+            get { return handle == IntPtr.Zero; }
+        }
+
+        /// <summary>Refuses every later call, then frees the handle when the calls inside have returned.</summary>
+        internal void BeginClose()
+        {
+            _closing = true;
+            Dispose();
+        }
+
+        /// <summary>Keeps the handle alive for one native call; release with DangerousRelease.</summary>
+        /// <exception cref="ObjectDisposedException">BeginClose has been called.</exception>
+        protected void AddCallRef(object owner)
+        {
+            if (_closing) throw Disposed(owner);
+            bool added = false;
+            try
+            {
+                DangerousAddRef(ref added);
+            }
+            catch (ObjectDisposedException)
+            {
+                throw Disposed(owner);
+            }
+            // BeginClose may have run between the check above and the reference: the call has not started yet,
+            // so it must not run.
+            if (_closing)
+            {
+                if (added) DangerousRelease();
+                throw Disposed(owner);
+            }
+        }
+
+        static ObjectDisposedException Disposed(object owner)
+        {
+            return new ObjectDisposedException(owner.GetType().Name, "this " + owner.GetType().Name + " has been disposed");
+        }
+    }
+
+    /// <summary>
     /// Owns one native session. The runtime's critical finalizer frees it if Dispose was never called;
     /// seg_free never calls back into managed code, so that is safe.
     /// </summary>
-    /// <remarks>
-    /// Closing is two-step. <see cref="CloseSession"/> first sets <see cref="_closing"/>, which every later
-    /// <see cref="Acquire"/> sees, so no call can start once CloseSession has returned; then SafeHandle.Dispose
-    /// drops the handle's own reference. Calls already inside hold a DangerousAddRef reference each, and
-    /// the runtime runs ReleaseHandle (seg_free) when the last of them releases it. Checking
-    /// IsClosed alone was not enough: on Mono it stays false while any call holds a reference, so
-    /// overlapping calls on other threads kept the session open indefinitely.
-    /// </remarks>
-    internal sealed unsafe class SessionHandle : SafeHandle
+    /// <remarks>Closing is two-step (<see cref="ClosableHandle"/>).</remarks>
+    internal sealed unsafe class SessionHandle : ClosableHandle
     {
-        volatile bool _closing;
         long _pressure;
 
         // Memory declared to the GC follows the session pool: segrt builds a further ONNX Runtime session
@@ -165,20 +221,8 @@ namespace Segrt
         long _declared;
         const int RefreshLimit = 16;
 
-        internal SessionHandle(SegSession* session) : base(IntPtr.Zero, true)
+        internal SessionHandle(SegSession* session) : base((IntPtr)session)
         {
-            SetHandle((IntPtr)session);
-        }
-
-        /// <summary>True once CloseSession ran (the session may still be finishing calls).</summary>
-        internal bool IsClosing
-        {
-            get { return _closing || IsClosed; }
-        }
-
-        public override bool IsInvalid
-        {
-            get { return handle == IntPtr.Zero; }
         }
 
         /// <summary>The bytes last declared to the GC for this session (kept after it is freed).</summary>
@@ -223,7 +267,7 @@ namespace Segrt
         void RefreshMemory(SegSession* session)
         {
             int peak = Volatile.Read(ref _peak);
-            if (peak <= Volatile.Read(ref _measuredAtPeak) || Volatile.Read(ref _refreshes) >= RefreshLimit || _closing) return;
+            if (peak <= Volatile.Read(ref _measuredAtPeak) || Volatile.Read(ref _refreshes) >= RefreshLimit || IsClosing) return;
             try
             {
                 lock (_memoryGate)
@@ -253,13 +297,6 @@ namespace Segrt
             return ok;
         }
 
-        /// <summary>Refuses every later call, then frees the session when the calls inside have returned.</summary>
-        internal void CloseSession()
-        {
-            _closing = true;
-            Dispose();
-        }
-
         /// <summary>
         /// Keeps the handle alive for one native call (DangerousAddRef/DangerousRelease), so Dispose
         /// on another thread waits for the call instead of freeing the session under it.
@@ -267,23 +304,7 @@ namespace Segrt
         /// <exception cref="ObjectDisposedException">Dispose has been called.</exception>
         internal Lease Acquire(object owner)
         {
-            if (_closing) throw Disposed(owner);
-            bool added = false;
-            try
-            {
-                DangerousAddRef(ref added);
-            }
-            catch (ObjectDisposedException)
-            {
-                throw Disposed(owner);
-            }
-            // CloseSession may have run between the check above and the reference: the call has not started yet,
-            // so it must not run.
-            if (_closing)
-            {
-                if (added) DangerousRelease();
-                throw Disposed(owner);
-            }
+            AddCallRef(owner);
             int now = Interlocked.Increment(ref _inFlight);
             int peak;
             while (now > (peak = Volatile.Read(ref _peak)) && Interlocked.CompareExchange(ref _peak, now, peak) != peak) { }
@@ -295,11 +316,6 @@ namespace Segrt
             RefreshMemory(session);
             Interlocked.Decrement(ref _inFlight);
             DangerousRelease();
-        }
-
-        static ObjectDisposedException Disposed(object owner)
-        {
-            return new ObjectDisposedException(owner.GetType().Name, "this " + owner.GetType().Name + " has been disposed");
         }
 
         internal struct Lease : IDisposable

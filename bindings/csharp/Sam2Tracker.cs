@@ -304,7 +304,7 @@ namespace Segrt
         /// <summary>Releases the track: later calls throw <see cref="ObjectDisposedException"/>; a running call finishes first. Calling it again does nothing.</summary>
         public void Dispose()
         {
-            _handle.CloseTrack();
+            _handle.BeginClose();
         }
 
         /// <summary>What the track holds now: objects, frames, frame size, memory held, options.</summary>
@@ -688,27 +688,14 @@ namespace Segrt
     }
 
     /// <summary>
-    /// Owns one native track. Closing is two-step as for <see cref="SessionHandle"/>: <see cref="CloseTrack"/>
+    /// Owns one native track. Closing is two-step (<see cref="ClosableHandle"/>): <see cref="ClosableHandle.BeginClose"/>
     /// refuses every later <see cref="Acquire"/>, and seg_track_free runs when the last running call releases
     /// its reference. seg_track_free never calls back into managed code, so the critical finalizer may run it.
     /// </summary>
-    internal sealed unsafe class TrackHandle : SafeHandle
+    internal sealed unsafe class TrackHandle : ClosableHandle
     {
-        volatile bool _closing;
-
-        internal TrackHandle(SegTrack* track) : base(IntPtr.Zero, true)
+        internal TrackHandle(SegTrack* track) : base((IntPtr)track)
         {
-            SetHandle((IntPtr)track);
-        }
-
-        internal bool IsClosing
-        {
-            get { return _closing || IsClosed; }
-        }
-
-        public override bool IsInvalid
-        {
-            get { return handle == IntPtr.Zero; }
         }
 
         protected override bool ReleaseHandle()
@@ -716,35 +703,11 @@ namespace Segrt
             return NativeMethods.seg_track_free((SegTrack*)handle) == Native.SegStatus.SEG_OK;
         }
 
-        internal void CloseTrack()
-        {
-            _closing = true;
-            Dispose();
-        }
-
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
         internal Lease Acquire(object owner)
         {
-            if (_closing) throw Disposed(owner);
-            bool added = false;
-            try
-            {
-                DangerousAddRef(ref added);
-            }
-            catch (ObjectDisposedException)
-            {
-                throw Disposed(owner);
-            }
-            if (_closing)
-            {
-                if (added) DangerousRelease();
-                throw Disposed(owner);
-            }
+            AddCallRef(owner);
             return new Lease(this, (SegTrack*)DangerousGetHandle());
-        }
-
-        static ObjectDisposedException Disposed(object owner)
-        {
-            return new ObjectDisposedException(owner.GetType().Name, "this " + owner.GetType().Name + " has been disposed");
         }
 
         internal struct Lease : IDisposable

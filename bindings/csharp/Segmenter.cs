@@ -33,7 +33,7 @@ namespace Segrt
             }
             catch
             {
-                Handle.CloseSession();
+                Handle.BeginClose();
                 throw;
             }
         }
@@ -71,7 +71,7 @@ namespace Segrt
         /// </summary>
         public void Dispose()
         {
-            Handle.CloseSession();
+            Handle.BeginClose();
         }
 
         /// <summary>
