@@ -138,6 +138,31 @@ def quiet():
     torch.set_num_threads(2)
 
 
+def record_propagation(pred, state, w, index):
+    """propagate_in_video (forward) from the prompts so far: every frame's masks, low-res logits and
+    object scores, written by `w` and listed in index["propagation"]."""
+    with torch.inference_mode():
+        for fidx, obj_ids, video_res in pred.propagate_in_video(state):
+            masks = (video_res > 0).numpy()[:, 0]
+            rec = {"frame": fidx, "objects": []}
+            lows = []
+            for k, oid in enumerate(obj_ids):
+                key, out = obj_out(state, k, fidx)
+                low = out["pred_masks"].float().numpy()
+                lows.append(low[0])
+                score = float(out["object_score_logits"].reshape(-1)[0])
+                rec["objects"].append({
+                    "obj_id": oid, "storage": key, "object_score_logit": score, "object_present": score > 0,
+                    "mask": w.png(f"frame{fidx:02d}_obj{oid}_mask.png", masks[k]),
+                    "mask_area": int(masks[k].sum()), "max_abs_logit": float(np.abs(low).max()),
+                })
+            rec["low_res_logits"] = w.bin(f"frame{fidx:02d}_lowres.bin", np.stack(lows))  # [num_obj,1,L,L]
+            index["propagation"].append(rec)
+            print(f"frame {fidx:2d}: " + "  ".join(
+                f"obj{o['obj_id']} {o['storage'][:4]} score {o['object_score_logit']:+7.3f} area {o['mask_area']:5d}"
+                for o in rec["objects"]))
+
+
 def clicks_scenario():
     quiet()
     if os.path.isdir(OUT):  # everything but the box scenario's folder
@@ -210,26 +235,7 @@ def clicks_scenario():
     record_click(2, CORR_FRAME, 1, [[float(round(cc[0] + 5)), float(round(cc[1]))],
                                     [float(round(c2c[0])), float(round(c2c[1]))]], [1, 0])
 
-    with torch.inference_mode():
-        for fidx, obj_ids, video_res in pred.propagate_in_video(state):
-            masks = (video_res > 0).numpy()[:, 0]
-            rec = {"frame": fidx, "objects": []}
-            lows = []
-            for k, oid in enumerate(obj_ids):
-                key, out = obj_out(state, k, fidx)
-                low = out["pred_masks"].float().numpy()
-                lows.append(low[0])
-                score = float(out["object_score_logits"].reshape(-1)[0])
-                rec["objects"].append({
-                    "obj_id": oid, "storage": key, "object_score_logit": score, "object_present": score > 0,
-                    "mask": w.png(f"frame{fidx:02d}_obj{oid}_mask.png", masks[k]),
-                    "mask_area": int(masks[k].sum()), "max_abs_logit": float(np.abs(low).max()),
-                })
-            rec["low_res_logits"] = w.bin(f"frame{fidx:02d}_lowres.bin", np.stack(lows))  # [num_obj,1,L,L]
-            index["propagation"].append(rec)
-            print(f"frame {fidx:2d}: " + "  ".join(
-                f"obj{o['obj_id']} {o['storage'][:4]} score {o['object_score_logit']:+7.3f} area {o['mask_area']:5d}"
-                for o in rec["objects"]))
+    record_propagation(pred, state, w, index)
 
     fc = obj2_params(FIX_FRAME)
     record_click(3, FIX_FRAME, 2, [[float(round(fc[0] - 4)), float(round(fc[1] + 4))]], [1])
@@ -321,26 +327,7 @@ def box_scenario():
     cx, cy, _ = obj2_params(0)
     record_prompt(1, 0, 2, box_bounds(cx - 50, cy - 40, cx + 50, cy + 40), [], [])
 
-    with torch.inference_mode():
-        for fidx, obj_ids, video_res in pred.propagate_in_video(state):
-            masks = (video_res > 0).numpy()[:, 0]
-            rec = {"frame": fidx, "objects": []}
-            lows = []
-            for k, oid in enumerate(obj_ids):
-                key, out = obj_out(state, k, fidx)
-                low = out["pred_masks"].float().numpy()
-                lows.append(low[0])
-                score = float(out["object_score_logits"].reshape(-1)[0])
-                rec["objects"].append({
-                    "obj_id": oid, "storage": key, "object_score_logit": score, "object_present": score > 0,
-                    "mask": w.png(f"frame{fidx:02d}_obj{oid}_mask.png", masks[k]),
-                    "mask_area": int(masks[k].sum()), "max_abs_logit": float(np.abs(low).max()),
-                })
-            rec["low_res_logits"] = w.bin(f"frame{fidx:02d}_lowres.bin", np.stack(lows))  # [num_obj,1,L,L]
-            index["propagation"].append(rec)
-            print(f"frame {fidx:2d}: " + "  ".join(
-                f"obj{o['obj_id']} {o['storage'][:4]} score {o['object_score_logit']:+7.3f} area {o['mask_area']:5d}"
-                for o in rec["objects"]))
+    record_propagation(pred, state, w, index)
 
     cx, cy, ax, ay = obj1_params(BOX_FIX_FRAME_1)
     record_prompt(2, BOX_FIX_FRAME_1, 1, box_bounds(cx - ax - 2, cy - ay - 2, cx + ax + 2, cy + ay + 2), [], [])
