@@ -10,8 +10,8 @@ use super::boundary::guard;
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
 use super::types::{
-    utf8_path, SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage, SegMask, SegOptions,
-    SegPoint, SegSam2Result, SegSession, EVERYTHING_INFO_V1_SIZE, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE,
+    out_struct_size, utf8_path, write_versioned, SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage,
+    SegLabelImage, SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, EVERYTHING_INFO_V1_SIZE, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE,
 };
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
@@ -153,12 +153,7 @@ pub unsafe extern "C" fn seg_run_sam2_points(
         if flags & !SEG_SAM2_REFINE != 0 {
             return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
         }
-        let result_size = if out_result.is_null() { 0 } else { (*out_result).struct_size as usize };
-        if !out_result.is_null() && result_size < SAM2_RESULT_V1_SIZE {
-            return Err(Error::invalid(format!(
-                "SegSam2Result.struct_size is {result_size}, expected at least {SAM2_RESULT_V1_SIZE}: set it to sizeof(SegSam2Result)"
-            )));
-        }
+        let result_size = out_struct_size(out_result, SAM2_RESULT_V1_SIZE, "SegSam2Result")?;
         let result = out_result.as_mut();
         let (lw, lh) = sam.low_res_size();
         let prompt = prompt_from(points, n_points, bbox, flags, result.as_deref(), result_size, lw * lh)?;
@@ -302,12 +297,7 @@ pub unsafe extern "C" fn seg_sam2_everything(
         if out_objects.is_null() && objects_capacity > 0 {
             return Err(Error::null("out_objects (objects_capacity is not 0)"));
         }
-        let info_size = if out_info.is_null() { 0 } else { (*out_info).struct_size as usize };
-        if !out_info.is_null() && info_size < EVERYTHING_INFO_V1_SIZE {
-            return Err(Error::invalid(format!(
-                "SegEverythingInfo.struct_size is {info_size}, expected at least {EVERYTHING_INFO_V1_SIZE}: set it to sizeof(SegEverythingInfo)"
-            )));
-        }
+        let info_size = out_struct_size(out_info, EVERYTHING_INFO_V1_SIZE, "SegEverythingInfo")?;
         let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
         let (w, h) = match &view {
             Some(v) => (v.width(), v.height()),
@@ -390,11 +380,7 @@ pub unsafe extern "C" fn seg_sam2_everything(
                 decoder_ms: if cached { 0.0 } else { s.decoder_ms },
                 postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
             };
-            std::ptr::copy_nonoverlapping(
-                (&info as *const SegEverythingInfo).cast::<u8>(),
-                out_info.cast::<u8>(),
-                info_size.min(std::mem::size_of::<SegEverythingInfo>()),
-            );
+            write_versioned(&info, out_info, info_size);
         }
         Ok(())
     })

@@ -9,7 +9,7 @@ use crate::unet::UnetSegmenter;
 use super::boundary::{copy_json_out, guard, guard_quiet};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, unregister, Handle};
-use super::types::{utf8_path, SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
+use super::types::{out_struct_size, utf8_path, write_versioned, SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
 
 /// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
 /// Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
@@ -143,12 +143,7 @@ pub unsafe extern "C" fn seg_run_unet(
                 format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
             ));
         }
-        let info_size = if out_info.is_null() { 0 } else { (*out_info).struct_size as usize };
-        if !out_info.is_null() && info_size < RUN_INFO_V1_SIZE {
-            return Err(Error::invalid(format!(
-                "SegRunInfo.struct_size is {info_size}, expected at least {RUN_INFO_V1_SIZE}: set it to sizeof(SegRunInfo)"
-            )));
-        }
+        let info_size = out_struct_size(out_info, RUN_INFO_V1_SIZE, "SegRunInfo")?;
         let probability = (!out_probability.is_null()).then(|| std::slice::from_raw_parts_mut(out_probability, w * h));
 
         // The mask and the probability are written straight into the caller's buffers.
@@ -168,12 +163,7 @@ pub unsafe extern "C" fn seg_run_unet(
                 tiles: stats.tiles as u32,
                 foreground_pixels: run.foreground_pixels,
             };
-            // A newer caller's struct may be longer: write only the fields this version knows.
-            std::ptr::copy_nonoverlapping(
-                (&info as *const SegRunInfo).cast::<u8>(),
-                out_info.cast::<u8>(),
-                info_size.min(std::mem::size_of::<SegRunInfo>()),
-            );
+            write_versioned(&info, out_info, info_size);
         }
         Ok(())
     })

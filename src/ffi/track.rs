@@ -17,8 +17,8 @@ use super::boundary::{guard, guard_quiet};
 use super::enums::SegStatus;
 use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
 use super::types::{
-    utf8_path, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions,
-    SegTrackState, TRACK_INFO_V1_SIZE, TRACK_STATE_V1_SIZE,
+    out_struct_size, utf8_path, write_versioned, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo,
+    SegTrackObject, SegTrackOptions, SegTrackState, TRACK_INFO_V1_SIZE, TRACK_STATE_V1_SIZE,
 };
 
 /// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
@@ -135,7 +135,7 @@ pub unsafe extern "C" fn seg_track_add_frame(
     guard(|| {
         let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
-        let info_size = info_size(out_info)?;
+        let info_size = out_struct_size(out_info, TRACK_INFO_V1_SIZE, "SegTrackInfo")?;
         if frame.is_null() {
             return Err(Error::null("frame"));
         }
@@ -286,12 +286,7 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
         if out_state.is_null() {
             return Err(Error::null("out_state"));
         }
-        let size = (*out_state).struct_size as usize;
-        if size < TRACK_STATE_V1_SIZE {
-            return Err(Error::invalid(format!(
-                "SegTrackState.struct_size is {size}, expected at least {TRACK_STATE_V1_SIZE}: set it to sizeof(SegTrackState)"
-            )));
-        }
+        let size = out_struct_size(out_state, TRACK_STATE_V1_SIZE, "SegTrackState")?;
         let (w, h) = tracker.frame_size().unwrap_or((0, 0));
         let options = tracker.options();
         let state = SegTrackState {
@@ -307,7 +302,7 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
             tracking_started: tracker.tracking_started() as u32,
             reserved: 0,
         };
-        copy_prefix(&state, out_state, size);
+        write_versioned(&state, out_state, size);
         Ok(())
     })
 }
@@ -332,21 +327,6 @@ fn frame_index(tracker: &Tracker, frame: i64) -> Result<usize> {
 }
 
 /// # Safety
-/// `info` must be NULL or valid for its `struct_size`.
-unsafe fn info_size(info: *const SegTrackInfo) -> Result<usize> {
-    if info.is_null() {
-        return Ok(0);
-    }
-    let size = (*info).struct_size as usize;
-    if size < TRACK_INFO_V1_SIZE {
-        return Err(Error::invalid(format!(
-            "SegTrackInfo.struct_size is {size}, expected at least {TRACK_INFO_V1_SIZE}: set it to sizeof(SegTrackInfo)"
-        )));
-    }
-    Ok(size)
-}
-
-/// # Safety
 /// `info` must be NULL or valid for `size` bytes.
 unsafe fn write_info(info: *mut SegTrackInfo, size: usize, frame: usize, objects: usize, t: &ModuleTimes) {
     if info.is_null() {
@@ -363,16 +343,7 @@ unsafe fn write_info(info: *mut SegTrackInfo, size: usize, frame: usize, objects
         memory_encoder_ms: t.memory_encoder_ms,
         postprocess_ms: t.postprocess_ms,
     };
-    copy_prefix(&record, info, size);
-}
-
-/// Writes the first `size` bytes of `value` (a newer caller's struct may be longer: only the fields
-/// this version knows are written).
-///
-/// # Safety
-/// `dst` must be valid for `min(size, size_of::<T>())` bytes.
-unsafe fn copy_prefix<T>(value: &T, dst: *mut T, size: usize) {
-    std::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(), dst.cast::<u8>(), size.min(std::mem::size_of::<T>()));
+    write_versioned(&record, info, size);
 }
 
 /// The caller's buffers for every object of one frame.
@@ -391,7 +362,7 @@ impl FrameOutputs {
     /// # Safety
     /// The pointers must be valid as `seg_track_frame` states.
     unsafe fn check<'a>(&self, n: usize, size: Option<(usize, usize)>) -> Result<(Vec<MaskMut<'a>>, usize)> {
-        let info_size = info_size(self.info)?;
+        let info_size = out_struct_size(self.info, TRACK_INFO_V1_SIZE, "SegTrackInfo")?;
         let wants_records = !self.objects.is_null() || !self.masks.is_null();
         if wants_records && self.capacity < n {
             if !self.count.is_null() {

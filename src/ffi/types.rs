@@ -57,6 +57,31 @@ pub(crate) unsafe fn read_versioned<T: Copy>(p: *const T, defaults: T, v1_size: 
     Ok(raw)
 }
 
+/// The `struct_size` of a caller's optional output struct (0 when `p` is NULL): its first field,
+/// at least `v1_size`.
+///
+/// # Safety
+/// `p` must be NULL or point to a readable `u32`.
+pub(crate) unsafe fn out_struct_size<T>(p: *const T, v1_size: usize, name: &str) -> Result<usize> {
+    if p.is_null() {
+        return Ok(0);
+    }
+    let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
+    if size < v1_size {
+        return Err(Error::invalid(format!("{name}.struct_size is {size}, expected at least {v1_size}: set it to sizeof({name})")));
+    }
+    Ok(size)
+}
+
+/// Writes the fields of `value` that the caller's `size` covers: a newer caller's struct may be
+/// longer, and only the fields this version knows are written.
+///
+/// # Safety
+/// `dst` must be valid for `min(size, size_of::<T>())` writable bytes.
+pub(crate) unsafe fn write_versioned<T>(value: &T, dst: *mut T, size: usize) {
+    std::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(), dst.cast::<u8>(), size.min(std::mem::size_of::<T>()));
+}
+
 /// Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
 /// before anything is allocated.
 pub const SEG_DEFAULT_MAX_PIXELS: u64 = 100_000_000;
