@@ -85,7 +85,8 @@ fn a_small_defect_is_found_only_by_tiling() {
     println!("tiled (256x256 tiles): {} tiles, IoU {iou_tiled:.3}, {} foreground pixels", info.tiles, foreground(&mask_tiled));
     assert_eq!(info.tiles, 130);
     assert_eq!((info.model_width, info.model_height), (256, 256));
-    assert!(iou_tiled > 0.8, "IoU {iou_tiled:.3}");
+    // The demo model trained without scale augmentation scores 0.949 here.
+    assert!(iou_tiled > 0.9, "IoU {iou_tiled:.3}");
 
     // The same weights with dynamic batch and size axes: 4 tiles per run, the same answer.
     let options = SegOptions { tile_width: 256, tile_height: 256, tile_batch: 4, ..tiled_options(SegTileMode::SEG_TILE_AUTO as i32) };
