@@ -413,6 +413,80 @@ def _colour_jitter(x, rng, p_gray=0.3):
     return out
 
 
+def _log_uniform(rng, lo, hi):
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def _at_scale(img, m, sx, sy, cw, ch, rng):
+    """A cw x ch window of a training image (uint8 [N,N,3], soft mask [N,N]) PIL-resized by sx, sy
+    (never below the window), at a random position."""
+    n = img.shape[0]
+    w, h = max(cw, int(round(n * sx))), max(ch, int(round(n * sy)))
+    if (w, h) != (n, n):
+        img = np.asarray(Image.fromarray(img).resize((w, h), Image.BILINEAR))
+        m = resize_float(m, w, h)
+    oy, ox = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+    return img[oy:oy + ch, ox:ox + cw], m[oy:oy + ch, ox:ox + cw]
+
+
+def _compose(xs, ys, size, rng, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
+    """One size x size training picture (uint8 [size,size,3]) and its soft mask, made from the
+    256x256 training images at other scales and in other contexts, as tiled inference shows them
+    (a model-sized tile of a full-resolution image: lesions up to 3x larger than at the model's
+    scale, cut by the tile's edges; mosaics; a small lesion picture on a flat background):
+
+    - 40 %: a plain crop at the model's scale (what the untiled run sees);
+    - 25 %: zoomed in 1-3.2x (aspect 1/aspect-aspect: phases A and B 1.33; phase C and the extra
+      rounds 2.5, as lesion_04's 333x777 has its lesions 1.3x wider but 3x taller in a full-
+      resolution tile than at the model's scale), a random window;
+    - 20 %: a 2x2 mosaic with a random split, each cell a window of another image at 0.5-2x;
+    - 15 %: a flat background (an image's background colour plus noise);
+    then (always on the flat background, else with probability 0.35) one or two whole training
+    pictures shrunk to 40-160 pixels a side are pasted at random places.
+    """
+    n = len(xs)
+
+    def pick():
+        i = int(rng.integers(0, n))
+        return xs[i], ys[i, 0]
+
+    def scale(lo, hi):
+        s, a = _log_uniform(rng, lo, hi), math.sqrt(_log_uniform(rng, 1.0 / aspect, aspect))
+        return s * a, s / a
+
+    r = rng.random()
+    flat = False
+    if r < mix[0]:
+        img, m = _at_scale(*pick(), 1.0, 1.0, size, size, rng)
+    elif r < mix[0] + mix[1]:
+        img, m = _at_scale(*pick(), *scale(1.0, zoom), size, size, rng)
+    elif r < mix[0] + mix[1] + mix[2]:
+        cy, cx = (int(rng.integers(size // 5, size - size // 5)) for _ in range(2))
+        img = np.zeros((size, size, 3), np.uint8)
+        m = np.zeros((size, size), np.float32)
+        for y0, y1 in ((0, cy), (cy, size)):
+            for x0, x1 in ((0, cx), (cx, size)):
+                ci, cm = _at_scale(*pick(), *scale(0.5, 2.0), x1 - x0, y1 - y0, rng)
+                img[y0:y1, x0:x1], m[y0:y1, x0:x1] = ci, cm
+    else:
+        flat = True
+        src, sm = pick()
+        colour = np.median(src[sm < 0.5], axis=0) if (sm < 0.5).any() else np.median(src.reshape(-1, 3), axis=0)
+        noise = rng.normal(0, rng.uniform(1.5, 6.0), size=(size, size, 1))
+        img = np.clip(np.round(colour[None, None, :] + noise), 0, 255).astype(np.uint8)
+        m = np.zeros((size, size), np.float32)
+    if flat or rng.random() < 0.35:
+        img, m = img.copy(), m.copy()
+        for _ in range(int(rng.integers(1, 3))):
+            pw = int(rng.integers(40, min(160, size - 8) + 1))
+            ph = int(np.clip(round(pw * _log_uniform(rng, 0.6, 1.6)), 24, size - 8))
+            src, sm = pick()
+            y0, x0 = int(rng.integers(0, size - ph + 1)), int(rng.integers(0, size - pw + 1))
+            img[y0:y0 + ph, x0:x0 + pw] = np.asarray(Image.fromarray(src).resize((pw, ph), Image.BILINEAR))
+            m[y0:y0 + ph, x0:x0 + pw] = resize_float(sm, pw, ph)
+    return img, m
+
+
 def dice_loss(prob, target, eps=1.0):
     dims = (0, 2, 3)
     inter = (prob * target).sum(dims)
@@ -420,14 +494,17 @@ def dice_loss(prob, target, eps=1.0):
 
 
 def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn=None, eval_every=0,
-          colour_aug=False):
+          colour_aug=False, scale_aug=False, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
     """xs float-able uint8 [N,H,W,C]; ys float [N,K,H,W] soft targets.
 
     colour_aug: gray / colour jitter (`_colour_jitter`) from a generator of its
     own (seed + 777), so batch sampling is the same with and without it.
+    scale_aug: each picture of a batch made by `_compose` (scales, mosaics, pasted
+    small pictures; binary masks only) from a generator of its own (seed + 555).
     """
     rng = np.random.default_rng(seed)
     aug_rng = np.random.default_rng(seed + 777)
+    comp_rng = np.random.default_rng(seed + 555)
     model.train()
     model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -443,6 +520,10 @@ def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn
             yb = np.stack([ys[i, :, a:a + crop, b:b + crop] for i, a, b in zip(idx, oy, ox)])
         else:
             xb, yb = xs[idx], ys[idx]
+        if scale_aug:
+            pairs = [_compose(xs, ys, crop, comp_rng, aspect, mix, zoom) for _ in range(batch)]
+            xb = np.stack([p[0] for p in pairs])
+            yb = np.stack([p[1] for p in pairs])[:, None]
         xb = xb.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
         if colour_aug:
             xb = _colour_jitter(xb, aug_rng)
@@ -669,6 +750,63 @@ def per_class_iou(pred, gt, k=3):
 # ---------------------------------------------------------------------------
 
 
+def tiled_logits(run, img, tile=MODEL_SIZE, overlap=64):
+    """segrt's tiled inference (src/unet/tiling.rs) of a binary model on an RGB uint8 image:
+    model-sized tiles at full resolution, the first and last flush with the edges, spread evenly so
+    neighbours share at least `overlap` pixels, logits blended with weights falling linearly to an
+    edge another tile covers. run: float32 [1,3,t,t] -> logits [1,1,t,t]."""
+    h, w = img.shape[:2]
+
+    def starts(n):
+        if n <= tile:
+            return [0]
+        k = -(-(n - overlap) // (tile - overlap))
+        return [(i * (n - tile) + (k - 1) // 2) // (k - 1) for i in range(k)]
+
+    def weights(start, ln, n):
+        i = np.arange(ln, dtype=np.float32)
+        a = np.ones(ln, np.float32) if start == 0 else (i + 1) / (overlap + 1)
+        b = np.ones(ln, np.float32) if start + ln == n else (ln - i) / (overlap + 1)
+        return np.minimum(np.minimum(a, b), 1.0)
+
+    acc = np.zeros((h, w), np.float32)
+    wsum = np.zeros((h, w), np.float32)
+    tw, th = min(tile, w), min(tile, h)
+    for y in starts(h):
+        for x in starts(w):
+            t = img[y:y + th, x:x + tw]
+            t = np.pad(t, ((0, tile - th), (0, tile - tw), (0, 0)), mode="edge")
+            lg = run(np.ascontiguousarray(t.transpose(2, 0, 1)[None], np.float32) / 255.0)[0, 0, :th, :tw]
+            wt = weights(y, th, h)[:, None] * weights(x, tw, w)[None, :]
+            acc[y:y + th, x:x + tw] += lg * wt
+            wsum[y:y + th, x:x + tw] += wt
+    return acc / wsum
+
+
+def tiled_ious(run, samples):
+    """The checks of tests/demo_model.rs on tiling and scale, without segrt's clean-up: lesion_04
+    (333x777) at full resolution in 256x256 tiles (the C# UnetTiled test), in gray too; a 2x2 mosaic
+    of lesion_04 resized to 256x256; lesion_05 shrunk to 64x64 on a flat 768x768 frame."""
+    d = {n: (img, np.asarray(gt).astype(bool)) for n, img, gt in samples}
+    img4, gt4 = d["lesion_04"]
+    out = {"lesion_04": iou(tiled_logits(run, img4) > 0, gt4),
+           "lesion_04_gray": iou(tiled_logits(run, gray3(img4)) > 0, gt4)}
+    small = np.asarray(Image.fromarray(img4).resize((256, 256), Image.BILINEAR))
+    small_gt = np.asarray(Image.fromarray(gt4.astype(np.uint8) * 255).resize((256, 256), Image.NEAREST)) > 127
+    mosaic, mosaic_gt = np.tile(small, (2, 2, 1)), np.tile(small_gt, (2, 2))
+    out["mosaic_04"] = iou(tiled_logits(run, mosaic) > 0, mosaic_gt)
+    img5, gt5 = d["lesion_05"]
+    patch = np.asarray(Image.fromarray(img5).resize((64, 64), Image.BILINEAR))
+    patch_gt = np.asarray(Image.fromarray(gt5.astype(np.uint8) * 255).resize((64, 64), Image.NEAREST)) > 127
+    colour = img5[~gt5].mean(0)
+    noise = np.random.default_rng(7).uniform(-6, 6, size=(768, 768, 1))
+    frame = np.clip(colour[None, None] + noise, 0, 255).astype(np.uint8)
+    frame_gt = np.zeros((768, 768), bool)
+    frame[400:464, 300:364], frame_gt[400:464, 300:364] = patch, patch_gt
+    out["frame_05"] = iou(tiled_logits(run, frame) > 0, frame_gt)
+    return out
+
+
 def gray3(img_u8):
     """RGB uint8 -> its Pillow `L` gray replicated to 3 channels (what a 3-channel model sees of GRAY8)."""
     return np.asarray(Image.fromarray(img_u8, "RGB").convert("L").convert("RGB"))
@@ -693,12 +831,26 @@ def train_and_export(P, report, only_demo=False):
     torch.manual_seed(SEED_TORCH)
     net = UNet()
     log(f"UNet params: {sum(p.numel() for p in net.parameters())}")
-    # phase A: 128x128 crops of the 256x256 (PIL-resized) images, cheap on CPU
-    net = train(net, xs, ys4, steps=Q(500, 20), lr=3e-3, batch=16, crop=128, seed=SEED_TORCH, colour_aug=True)
-    val_iou = ev(net)
-    # phase B: full 256x256 images (global context matters for very large lesions)
-    net = train(net, xs, ys4, steps=Q(250, 10), lr=1e-3, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 100,
-                colour_aug=True)
+    resume = os.environ.get("SEGRT_RESUME_PHASE_B")
+    if resume:
+        # continue from the phase-B checkpoint (unet_phase_b.pt) of an identical run: what follows is
+        # the same as in a full run, which is deterministic on one thread
+        log(f"phases A and B skipped: weights from {resume}")
+        net.load_state_dict(torch.load(resume))
+        net.eval()
+    else:
+        # phase A: 128x128 crops of the 256x256 (PIL-resized) images, cheap on CPU
+        net = train(net, xs, ys4, steps=Q(700, 20), lr=3e-3, batch=16, crop=128, seed=SEED_TORCH,
+                    colour_aug=True, scale_aug=True)
+        ev(net)
+        # phase B: full 256x256 images (global context matters for very large lesions)
+        net = train(net, xs, ys4, steps=Q(500, 10), lr=1e-3, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 100,
+                    colour_aug=True, scale_aug=True)
+    ev(net)
+    torch.save(net.state_dict(), os.path.join(SCRATCH, "unet_phase_b.pt"))
+    # phase C: more scaled pictures, zoomed with stronger anisotropy (tiles of tall/wide images)
+    net = train(net, xs, ys4, steps=Q(300, 10), lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 200,
+                colour_aug=True, scale_aug=True, aspect=2.5)
     val_iou = ev(net)
     samples = make_samples()
     held = native_set(SEED_VAL + 100_000, Q(40, 4))
@@ -721,17 +873,29 @@ def train_and_export(P, report, only_demo=False):
         log(f"samples IoU colour {np.round(s_c, 4).tolist()} gray {np.round(s_g, 4).tolist()} "
             f"held-out native mean {np.mean(h_c):.4f}")
 
+    @torch.no_grad()
+    def tiled():
+        net.eval()
+        t = tiled_ious(lambda x: net(torch.from_numpy(x)).numpy(), samples)
+        log("tiled IoUs " + " ".join(f"{k} {v:.4f}" for k, v in t.items()))
+        return t
+
+    torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
     s_ious, g_ious, h_ious = ious = native_ious(net)
     show(ious)
+    t_ious = tiled()
     rounds = 0
-    while (val_iou < 0.92 or min(s_ious + g_ious) < 0.9 or np.mean(h_ious) < 0.93) and rounds < Q(3, 0):
+    while (val_iou < 0.92 or min(s_ious + g_ious) < 0.9 or np.mean(h_ious) < 0.93
+           or min(t_ious.values()) < 0.95) and rounds < Q(3, 0):
         rounds += 1
         log(f"extra training round {rounds}")
         net = train(net, xs, ys4, steps=150, lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + rounds,
-                    colour_aug=True)
+                    colour_aug=True, scale_aug=True, aspect=2.5)
         val_iou = ev(net)
         s_ious, g_ious, h_ious = ious = native_ious(net)
         show(ious)
+        t_ious = tiled()
+        torch.save(net.state_dict(), os.path.join(SCRATCH, f"unet_round{rounds}.pt"))
     report["extra_rounds_binary"] = rounds
     report["train_seconds_binary"] = round(time.time() - t_train, 1)
     torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
