@@ -272,10 +272,18 @@ class UNet(nn.Module):
     Channels: 16 -> 32 -> 64 -> 64 (bottleneck, halved as in the bilinear
     UNet variant) -> 32 -> 16 -> 16 -> out.  ~267k parameters.
     Works for any H, W (>= 8); no size constraint thanks to size-matched up.
+
+    global_ctx: a global-context branch at the bottleneck (the mean of the bottleneck features over
+    the whole picture, a 1x1 conv, added to every position), ~4k parameters.  Without it a pixel
+    sees ~100 px around it, so the inside of a lesion larger than that (a full-resolution tile of
+    a large lesion) cannot be told from a bright background; with it every pixel also sees the
+    picture's overall level.  The conv starts at zero, so adding the branch to a trained net
+    (`add_global_context`) changes nothing until it is trained.
     """
 
-    def __init__(self, in_ch=3, out_ch=1, base=16):
+    def __init__(self, in_ch=3, out_ch=1, base=16, global_ctx=False, dilated_ctx=False):
         super().__init__()
+        self.gctx = self.dctx = None
         b = base
         self.inc = DoubleConv(in_ch, b)
         self.d1 = DoubleConv(b, 2 * b)
@@ -285,12 +293,34 @@ class UNet(nn.Module):
         self.u2 = Up(4 * b, b)
         self.u3 = Up(2 * b, b)
         self.outc = nn.Conv2d(b, out_ch, 1)
+        if global_ctx:
+            self.add_global_context(dilated_ctx)
+
+    def add_global_context(self, dilated=False):
+        c = self.d3.net[4].num_features
+        self.gctx = nn.Conv2d(c, c, 1)
+        nn.init.zeros_(self.gctx.weight)
+        nn.init.zeros_(self.gctx.bias)
+        if dilated:
+            self.dctx = nn.Sequential(
+                nn.Conv2d(c, c, 3, padding=4, dilation=4, bias=False), nn.BatchNorm2d(c), nn.ReLU(inplace=True),
+                nn.Conv2d(c, c, 3, padding=8, dilation=8))
+            # seeded here, so the branch starts the same whatever the global generator has done
+            g = torch.Generator().manual_seed(SEED_TORCH + 300)
+            nn.init.kaiming_uniform_(self.dctx[0].weight, a=math.sqrt(5), generator=g)
+            nn.init.zeros_(self.dctx[3].weight)
+            nn.init.zeros_(self.dctx[3].bias)
+        return self
 
     def forward(self, x):
         x1 = self.inc(x)
         x2 = self.d1(F.max_pool2d(x1, 2))
         x3 = self.d2(F.max_pool2d(x2, 2))
         x4 = self.d3(F.max_pool2d(x3, 2))
+        if self.gctx is not None:
+            x4 = x4 + self.gctx(x4.mean(dim=(2, 3), keepdim=True))
+        if self.dctx is not None:
+            x4 = x4 + self.dctx(x4)
         x = self.u1(x4, x3)
         x = self.u2(x, x2)
         x = self.u3(x, x1)
@@ -429,6 +459,53 @@ def _at_scale(img, m, sx, sy, cw, ch, rng):
     return img[oy:oy + ch, ox:ox + cw], m[oy:oy + ch, ox:ox + cw]
 
 
+EDGE_CUT_FAINT = 0.5  # share of `_edge_cut` pictures whose lesion is made fainter
+PHASE_C_MIX = (0.28, 0.20, 0.15, 0.27)  # plain, zoom, mosaic, edge cut (`_compose`); flat 10 %
+
+
+def _edge_cut(xs, ys, size, rng, aspect=2.5):
+    """A size x size window of a training picture with a large lesion, zoomed 1.3-3x (aspect up to
+    `aspect`), placed so that one window border (left/right/top/bottom at random) runs through a
+    lesion pixel: the lesion is cut by the window's edge, as by an image edge in a full-resolution
+    tile (lesion_04's large lesion touches its right edge).  With probability 0.5 the lesion is made
+    fainter (its mean excess over the background scaled by 0.55-1, texture kept)."""
+    n = len(xs)
+    for _ in range(8):  # prefer pictures whose lesions cover >= 6 %
+        i = int(rng.integers(0, n))
+        if ys[i, 0].mean() >= 0.06:
+            break
+    img, m = xs[i], ys[i, 0]
+    s, a = _log_uniform(rng, 1.3, 3.0), math.sqrt(_log_uniform(rng, 1.0 / aspect, aspect))
+    w, h = max(size, int(round(img.shape[1] * s * a))), max(size, int(round(img.shape[0] * s / a)))
+    img = np.asarray(Image.fromarray(img).resize((w, h), Image.BILINEAR))
+    m = resize_float(m, w, h)
+    fy, fx = np.nonzero(m > 0.5)
+    if len(fy) == 0:
+        oy, ox = int(rng.integers(0, h - size + 1)), int(rng.integers(0, w - size + 1))
+        return img[oy:oy + size, ox:ox + size], m[oy:oy + size, ox:ox + size]
+    k = int(rng.integers(0, len(fy)))
+    py, px = int(fy[k]), int(fx[k])
+
+    def along(p, ln):  # a window start that keeps p inside the window
+        return int(rng.integers(max(0, p - size + 1), min(ln - size, p) + 1))
+
+    side = int(rng.integers(0, 4))
+    if side < 2:  # the window's right (0) or left (1) border at px
+        ox = px + 1 - size if side == 0 else px
+        oy = along(py, h)
+    else:  # bottom (2) or top (3) border at py
+        oy = py + 1 - size if side == 2 else py
+        ox = along(px, w)
+    oy, ox = int(np.clip(oy, 0, h - size)), int(np.clip(ox, 0, w - size))
+    img, m = img[oy:oy + size, ox:ox + size], m[oy:oy + size, ox:ox + size]
+    if rng.random() < EDGE_CUT_FAINT and (m > 0.5).any() and (m < 0.5).any():
+        f = img.astype(np.float32)
+        excess = f[m > 0.5].mean(0) - f[m < 0.5].mean(0)
+        f -= (1.0 - rng.uniform(0.55, 1.0)) * m[..., None] * np.maximum(excess, 0.0)[None, None]
+        img = np.clip(np.round(f), 0, 255).astype(np.uint8)
+    return img, m
+
+
 def _compose(xs, ys, size, rng, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
     """One size x size training picture (uint8 [size,size,3]) and its soft mask, made from the
     256x256 training images at other scales and in other contexts, as tiled inference shows them
@@ -440,7 +517,9 @@ def _compose(xs, ys, size, rng, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
       rounds 2.5, as lesion_04's 333x777 has its lesions 1.3x wider but 3x taller in a full-
       resolution tile than at the model's scale), a random window;
     - 20 %: a 2x2 mosaic with a random split, each cell a window of another image at 0.5-2x;
-    - 15 %: a flat background (an image's background colour plus noise);
+    - with a 4th entry in mix (phase C and the extra rounds): that share `_edge_cut` (a large
+      lesion zoomed and cut by the window's edge), no small pictures pasted on it;
+    - the rest (15 %): a flat background (an image's background colour plus noise);
     then (always on the flat background, else with probability 0.35) one or two whole training
     pictures shrunk to 40-160 pixels a side are pasted at random places.
     """
@@ -456,6 +535,9 @@ def _compose(xs, ys, size, rng, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
 
     r = rng.random()
     flat = False
+    edge = mix[3] if len(mix) > 3 else 0.0
+    if r >= 1.0 - edge:
+        return _edge_cut(xs, ys, size, rng, max(aspect, 2.5))
     if r < mix[0]:
         img, m = _at_scale(*pick(), 1.0, 1.0, size, size, rng)
     elif r < mix[0] + mix[1]:
@@ -494,13 +576,16 @@ def dice_loss(prob, target, eps=1.0):
 
 
 def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn=None, eval_every=0,
-          colour_aug=False, scale_aug=False, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
+          colour_aug=False, scale_aug=False, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2, ema=0.0):
     """xs float-able uint8 [N,H,W,C]; ys float [N,K,H,W] soft targets.
 
     colour_aug: gray / colour jitter (`_colour_jitter`) from a generator of its
     own (seed + 777), so batch sampling is the same with and without it.
     scale_aug: each picture of a batch made by `_compose` (scales, mosaics, pasted
     small pictures; binary masks only) from a generator of its own (seed + 555).
+    ema: if > 0, the weights returned are an exponential moving average (this decay per step,
+    BatchNorm statistics included) of the weights over the second half of the steps, which evens
+    out the swings between neighbouring checkpoints; eval_fn then also sees the average.
     """
     rng = np.random.default_rng(seed)
     aug_rng = np.random.default_rng(seed + 777)
@@ -510,6 +595,10 @@ def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.15)
     n, H, W = xs.shape[0], xs.shape[1], xs.shape[2]
+    avg = None
+    if ema > 0:
+        from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+        avg = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(ema), use_buffers=True)
     run = 0.0
     for step in range(1, steps + 1):
         idx = rng.integers(0, n, size=batch)
@@ -539,13 +628,19 @@ def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn
         loss.backward()
         opt.step()
         sched.step()
+        if avg is not None and step > steps // 2:
+            avg.update_parameters(model)
         run = 0.95 * run + 0.05 * loss.item() if step > 1 else loss.item()
         if step % 50 == 0:
             log(f"  step {step}/{steps} loss {run:.4f} lr {sched.get_last_lr()[0]:.2e}")
         if eval_fn is not None and eval_every and step % eval_every == 0 and step < steps:
             model.eval()
             eval_fn(model)
+            if avg is not None and step > steps // 2:
+                eval_fn(avg.module.eval())
             model.train()
+    if avg is not None:
+        model.load_state_dict(avg.module.state_dict())
     model.eval()
     return model.to(memory_format=torch.contiguous_format)
 
@@ -658,7 +753,7 @@ class SigmoidWrapper(nn.Module):
 
 def gray_from_rgb(net):
     """UNet with 1 input channel: first conv weights summed over RGB."""
-    g = UNet(in_ch=1)
+    g = UNet(in_ch=1, global_ctx=net.gctx is not None)
     sd = {k: v.clone() for k, v in net.state_dict().items()}
     sd["inc.net.0.weight"] = sd["inc.net.0.weight"].sum(1, keepdim=True)
     g.load_state_dict(sd)
@@ -832,7 +927,15 @@ def train_and_export(P, report, only_demo=False):
     net = UNet()
     log(f"UNet params: {sum(p.numel() for p in net.parameters())}")
     resume = os.environ.get("SEGRT_RESUME_PHASE_B")
-    if resume:
+    final = os.environ.get("SEGRT_BINARY_WEIGHTS")
+    if final:
+        # the finished binary model (a unet.pt of this script or of a driver around its `train`):
+        # no training, the checks and exports below run on these weights
+        log(f"binary model not trained: weights from {final}")
+        net = UNet(global_ctx=True, dilated_ctx=True)
+        net.load_state_dict(torch.load(final))
+        net.eval()
+    elif resume:
         # continue from the phase-B checkpoint (unet_phase_b.pt) of an identical run: what follows is
         # the same as in a full run, which is deterministic on one thread
         log(f"phases A and B skipped: weights from {resume}")
@@ -846,11 +949,16 @@ def train_and_export(P, report, only_demo=False):
         # phase B: full 256x256 images (global context matters for very large lesions)
         net = train(net, xs, ys4, steps=Q(500, 10), lr=1e-3, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 100,
                     colour_aug=True, scale_aug=True)
-    ev(net)
-    torch.save(net.state_dict(), os.path.join(SCRATCH, "unet_phase_b.pt"))
-    # phase C: more scaled pictures, zoomed with stronger anisotropy (tiles of tall/wide images)
-    net = train(net, xs, ys4, steps=Q(300, 10), lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 200,
-                colour_aug=True, scale_aug=True, aspect=2.5)
+    if not final:
+        ev(net)
+        torch.save(net.state_dict(), os.path.join(SCRATCH, "unet_phase_b.pt"))
+    # phase C: a global-context branch (starting at zero) and more scaled pictures, zoomed with
+    # stronger anisotropy (tiles of tall/wide images), a quarter of them a large lesion cut by the
+    # picture's edge; the weights kept are an EMA over the second half of the steps
+    if not final:
+        net.add_global_context(dilated=True)
+        net = train(net, xs, ys4, steps=Q(300, 10), lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 200,
+                    colour_aug=True, scale_aug=True, aspect=2.5, mix=PHASE_C_MIX, ema=0.99)
     val_iou = ev(net)
     samples = make_samples()
     held = native_set(SEED_VAL + 100_000, Q(40, 4))
@@ -886,11 +994,11 @@ def train_and_export(P, report, only_demo=False):
     t_ious = tiled()
     rounds = 0
     while (val_iou < 0.92 or min(s_ious + g_ious) < 0.9 or np.mean(h_ious) < 0.93
-           or min(t_ious.values()) < 0.95) and rounds < Q(3, 0):
+           or min(t_ious.values()) < 0.95) and rounds < Q(3, 0) and not final:
         rounds += 1
         log(f"extra training round {rounds}")
         net = train(net, xs, ys4, steps=150, lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + rounds,
-                    colour_aug=True, scale_aug=True, aspect=2.5)
+                    colour_aug=True, scale_aug=True, aspect=2.5, mix=PHASE_C_MIX, ema=0.99)
         val_iou = ev(net)
         s_ious, g_ious, h_ious = ious = native_ious(net)
         show(ious)
