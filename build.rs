@@ -5,8 +5,15 @@ use std::path::Path;
 
 /// The C boundary and its vocabulary: the generators read these files and nothing else, so a change
 /// in the library's core never regenerates the header or the C# bindings.
-const FFI_FILES: &[&str] =
-    &["src/ffi/runtime.rs", "src/ffi/session.rs", "src/ffi/sam2.rs", "src/ffi/types.rs", "src/ffi/enums.rs", "src/ffi/mod.rs"];
+const FFI_FILES: &[&str] = &[
+    "src/ffi/runtime.rs",
+    "src/ffi/session.rs",
+    "src/ffi/sam2.rs",
+    "src/ffi/track.rs",
+    "src/ffi/types.rs",
+    "src/ffi/enums.rs",
+    "src/ffi/mod.rs",
+];
 
 fn main() {
     for f in FFI_FILES.iter().chain(&["cbindgen.toml", "build.rs", "scripts/ort-version.txt"]) {

@@ -1,16 +1,20 @@
 // segrt WinForms sample: an "upper computer" style window that runs a UNet on an image, or segments
 // the object you click with SAM2. Shows how to use the wrapper from a UI: long work (model loading,
 // the SAM2 encoder) on a worker thread, results drawn as an overlay without GetPixel, clicks mapped
-// from a zoomed PictureBox to image pixels.
+// from a zoomed PictureBox to image pixels; "Track frames..." opens a folder of frames, takes one click on
+// the first and plays the tracked masks (SAM2 video tracking, a Timer feeding NextAsync).
 //
 //   SegrtDemo.exe                         interactive
 //   SegrtDemo.exe --selftest shot.png     load the bundled image and models, run UNet and one SAM2 click
-//                                         through the same UI code, save screenshots, exit 0 on success
+//                                         through the same UI code, track a clip of frames from one click,
+//                                         save screenshots, exit 0 on success
 using System;
 using System.Collections.Generic;
 using System.Drawing;
 using System.Drawing.Imaging;
 using System.IO;
+using System.Linq;
+using System.Threading;
 using System.Threading.Tasks;
 using System.Windows.Forms;
 using Segrt;
@@ -47,13 +51,14 @@ namespace SegrtDemo
         }
     }
 
-    enum Mode { Unet, Sam2 }
+    enum Mode { Unet, Sam2, Track }
 
     public sealed class MainForm : Form
     {
         readonly PictureBox _picture = new PictureBox { Dock = DockStyle.Fill, SizeMode = PictureBoxSizeMode.Zoom, BackColor = Color.FromArgb(40, 40, 40) };
         readonly ToolStripStatusLabel _status = new ToolStripStatusLabel { Spring = true, TextAlign = ContentAlignment.MiddleLeft };
         readonly ToolStripStatusLabel _provider = new ToolStripStatusLabel();
+        readonly ToolStripStatusLabel _frameStatus = new ToolStripStatusLabel();   // tracking: the frame shown and its times
         readonly ToolStripComboBox _modeBox = new ToolStripComboBox { DropDownStyle = ComboBoxStyle.DropDownList };
         readonly ToolStrip _tools = new ToolStrip();
 
@@ -65,6 +70,17 @@ namespace SegrtDemo
         string _unetPath, _encoderPath, _decoderPath;
         UnetSegmenter _unet;
         Sam2Segmenter _sam2;
+        // Tracking: a folder of frames, the video model, the track of the current play, a Timer feeding NextAsync.
+        string _videoModelDir;
+        string[] _framePaths;
+        int _nextFrame;
+        bool _playing;
+        Sam2VideoModel _video;
+        Sam2Tracker _tracker;
+        CancellationTokenSource _playCancel;
+        TaskCompletionSource<int> _playDone;
+        readonly List<double> _frameMs = new List<double>();
+        readonly System.Windows.Forms.Timer _playTimer = new System.Windows.Forms.Timer { Interval = 40 };
         Point? _dragStart;
         Point _dragNow;
         bool _busy;
@@ -74,6 +90,19 @@ namespace SegrtDemo
 
         /// <summary>The UI's work in flight (the self-test awaits it).</summary>
         internal Task Pending = Task.FromResult(0);
+
+        /// <summary>Completes with the number of frames tracked when a play reaches the last frame (the self-test awaits it).</summary>
+        internal Task<int> PlayDone { get { return _playDone != null ? _playDone.Task : Task.FromResult(0); } }
+
+        /// <summary>The click's result on the first frame, the last frame shown, and the indices of the frames shown in order (masks are not kept: a long video would fill the memory).</summary>
+        internal TrackedFrame FirstTracked, LastTracked;
+
+        /// <summary>Where the last click that started a play landed, in image pixels.</summary>
+        internal PointF FirstClick { get; private set; }
+        internal readonly List<long> ShownFrames = new List<long>();
+
+        /// <summary>The id the sample gives the clicked object.</summary>
+        internal const int TrackedObjectId = 1;
 
         public static readonly Color UnetColor = Color.FromArgb(255, 40, 40);
         public static readonly Color Sam2Color = Color.FromArgb(40, 160, 255);
@@ -85,11 +114,13 @@ namespace SegrtDemo
             _unetPath = Path.Combine(modelsDir, "demo_unet.onnx");
             _encoderPath = Path.Combine(modelsDir, "sam2", "sam2_tiny_samexporter_encoder.onnx");
             _decoderPath = Path.Combine(modelsDir, "sam2", "sam2_tiny_samexporter_decoder.onnx");
+            _videoModelDir = Path.Combine(modelsDir, "sam2", "video");
 
-            _modeBox.Items.AddRange(new object[] { "UNet", "SAM2 (click / drag a box)" });
+            _modeBox.Items.AddRange(new object[] { "UNet", "SAM2 (click / drag a box)", "Track frames (one click)" });
             _modeBox.SelectedIndex = 0;
-            _modeBox.SelectedIndexChanged += (s, e) => ApplyMode(_modeBox.SelectedIndex == 0 ? Mode.Unet : Mode.Sam2);
+            _modeBox.SelectedIndexChanged += (s, e) => ApplyMode((Mode)_modeBox.SelectedIndex);
             _tools.Items.Add(new ToolStripButton("Open image...", null, (s, e) => { var f = Ask("Images|*.png;*.jpg;*.jpeg;*.bmp;*.tif;*.tiff"); if (f != null) Track(OpenImageAsync(f)); }));
+            _tools.Items.Add(new ToolStripButton("Track frames...", null, (s, e) => { var d = AskFolder("A folder of frames (sorted by name; all of one size)"); if (d != null) Track(OpenFramesAsync(d)); }));
             _tools.Items.Add(new ToolStripButton("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
             _tools.Items.Add(new ToolStripButton("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
             _tools.Items.Add(new ToolStripSeparator());
@@ -97,9 +128,12 @@ namespace SegrtDemo
             _tools.Items.Add(new ToolStripButton("Run UNet", null, (s, e) => Track(RunUnetAsync())));
             _tools.Items.Add(new ToolStripButton("Segment everything", null, (s, e) => Track(SegmentEverythingAsync())));
             _tools.Items.Add(new ToolStripButton("Reset", null, (s, e) => ResetPrompts()));
+            _tools.Items.Add(new ToolStripButton("Stop", null, (s, e) => StopTracking("Stopped.")));
+            _tools.Items.Add(new ToolStripButton("Video model...", null, (s, e) => { var d = AskFolder("The SAM2 video model folder (video_metadata.json + 4 .onnx)"); if (d != null) UseVideoModel(d); }));
 
             var statusStrip = new StatusStrip();
             statusStrip.Items.Add(_status);
+            statusStrip.Items.Add(_frameStatus);
             statusStrip.Items.Add(_provider);
             Controls.Add(_picture);
             Controls.Add(_tools);
@@ -110,7 +144,8 @@ namespace SegrtDemo
             _picture.MouseUp += OnPictureMouseUp;
             _picture.Paint += OnPicturePaint;
             SegRuntime.Log += OnSegrtLog;
-            FormClosed += (s, e) => { SegRuntime.Log -= OnSegrtLog; DisposeModels(); };
+            _playTimer.Tick += OnPlayTick;
+            FormClosed += (s, e) => { SegRuntime.Log -= OnSegrtLog; StopTracking(null); DisposeModels(); };
             _status.Text = "Open an image. segrt: " + SafeVersion();
         }
 
@@ -131,6 +166,19 @@ namespace SegrtDemo
         {
             using (var d = new OpenFileDialog { Filter = filter })
                 return d.ShowDialog(this) == DialogResult.OK ? d.FileName : null;
+        }
+
+        string AskFolder(string description)
+        {
+            using (var d = new FolderBrowserDialog { Description = description, ShowNewFolderButton = false })
+                return d.ShowDialog(this) == DialogResult.OK ? d.SelectedPath : null;
+        }
+
+        internal void UseVideoModel(string dir)
+        {
+            StopTracking(null);
+            _videoModelDir = dir;
+            if (_video != null) { _video.Dispose(); _video = null; }
         }
 
         void PickSam2()
@@ -155,6 +203,7 @@ namespace SegrtDemo
         {
             if (_unet != null) { _unet.Dispose(); _unet = null; }
             if (_sam2 != null) { _sam2.Dispose(); _sam2 = null; }
+            if (_video != null) { _video.Dispose(); _video = null; }
         }
 
         /// <summary>Runs UI work, reporting any failure in the status bar (and to the self-test).</summary>
@@ -165,18 +214,21 @@ namespace SegrtDemo
                 System.Threading.CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.FromCurrentSynchronizationContext());
         }
 
+        /// <summary>A picture file as a 24bpp Bitmap (the caller disposes it).</summary>
+        static Bitmap LoadBitmap24(string path)
+        {
+            using (var file = new Bitmap(path))
+            {
+                var copy = new Bitmap(file.Width, file.Height, PixelFormat.Format24bppRgb);
+                using (var g = Graphics.FromImage(copy))
+                    g.DrawImage(file, new Rectangle(0, 0, file.Width, file.Height));
+                return copy;
+            }
+        }
+
         internal async Task OpenImageAsync(string path)
         {
-            Bitmap loaded = await Task.Run(() =>
-            {
-                using (var file = new Bitmap(path))
-                {
-                    var copy = new Bitmap(file.Width, file.Height, PixelFormat.Format24bppRgb);
-                    using (var g = Graphics.FromImage(copy))
-                        g.DrawImage(file, new Rectangle(0, 0, file.Width, file.Height));
-                    return copy;
-                }
-            });
+            Bitmap loaded = await Task.Run(() => LoadBitmap24(path));
             if (_image != null) _image.Dispose();
             _image = loaded;
             _mask = null;
@@ -196,11 +248,14 @@ namespace SegrtDemo
 
         void ApplyMode(Mode mode)
         {
+            if (_mode == Mode.Track && mode != Mode.Track) StopTracking(null);
+            if (mode != Mode.Track) _frameStatus.Text = "";
             _mode = mode;
             _mask = null;
             _labels = null;
             Redraw();
             if (mode == Mode.Sam2) Track(PrepareSam2Async());
+            if (mode == Mode.Track && _framePaths == null) _status.Text = "Track frames...: pick a folder of frames, then click the object on the first one.";
         }
 
         internal async Task RunUnetAsync()
@@ -260,7 +315,7 @@ namespace SegrtDemo
 
         void OnPictureMouseDown(object sender, MouseEventArgs e)
         {
-            if (_mode == Mode.Sam2 && _image != null) { _dragStart = e.Location; _dragNow = e.Location; }
+            if ((_mode == Mode.Sam2 || _mode == Mode.Track) && _image != null) { _dragStart = e.Location; _dragNow = e.Location; }
         }
 
         void OnPictureMouseUp(object sender, MouseEventArgs e)
@@ -268,6 +323,14 @@ namespace SegrtDemo
             if (!_dragStart.HasValue) return;
             Point start = _dragStart.Value;
             _dragStart = null;
+            if (_mode == Mode.Track)
+            {
+                // One left click on the first frame starts the play (a click during a play starts it again).
+                var at = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
+                if (at.HasValue && e.Button == MouseButtons.Left && !_busy && _framePaths != null) Track(StartTrackingAsync(at.Value));
+                _picture.Invalidate();
+                return;
+            }
             if (_sam2 == null || _busy || _sam2.ImageSize.Width == 0) return;
             var a = ZoomMapping.ToImage(start, _picture.ClientSize, _image.Size);
             var b = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
@@ -330,6 +393,156 @@ namespace SegrtDemo
             {
                 _busy = false;
             }
+        }
+
+        // ---- tracking: a folder of frames, one click, then a Timer feeding NextAsync ----
+
+        /// <summary>"Track frames...": lists the folder's pictures (sorted by name) and shows the first one for the click.</summary>
+        internal async Task OpenFramesAsync(string folder)
+        {
+            StopTracking(null);
+            string[] exts = { ".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff" };
+            var files = Directory.GetFiles(folder).Where(f => exts.Contains(Path.GetExtension(f).ToLowerInvariant()))
+                .OrderBy(f => f, StringComparer.Ordinal).ToArray();
+            if (files.Length == 0)
+            {
+                _status.Text = "No pictures in " + folder;
+                return;
+            }
+            _framePaths = files;
+            _nextFrame = 0;
+            SetMode(Mode.Track);
+            await OpenImageAsync(files[0]);
+            _status.Text = string.Format("{0} frames in {1} ({2} x {3}). Click the object to track on the first frame.",
+                files.Length, Path.GetFileName(folder), _image.Width, _image.Height);
+        }
+
+        /// <summary>The click: a new track, the first frame added and the object prompted (off the UI thread), then the play.</summary>
+        async Task StartTrackingAsync(PointF click)
+        {
+            StopTracking(null);
+            _busy = true;
+            try
+            {
+                if (_nextFrame != 0)
+                {
+                    // A click on a later frame (during or after a play): back to the first frame for the next click.
+                    string firstPath = _framePaths[0];
+                    Bitmap first = await Task.Run(() => LoadBitmap24(firstPath));
+                    _image.Dispose();
+                    _image = first;
+                    _nextFrame = 0;
+                    _mask = null;
+                    Redraw();
+                    _status.Text = "Back at the first frame: click the object to track.";
+                    return;
+                }
+                if (_video == null)
+                {
+                    _status.Text = "Loading the SAM2 video model...";
+                    string dir = _videoModelDir;
+                    _video = await Task.Run(() => new Sam2VideoModel(dir));
+                    _provider.Text = "Provider: " + _video.ProviderInUse;
+                }
+                // The folder's frame count is known: SAM2 uses it (for clips under 16 frames) as the official predictor does.
+                FirstClick = click;
+                var tracker = _video.CreateTracker(new TrackerOptions { NumFrames = _framePaths.Length });
+                _tracker = tracker;
+                Bitmap image = _image;
+                var sw = System.Diagnostics.Stopwatch.StartNew();
+                TrackedFrame f = await Task.Run(() =>
+                {
+                    tracker.AddFrame(image);
+                    return tracker.AddPoints(0, TrackedObjectId, new Sam2Point(click.X, click.Y, true));
+                });
+                FirstTracked = f;
+                ShownFrames.Clear();
+                _frameMs.Clear();
+                ShowTracked(f, string.Format("Frame 1/{0}: first frame encoded and clicked in {1:F0} ms", _framePaths.Length, sw.Elapsed.TotalMilliseconds));
+                _nextFrame = 1;
+                _playCancel = new CancellationTokenSource();
+                _playDone = new TaskCompletionSource<int>();
+                _playTimer.Start();
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>One Timer tick: the next frame through NextAsync unless the previous one is still running.</summary>
+        async void OnPlayTick(object sender, EventArgs e)
+        {
+            if (_playing || _tracker == null) return;
+            if (_nextFrame >= _framePaths.Length)
+            {
+                _playTimer.Stop();
+                _status.Text = "Click to track again.";
+                _frameStatus.Text = string.Format("Tracked {0} frames: {1:F0} ms per frame on average (encoder + memory attention + decoder + memory encoder)",
+                    _framePaths.Length, _frameMs.Count > 0 ? _frameMs.Average() : 0);
+                _playDone.TrySetResult(ShownFrames.Count);
+                return;
+            }
+            _playing = true;
+            Sam2Tracker tracker = _tracker;
+            CancellationToken token = _playCancel.Token;
+            string path = _framePaths[_nextFrame];
+            try
+            {
+                Bitmap frame = await Task.Run(() => LoadBitmap24(path), token);
+                TrackedFrame f;
+                try
+                {
+                    f = await tracker.NextAsync(frame, token);
+                }
+                catch
+                {
+                    frame.Dispose();
+                    throw;
+                }
+                if (tracker != _tracker) { frame.Dispose(); return; } // stopped while it ran
+                _image.Dispose();
+                _image = frame;
+                _nextFrame++;
+                _frameMs.Add(f.TotalMs);
+                ShowTracked(f, string.Format("Frame {0}/{1}: {2:F0} ms (encoder {3:F0} | memory attention {4:F0} | decoder {5:F0} | memory encoder {6:F0})",
+                    f.Frame + 1, _framePaths.Length, f.TotalMs, f.ImageEncoderMs, f.MemoryAttentionMs, f.MaskDecoderMs, f.MemoryEncoderMs));
+            }
+            catch (OperationCanceledException) { }   // Stop before the call started
+            catch (ObjectDisposedException) { }      // Stop while the call was queued: the track is gone
+            catch (Exception ex)
+            {
+                _status.Text = "Error: " + ex.Message;
+                var done = _playDone;
+                StopTracking(null);
+                if (done != null) done.TrySetException(ex);
+            }
+            finally
+            {
+                _playing = false;
+            }
+        }
+
+        void ShowTracked(TrackedFrame f, string text)
+        {
+            LastTracked = f;
+            ShownFrames.Add(f.Frame);
+            _mask = f.MaskOf(TrackedObjectId);
+            _labels = null;
+            _maskColor = Sam2Color;
+            Redraw();
+            TrackedObject? o = f.ObjectOf(TrackedObjectId);
+            _frameStatus.Text = text + (o.HasValue ? string.Format(" | object: {0}, {1} px, score {2:F2}", o.Value.Present ? "present" : "hidden", o.Value.Area, o.Value.Score) : "");
+        }
+
+        /// <summary>Stops a play: no further frame starts; a frame already running finishes in the background.</summary>
+        void StopTracking(string text)
+        {
+            _playTimer.Stop();
+            if (_playCancel != null) { _playCancel.Cancel(); _playCancel = null; }
+            if (_tracker != null) { _tracker.Dispose(); _tracker = null; }
+            if (_playDone != null) _playDone.TrySetCanceled();
+            if (text != null) _status.Text = text;
         }
 
         internal ushort[] LastLabels { get { return _labels; } }
@@ -543,6 +756,108 @@ namespace SegrtDemo
             if (Array.IndexOf(args, "--check-click-centroid") >= 0) Expect(ids.Count == 16, "16 oracle discs coloured, not " + ids.Count);
             await Settle(form);
             SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-everything.png");
+
+            await TrackFrames(form, models, shot, args);
+        }
+
+        /// <summary>
+        /// "Track frames...": the clip's folder, one click through the mouse handlers on the first frame, the play
+        /// through the Timer and NextAsync to the last frame. Checks every frame was shown once and in order, and
+        /// that the last mask is what a tracker fed the same frames directly gives (so the UI fed them all, in
+        /// order); with --check-tracking also that the first frame's mask is the official SAM2 video predictor's
+        /// for that click (reference/event0_obj1_mask.png, >= 99.5 % identical pixels).
+        /// </summary>
+        static async Task TrackFrames(MainForm form, string models, string shot, string[] args)
+        {
+            string videoModel = Option(args, "--video-model", Path.Combine(models, "sam2", "video"));
+            string frames = Option(args, "--frames", Path.Combine(videoModel, "reference", "frames"));
+            bool check = Array.IndexOf(args, "--check-tracking") >= 0;
+            if (!Directory.Exists(frames) || !File.Exists(Path.Combine(videoModel, "video_metadata.json")))
+            {
+                Expect(!check, "the video model and frames are there: " + videoModel + ", " + frames);
+                Console.WriteLine("selftest: no SAM2 video model or frames beside the sample; tracking skipped");
+                return;
+            }
+            form.UseVideoModel(videoModel);
+            await form.OpenFramesAsync(frames);
+            Size size = form.ImageSize;
+            // The reference clip's first click is at (60, 100) of 320 x 240: the same place on any frame size.
+            var target = new PointF(size.Width * 60f / 320f, size.Height * 100f / 240f);
+            Point control = ZoomMapping.ToControl(target, form.Picture.ClientSize, size);
+            form.SimulateClick(control, MouseButtons.Left);
+            await form.Pending;
+            Expect(form.FirstTracked != null, "the click on the first frame gave a mask");
+            int shown = await form.PlayDone;
+            string[] files = Directory.GetFiles(frames).Where(f => f.EndsWith(".png", StringComparison.OrdinalIgnoreCase))
+                .OrderBy(f => f, StringComparer.Ordinal).ToArray();
+            var expectedOrder = Enumerable.Range(0, files.Length).Select(i => (long)i).ToArray();
+            Expect(shown == files.Length && form.ShownFrames.SequenceEqual(expectedOrder),
+                "every frame shown once, in order: " + string.Join(",", form.ShownFrames));
+            byte[] first = form.FirstTracked.MaskOf(MainForm.TrackedObjectId), last = form.LastTracked.MaskOf(MainForm.TrackedObjectId);
+            Console.WriteLine(string.Format("selftest: tracked {0} frames from a click at ({1:F1}, {2:F1}); object area {3} px on the first frame, {4} px on the last",
+                shown, target.X, target.Y, Area(first), Area(last)));
+
+            // The same frames fed directly to a tracker with the sample's options give the same last mask.
+            using (var model = new Sam2VideoModel(videoModel))
+            using (var direct = model.CreateTracker(new TrackerOptions { NumFrames = files.Length }))
+            {
+                TrackedFrame f = await Task.Run(() =>
+                {
+                    using (var b = new Bitmap(files[0])) direct.AddFrame(b);
+                    var clicked = direct.AddPoints(0, MainForm.TrackedObjectId, new Sam2Point(form.FirstClick.X, form.FirstClick.Y, true));
+                    for (int i = 1; i < files.Length; i++)
+                        using (var b = new Bitmap(files[i])) clicked = direct.Next(b);
+                    return clicked;
+                });
+                byte[] want = f.MaskOf(MainForm.TrackedObjectId);
+                Expect(want.SequenceEqual(last), "the last frame's mask is the direct tracker's (" + Area(want) + " px there, " + Area(last) + " px shown)");
+            }
+            if (check)
+            {
+                string reference = Path.Combine(Path.GetDirectoryName(Path.GetFullPath(frames).TrimEnd(Path.DirectorySeparatorChar)), "event0_obj1_mask.png");
+                byte[] refMask = GrayMask(reference);
+                long same = 0;
+                for (int i = 0; i < first.Length; i++) if ((first[i] != 0) == (refMask[i] != 0)) same++;
+                double pct = 100.0 * same / first.Length;
+                Console.WriteLine(string.Format("selftest: first-frame mask {0:F3} % identical to the official predictor's ({1} px there)", pct, Area(refMask)));
+                Expect(pct >= 99.5, "first-frame mask matches the official predictor's (" + pct.ToString("F3") + " %)");
+                Expect(Area(last) > 0, "the object is still tracked on the last frame");
+            }
+            await Settle(form);
+            SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-track.png");
+        }
+
+        static long Area(byte[] mask)
+        {
+            long n = 0;
+            foreach (byte v in mask) if (v != 0) n++;
+            return n;
+        }
+
+        /// <summary>A gray PNG mask as bytes (LockBits on a 24bpp copy; never GetPixel).</summary>
+        static byte[] GrayMask(string path)
+        {
+            using (var file = new Bitmap(path))
+            using (var b = new Bitmap(file.Width, file.Height, PixelFormat.Format24bppRgb))
+            {
+                using (var g = Graphics.FromImage(b)) g.DrawImage(file, new Rectangle(0, 0, file.Width, file.Height));
+                var data = b.LockBits(new Rectangle(0, 0, b.Width, b.Height), ImageLockMode.ReadOnly, PixelFormat.Format24bppRgb);
+                try
+                {
+                    var row = new byte[data.Stride];
+                    var mask = new byte[b.Width * b.Height];
+                    for (int y = 0; y < b.Height; y++)
+                    {
+                        System.Runtime.InteropServices.Marshal.Copy(data.Scan0 + y * data.Stride, row, 0, data.Stride);
+                        for (int x = 0; x < b.Width; x++) mask[y * b.Width + x] = row[3 * x + 1] > 127 ? (byte)255 : (byte)0;
+                    }
+                    return mask;
+                }
+                finally
+                {
+                    b.UnlockBits(data);
+                }
+            }
         }
 
         static PointF Centroid(byte[] mask, int width)

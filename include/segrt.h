@@ -32,6 +32,9 @@
 // (refinement, as the reference predictor does). Ignored when the image changed.
 #define SEG_SAM2_REFINE 1
 
+// Default `SegTrackOptions::keep_frames`.
+#define SEG_TRACK_DEFAULT_KEEP_FRAMES 8
+
 // Status codes returned by every fallible C function.
 //
 // Values are explicit and never reused: a code that is retired stays reserved.
@@ -303,6 +306,10 @@ typedef int32_t SegCacheMode;
 // An opaque session handle. Create with `seg_create*`, release with `seg_free`.
 typedef struct SegSession SegSession;
 
+// An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
+// with `seg_track_free`.
+typedef struct SegTrack SegTrack;
+
 // Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
 // string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
 typedef void (*SegLogCallback)(int32_t level, const char *message, void *user_data);
@@ -558,6 +565,82 @@ typedef struct SegRunInfo {
   // Pixels of the mask that are not 0.
   uint64_t foreground_pixels;
 } SegRunInfo;
+
+// Options of `seg_track_create`. Always start from `seg_track_options_default()`, which sets
+// `struct_size`; fields are only ever appended.
+typedef struct SegTrackOptions {
+  // `sizeof(SegTrackOptions)` as the caller was compiled with.
+  uint32_t struct_size;
+  // Frames the video has, when known (0 = unknown: streaming, the default). SAM2 scales the
+  // distance of object pointers by `min(num_frames, 16) - 1`: give it for videos or volumes of
+  // fewer than 16 frames to match the official predictor exactly.
+  uint32_t num_frames;
+  // The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
+  // predictor does: memory grows with the video). Default 8: memory stays bounded; prompts and
+  // `seg_track_frame` reach only the frames still held.
+  uint32_t keep_frames;
+  uint32_t reserved;
+} SegTrackOptions;
+
+// What one track call did. Set `struct_size = sizeof(SegTrackInfo)`; segrt writes no more than that.
+typedef struct SegTrackInfo {
+  uint32_t struct_size;
+  // Objects of the track (records filled).
+  uint32_t objects;
+  // The frame the call was about (0-based, in the order frames were added).
+  int64_t frame;
+  // Milliseconds spent in this call, per stage.
+  double preprocess_ms;
+  double image_encoder_ms;
+  double memory_attention_ms;
+  double mask_decoder_ms;
+  double memory_encoder_ms;
+  double postprocess_ms;
+} SegTrackInfo;
+
+// One object on one frame: `seg_track_add_prompt`, `seg_track_frame` and `seg_track_next` fill
+// one record per object, in the order the objects were first prompted (the same order as the masks).
+typedef struct SegTrackObject {
+  // The id the caller gave the object when prompting it.
+  int32_t object_id;
+  // 1 when SAM2 sees the object on this frame (its object score is above 0); 0 when it is hidden
+  // or gone (the mask is then empty).
+  uint32_t present;
+  // 0 when the object has no prediction on this frame (prompted on a later frame, tracking not
+  // yet there): then `score` is 0 and the mask empty.
+  uint32_t has_output;
+  // SAM2's object score logit (present when > 0).
+  float score;
+  // Pixels of the mask.
+  uint64_t area;
+  // Box around the mask, inclusive pixel indices; all 0 for an empty mask.
+  int32_t x0;
+  int32_t y0;
+  int32_t x1;
+  int32_t y1;
+} SegTrackObject;
+
+// The state of a track (`seg_track_state`). Set `struct_size = sizeof(SegTrackState)`.
+typedef struct SegTrackState {
+  uint32_t struct_size;
+  // Objects prompted so far.
+  uint32_t objects;
+  // Frames added so far.
+  int64_t frames;
+  // Frame size (0 before the first frame).
+  int32_t width;
+  int32_t height;
+  // Frames whose encoder outputs are held, and per-frame object outputs held in the memory bank:
+  // both stay bounded with `keep_frames`.
+  uint32_t held_frames;
+  uint32_t held_outputs;
+  // The options the track was created with.
+  uint32_t num_frames;
+  uint32_t keep_frames;
+  // 1 once a frame was tracked: new objects can no longer be added (reset the track for that).
+  uint32_t tracking_started;
+  uint32_t reserved;
+} SegTrackState;
 
 #define SegStatus_ALL { SEG_OK, SEG_INVALID_ARGUMENT, SEG_NULL_POINTER, SEG_INVALID_HANDLE, SEG_BUFFER_TOO_SMALL, SEG_IMAGE_TOO_LARGE, SEG_UNSUPPORTED_FORMAT, SEG_WRONG_SESSION_KIND, SEG_OUT_OF_MEMORY, SEG_RUNTIME_NOT_FOUND, SEG_RUNTIME_INIT_FAILED, SEG_MODEL_NOT_FOUND, SEG_MODEL_INVALID, SEG_MODEL_UNSUPPORTED, SEG_PROVIDER_UNAVAILABLE, SEG_INFERENCE_FAILED, SEG_PANIC, SEG_INTERNAL, }
 
@@ -833,6 +916,132 @@ SegStatus seg_session_info(struct SegSession *session,
                            char *buf,
                            size_t cap,
                            size_t *out_len);
+
+// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
+// modules it names (written by `models/sam2/export_sam2_video.py`; UTF-8 path). `options` as for
+// `seg_create` (NULL = defaults). Make tracks from it with `seg_track_create`; release it with
+// `seg_free` (tracks still open keep the model alive until they are freed).
+//
+// # Safety
+// `models_dir` must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`;
+// `out_session` NULL or writable.
+SegStatus seg_create_sam2_video(const char *models_dir,
+                                const struct SegOptions *options,
+                                struct SegSession **out_session);
+
+// Fills `*options` with the defaults (and `struct_size`).
+//
+// # Safety
+// `options` must be NULL or writable.
+SegStatus seg_track_options_default(struct SegTrackOptions *options);
+
+// Starts a new, empty track on a video session (`options` NULL = defaults). Release it with
+// `seg_track_free`. Thread safety: any thread.
+//
+// # Safety
+// `options` must be NULL or a valid `SegTrackOptions`; `out_track` NULL or writable.
+SegStatus seg_track_create(struct SegSession *session,
+                           const struct SegTrackOptions *options,
+                           struct SegTrack **out_track);
+
+// Releases a track. `seg_track_free(NULL)` is a no-op; a freed or made-up handle gives
+// `SEG_INVALID_HANDLE`, a session handle `SEG_WRONG_SESSION_KIND` (it is not freed). A call running
+// on the track in another thread finishes normally; the memory is released when it returns.
+//
+// # Safety
+// Any value may be passed.
+SegStatus seg_track_free(struct SegTrack *track);
+
+// Forgets every frame, object and memory of the track: it is as new (same session and options).
+// A call running on the track finishes first.
+//
+// # Safety
+// Any value may be passed as `track`.
+SegStatus seg_track_reset(struct SegTrack *track);
+
+// Adds the next frame and encodes it (no tracking): the frame gets the next index (0, 1, ...),
+// written to `*out_frame` (optional). Every frame must have the first frame's size. Use it to
+// prompt on a frame before tracking, or to feed a volume first and track later with
+// `seg_track_frame`. `out_info` optional (set its `struct_size`).
+//
+// # Safety
+// `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
+SegStatus seg_track_add_frame(struct SegTrack *track,
+                              const struct SegImage *frame,
+                              int64_t *out_frame,
+                              struct SegTrackInfo *out_info);
+
+// Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
+// the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
+// the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
+// `object_id` starts a new object (allowed until the first frame is tracked). A prompt on a frame
+// not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects
+// the mask there and the correction is used as memory when tracking goes on.
+//
+// Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
+// `seg_track_frame`.
+//
+// # Safety
+// `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
+// `seg_track_frame`.
+SegStatus seg_track_add_prompt(struct SegTrack *track,
+                               int64_t frame,
+                               int32_t object_id,
+                               const struct SegPoint *points,
+                               size_t n_points,
+                               const struct SegBox *bbox,
+                               struct SegTrackObject *out_objects,
+                               const struct SegMask *out_masks,
+                               size_t capacity,
+                               size_t *out_count,
+                               struct SegTrackInfo *out_info);
+
+// Tracks frame `frame` (an index; -1 = the last frame added) for every object: clicks given
+// since the last tracking are consolidated first, then each object without a prompt on that frame
+// gets SAM2's memory-conditioned mask, remembered for the frames after. Frames are normally tracked
+// in order, each once; tracking a frame again recomputes it from the memory as it is now.
+//
+// Frame outputs (also of `seg_track_add_prompt` and `seg_track_next`), one per object in the order
+// objects were first prompted, all optional:
+// - `out_objects`: `capacity` records (`SegTrackObject`);
+// - `out_masks`: `capacity` caller-owned masks of the frame's size, 0/255 each;
+// - `out_count`: the number of objects.
+//
+// When either array is given and `capacity` is below the number of objects the call returns
+// `SEG_BUFFER_TOO_SMALL` with `*out_count` set, before anything runs (the track is unchanged);
+// `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
+// Outputs are written only on success.
+//
+// # Safety
+// Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
+SegStatus seg_track_frame(struct SegTrack *track,
+                          int64_t frame,
+                          struct SegTrackObject *out_objects,
+                          const struct SegMask *out_masks,
+                          size_t capacity,
+                          size_t *out_count,
+                          struct SegTrackInfo *out_info);
+
+// Streaming: adds the next frame and tracks it (`seg_track_add_frame` + `seg_track_frame` in one
+// call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
+// `out_info->frame` is the new frame's index. When the buffers are too small nothing is added.
+//
+// # Safety
+// As for `seg_track_add_frame` and `seg_track_frame`.
+SegStatus seg_track_next(struct SegTrack *track,
+                         const struct SegImage *frame,
+                         struct SegTrackObject *out_objects,
+                         const struct SegMask *out_masks,
+                         size_t capacity,
+                         size_t *out_count,
+                         struct SegTrackInfo *out_info);
+
+// Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
+// `held_outputs` stay bounded with `keep_frames`). Set `out_state->struct_size` first.
+//
+// # Safety
+// `out_state` must be NULL or valid for its `struct_size`.
+SegStatus seg_track_state(struct SegTrack *track, struct SegTrackState *out_state);
 
 #ifdef __cplusplus
 }  // extern "C"

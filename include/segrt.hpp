@@ -3,7 +3,8 @@
 // - Sessions are move-only RAII objects; the destructor calls seg_free.
 // - Every failing call throws segrt::Error carrying the SegStatus and segrt's message.
 // - Buffers are std::vector; images are borrowed for the duration of a call only.
-// Thread safety is segrt's: one Session may be used from several threads at once.
+// Thread safety is segrt's: one Session may be used from several threads at once; the calls of one
+// Tracker are serialised by segrt (one at a time, in the order they take the track's lock).
 #ifndef SEGRT_HPP
 #define SEGRT_HPP
 
@@ -215,6 +216,162 @@ public:
 private:
     explicit Session(SegSession *h) : handle_(h) {}
     SegSession *handle_;
+};
+
+inline SegTrackOptions track_options() {
+    SegTrackOptions o;
+    check(seg_track_options_default(&o));
+    return o;
+}
+
+/// Every object of one frame after a track call: one record and one mask per object, in the
+/// order the objects were first prompted. Masks are `width` x `height`, 0/255, tightly packed.
+struct TrackedFrame {
+    std::int64_t frame = 0;
+    int width = 0, height = 0;
+    std::vector<SegTrackObject> objects;
+    std::vector<std::vector<std::uint8_t>> masks;
+    SegTrackInfo info = SegTrackInfo();  ///< the call's per-stage times
+};
+
+/// Move-only owner of a SAM2 video session (seg_create_sam2_video): the four video modules,
+/// loaded once and shared by every Tracker made from it. A Tracker keeps the model alive, so the
+/// VideoModel may be destroyed first.
+class VideoModel {
+public:
+    explicit VideoModel(const std::string &models_dir, const SegOptions *options = nullptr) : handle_(nullptr) {
+        check(seg_create_sam2_video(models_dir.c_str(), options, &handle_));
+    }
+    VideoModel(VideoModel &&other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+    VideoModel &operator=(VideoModel &&other) noexcept {
+        if (this != &other) {
+            seg_free(handle_);
+            handle_ = other.handle_;
+            other.handle_ = nullptr;
+        }
+        return *this;
+    }
+    VideoModel(const VideoModel &) = delete;
+    VideoModel &operator=(const VideoModel &) = delete;
+    ~VideoModel() { seg_free(handle_); }
+
+    SegSession *get() const { return handle_; }
+
+private:
+    SegSession *handle_;
+};
+
+/// Move-only owner of a SegTrack: one video (or volume) being tracked. segrt serialises the calls
+/// of one track (a lock per track), so several threads may share one Tracker; each call sees the
+/// track as the previous call left it, so feed frames from one thread or order the calls yourself.
+/// The outputs are sized from seg_track_state (plus one record for an object new to add_prompt)
+/// and the call is repeated with the count segrt reports if another thread added an object in
+/// between (SEG_BUFFER_TOO_SMALL is never thrown).
+class Tracker {
+public:
+    explicit Tracker(const VideoModel &model, const SegTrackOptions *options = nullptr) : handle_(nullptr) {
+        check(seg_track_create(model.get(), options, &handle_));
+    }
+    Tracker(Tracker &&other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+    Tracker &operator=(Tracker &&other) noexcept {
+        if (this != &other) {
+            seg_track_free(handle_);
+            handle_ = other.handle_;
+            other.handle_ = nullptr;
+        }
+        return *this;
+    }
+    Tracker(const Tracker &) = delete;
+    Tracker &operator=(const Tracker &) = delete;
+    ~Tracker() { seg_track_free(handle_); }
+
+    /// Adds the next frame and encodes it (no tracking); returns its index (0, 1, ...).
+    std::int64_t add_frame(const SegImage &frame, SegTrackInfo *info = nullptr) {
+        std::int64_t index = -1;
+        if (info) info->struct_size = sizeof(SegTrackInfo);
+        check(seg_track_add_frame(handle_, &frame, &index, info));
+        return index;
+    }
+
+    /// Prompts `object_id` on frame `frame` (an index, or -1 for the last frame added) with clicks
+    /// and/or a box; returns every object of that frame.
+    TrackedFrame add_prompt(std::int64_t frame, std::int32_t object_id, const std::vector<SegPoint> &points,
+                            const SegBox *box = nullptr) {
+        const SegTrackState s = state();
+        const SegPoint *p = points.empty() ? nullptr : points.data();
+        const std::size_t np = points.size();
+        SegTrack *t = handle_;
+        return collect(s.objects + 1u, s.width, s.height,
+                       [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
+                           return seg_track_add_prompt(t, frame, object_id, p, np, box, o, m, cap, n, i);
+                       });
+    }
+
+    /// Tracks frame `frame` (an index, or -1 for the last frame added) for every object.
+    TrackedFrame track_frame(std::int64_t frame) {
+        const SegTrackState s = state();
+        SegTrack *t = handle_;
+        return collect(s.objects, s.width, s.height, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
+            return seg_track_frame(t, frame, o, m, cap, n, i);
+        });
+    }
+
+    /// Streaming: adds `frame` and tracks it (needs an object prompted first).
+    TrackedFrame next(const SegImage &frame) {
+        const SegTrackState s = state();
+        SegTrack *t = handle_;
+        const int w = s.width > 0 ? s.width : frame.width, h = s.height > 0 ? s.height : frame.height;
+        return collect(s.objects, w, h, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
+            return seg_track_next(t, &frame, o, m, cap, n, i);
+        });
+    }
+
+    /// Forgets every frame, object and memory: the track is as new (same model and options).
+    void reset() { check(seg_track_reset(handle_)); }
+
+    SegTrackState state() const {
+        SegTrackState s = SegTrackState();
+        s.struct_size = sizeof(SegTrackState);
+        check(seg_track_state(handle_, &s));
+        return s;
+    }
+
+    SegTrack *get() const { return handle_; }
+
+private:
+    /// Runs `call` with outputs for `n` objects of `w` x `h`; again with more if segrt asks for more.
+    template <class Call>
+    static TrackedFrame collect(std::size_t n, int w, int h, Call call) {
+        const std::size_t pixels = static_cast<std::size_t>(w > 0 ? w : 0) * static_cast<std::size_t>(h > 0 ? h : 0);
+        for (;;) {
+            TrackedFrame f;
+            f.width = w;
+            f.height = h;
+            f.objects.resize(n > 0 ? n : 1);  // never NULL: a track with objects answers SEG_BUFFER_TOO_SMALL
+            f.masks.assign(n, std::vector<std::uint8_t>(pixels, 0));
+            std::vector<SegMask> m(n > 0 ? n : 1);
+            for (std::size_t i = 0; i < n; i++) {
+                m[i].data = f.masks[i].data();
+                m[i].width = w;
+                m[i].height = h;
+                m[i].stride = 0;
+            }
+            f.info.struct_size = sizeof(SegTrackInfo);
+            std::size_t count = 0;
+            const SegStatus st = call(f.objects.data(), m.data(), n, &count, &f.info);
+            if (st == SEG_BUFFER_TOO_SMALL && count > n) {
+                n = count;
+                continue;
+            }
+            check(st);
+            f.objects.resize(count);
+            f.masks.resize(count);
+            f.frame = f.info.frame;
+            return f;
+        }
+    }
+
+    SegTrack *handle_;
 };
 
 }  // namespace segrt

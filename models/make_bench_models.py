@@ -1,6 +1,6 @@
 """Real-size UNets for the benchmark (random weights: the architecture and size are what matter for speed).
 
-    /work/pyenv-torch/bin/python models/make_bench_models.py      # needs PyTorch + onnx; CI never runs it
+    .venv-torch/bin/python models/make_bench_models.py      # needs PyTorch + onnx; CI never runs it
 
 Writes into models/generated/ (git-ignored): unet_base32_512.onnx and unet_base64_512.onnx (fp32,
 input [1,3,512,512], output logits [1,1,512,512]), the same UNet architecture as the demo model

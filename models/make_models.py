@@ -3,7 +3,7 @@
 
 Run from the repository root:
 
-    /work/pyenv-torch/bin/python models/make_models.py
+    .venv-torch/bin/python models/make_models.py
 
 (about 37 minutes on 1 CPU thread of a busy 2-core machine).
 `--eval-only` skips training/exporting and only regenerates the sample PNGs and

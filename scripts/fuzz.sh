@@ -14,7 +14,7 @@ command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 export RUSTC_BOOTSTRAP=1
 cd fuzz
 cargo fuzz build -O
-for target in image_descriptor sam2_prompts options_struct model_bytes sam2_everything; do
+for target in image_descriptor sam2_prompts options_struct model_bytes sam2_everything sam2_track; do
   mkdir -p "corpus/$target"
   seeds=() limits=()
   # Model files: small seed models (fuzz/seeds/model_bytes/, a few hundred bytes each, read only; new

@@ -60,6 +60,9 @@ echo "== .NET wrapper and WinForms sample on Mono"
 echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt
 
+echo "== SAM2 video modules: the numpy tracker against the official predictor's reference"
+.venv/bin/python models/sam2/video_ort_tracker.py
+
 # Last: this rebuilds the library with the test-only panic hook (target/debug/libsegrt.so included).
 # It also proves the fuzz harnesses fail on a panic inside segrt (tests/fuzz_smoke.rs).
 echo "== a panic forced inside a run (fault-injection build)"

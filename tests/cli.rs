@@ -512,3 +512,221 @@ fn sam2_everything_writes_labels_overlay_and_json() {
     ]);
     assert!(!ok && err.contains("points_per_side is 0"), "{err}");
 }
+
+/// The SAM2 video reference clip (models/sam2/video/reference/, recorded by the official
+/// `SAM2VideoPredictor`) and its index.json.
+fn video_ref() -> (std::path::PathBuf, serde_json::Value) {
+    let dir = repo().join("models/sam2/video/reference");
+    let idx = serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    (dir, idx)
+}
+
+/// `--point X,Y,L` for every point of a reference click event, and `--object` its object.
+fn event_points(e: &serde_json::Value) -> Vec<String> {
+    let obj = e["obj_id"].as_i64().unwrap();
+    e["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(e["labels"].as_array().unwrap())
+        .flat_map(|(p, l)| {
+            let point = format!("{},{},{}", p[0].as_f64().unwrap(), p[1].as_f64().unwrap(), l.as_i64().unwrap());
+            ["--point".to_string(), point, "--object".to_string(), obj.to_string()]
+        })
+        .collect()
+}
+
+/// `--point-on FRAME:OBJ:X,Y,L` for every point of a reference click event.
+fn event_points_on(e: &serde_json::Value) -> Vec<String> {
+    let (frame, obj) = (e["frame"].as_u64().unwrap(), e["obj_id"].as_i64().unwrap());
+    e["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(e["labels"].as_array().unwrap())
+        .flat_map(|(p, l)| {
+            [
+                "--point-on".to_string(),
+                format!("{frame}:{obj}:{},{},{}", p[0].as_f64().unwrap(), p[1].as_f64().unwrap(), l.as_i64().unwrap()),
+            ]
+        })
+        .collect()
+}
+
+/// Runs `segrt track --json` on the reference frames (`frames`: a folder or glob) with `clicks`;
+/// returns the parsed per-frame records.
+fn track_reference(frames: &str, clicks: &[String], out: &std::path::Path) -> Vec<serde_json::Value> {
+    let models = repo().join("models/sam2/video");
+    let mut args: Vec<String> = vec!["track".into(), "--models".into(), models.display().to_string(), "--frames".into(), frames.into()];
+    args.extend(clicks.iter().cloned());
+    args.extend(["--out".into(), out.display().to_string(), "--overlay".into(), "--json".into(), "--threads".into(), "2".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (ok, stdout, err) = segrt(&args);
+    assert!(ok, "{err}");
+    eprintln!("{}", err.lines().last().unwrap_or(""));
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    doc["frames"].as_array().unwrap().clone()
+}
+
+/// Identical pixels (%) of a written mask and a reference mask (both 0/255).
+fn identical_pct(mask: &std::path::Path, reference: &std::path::Path) -> f64 {
+    let (a, b) = (load_gray(mask), load_gray(reference));
+    assert_eq!(a.len(), b.len(), "{} has another size than {}", mask.display(), reference.display());
+    a.iter().zip(&b).filter(|(x, y)| (**x > 127) == (**y > 127)).count() as f64 * 100.0 / a.len() as f64
+}
+
+/// Compares frame `frame`, object `obj` of a run with the official predictor's propagation record:
+/// the mask (every pixel), the present flag and the score. Returns the identical pixels (%).
+fn compare_with_reference(dir: &std::path::Path, idx: &serde_json::Value, got: &[serde_json::Value], frame: usize, obj: i64) -> f64 {
+    let rec = idx["propagation"][frame]["objects"].as_array().unwrap().iter().find(|o| o["obj_id"] == obj).unwrap();
+    let ob = got[frame]["objects"].as_array().unwrap().iter().find(|o| o["object_id"] == obj).unwrap();
+    let mask = std::path::PathBuf::from(ob["mask"].as_str().unwrap());
+    assert_eq!(mask.file_name().unwrap().to_str().unwrap(), format!("{:05}_obj{obj}.png", frame));
+    let same = identical_pct(&mask, &dir.join(rec["mask"].as_str().unwrap()));
+    eprintln!(
+        "frame {frame:2} obj {obj}: identical px {same:.3}%, score {} vs reference {}, present {} vs {}",
+        ob["score"], rec["object_score_logit"], ob["present"], rec["object_present"]
+    );
+    same
+}
+
+fn assert_matches(dir: &std::path::Path, idx: &serde_json::Value, got: &[serde_json::Value], frame: usize, obj: i64) {
+    let same = compare_with_reference(dir, idx, got, frame, obj);
+    assert_eq!(same, 100.0, "frame {frame} obj {obj}: {same:.3}% identical pixels");
+    let rec = idx["propagation"][frame]["objects"].as_array().unwrap().iter().find(|o| o["obj_id"] == obj).unwrap();
+    let ob = got[frame]["objects"].as_array().unwrap().iter().find(|o| o["object_id"] == obj).unwrap();
+    assert_eq!(ob["present"], rec["object_present"], "frame {frame} obj {obj}: present flag");
+    let (s, r) = (ob["score"].as_f64().unwrap(), rec["object_score_logit"].as_f64().unwrap());
+    assert!((s - r).abs() < 1e-3, "frame {frame} obj {obj}: score {s} vs reference {r}");
+}
+
+/// `segrt track` with the reference's frame-0 clicks only (objects 1 and 2). The official run also
+/// clicked object 1 on frame 5 before propagating (its frames 1-4 attend to that future
+/// conditioning frame, which a stream cannot), so object 1 is compared on frame 0 only; object 2
+/// has no other click before propagation: all 14 frames must match. Object 1 on frame 5, which the
+/// reference clicked and this run did not, must differ (the comparison sees a difference).
+#[test]
+fn track_with_frame_0_clicks_matches_the_official_predictor() {
+    let (dir, idx) = video_ref();
+    let events = idx["events"].as_array().unwrap();
+    assert_eq!((events[0]["frame"].as_u64(), events[1]["frame"].as_u64()), (Some(0), Some(0)));
+    let clicks: Vec<String> = events[..2].iter().flat_map(event_points).collect();
+    let out = tmp("track0");
+    let got = track_reference(dir.join("frames").to_str().unwrap(), &clicks, &out);
+    assert_eq!(got.len(), 14);
+    assert_matches(&dir, &idx, &got, 0, 1);
+    for t in 0..14 {
+        assert_matches(&dir, &idx, &got, t, 2);
+        assert!(out.join(format!("{t:05}_overlay.png")).exists(), "overlay of frame {t}");
+        assert!(got[t]["ms"].as_f64().unwrap() > 0.0);
+    }
+    let unclicked = compare_with_reference(&dir, &idx, &got, 5, 1);
+    assert!(unclicked < 99.0, "object 1 on frame 5 without the reference's click: {unclicked:.3}% identical");
+}
+
+/// The reference's frame-5 correction of object 1 replayed with --point-on (given when frame 5
+/// arrives, before it is tracked: a conditioning frame, as in the official run), frames given as a
+/// glob, with --keep-frames 1: object 1 on frames 0 and 5 and object 2 on every frame match the
+/// official predictor.
+#[test]
+fn track_replays_later_clicks_with_point_on_and_takes_a_glob() {
+    let (dir, idx) = video_ref();
+    let events = idx["events"].as_array().unwrap();
+    assert_eq!((events[2]["frame"].as_u64(), events[2]["obj_id"].as_i64()), (Some(5), Some(1)));
+    assert_eq!(events[2]["storage"], "cond_frame_outputs");
+    let mut clicks: Vec<String> = events[..2].iter().flat_map(event_points).collect();
+    clicks.extend(event_points_on(&events[2]));
+    // Clicks reach each frame on arrival: one held frame is enough, and must not change a mask.
+    clicks.extend(["--keep-frames".to_string(), "1".to_string()]);
+    let out = tmp("track5");
+    let got = track_reference(dir.join("frames/000*.png").to_str().unwrap(), &clicks, &out);
+    assert_eq!(got.len(), 14);
+    for t in [0, 5] {
+        assert_matches(&dir, &idx, &got, t, 1);
+    }
+    for t in 0..14 {
+        assert_matches(&dir, &idx, &got, t, 2);
+    }
+}
+
+/// `--box` (with and without clicks, on frame 0 and on a later frame) gives, frame by frame, the
+/// masks of the tracker given the same prompts directly.
+#[test]
+fn track_box_prompts_reach_the_tracker() {
+    use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
+    let (dir, _) = video_ref();
+    let prompts: Vec<String> =
+        ["--box", "200,20,300,90", "--box", "0:2:30,60,120,170", "--point-on", "0:2:60,100,1", "--box", "6:2:100,90,230,200"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    let out = tmp("track-box");
+    let got = track_reference(dir.join("frames").to_str().unwrap(), &prompts, &out);
+    let options = segrt::Options { intra_threads: 2, ..segrt::Options::default() };
+    let model = std::sync::Arc::new(VideoModel::from_dir(&repo().join("models/sam2/video"), options).unwrap());
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(14), keep_frames: Some(7) }).unwrap();
+    for (t, rec) in got.iter().enumerate() {
+        let rgb = load_rgb(&dir.join(format!("frames/{t:05}.png")));
+        tracker.add_frame(&segrt::ImageView::new(&rgb.data, rgb.w, rgb.h, 0, segrt::PixelFormat::Rgb24).unwrap()).unwrap();
+        if t == 0 {
+            tracker.add_prompt(0, 1, &[], &[], Some([200.0, 20.0, 300.0, 90.0])).unwrap();
+            tracker.add_prompt(0, 2, &[[60.0, 100.0]], &[1], Some([30.0, 60.0, 120.0, 170.0])).unwrap();
+        }
+        if t == 6 {
+            tracker.add_prompt(6, 2, &[], &[], Some([100.0, 90.0, 230.0, 200.0])).unwrap();
+        }
+        let fm = tracker.track_frame(t).unwrap();
+        let objects = rec["objects"].as_array().unwrap();
+        assert_eq!(objects.len(), 2);
+        for (o, want) in objects.iter().zip(&fm.objects) {
+            assert_eq!(o["object_id"].as_i64().unwrap(), want.object_id as i64);
+            let mask = load_gray(std::path::Path::new(o["mask"].as_str().unwrap()));
+            assert!(mask == want.mask, "frame {t} object {}: the CLI's mask differs from the tracker's", want.object_id);
+        }
+    }
+}
+
+#[test]
+fn track_user_mistakes_give_one_line() {
+    let (dir, _) = video_ref();
+    let models = repo().join("models/sam2/video").display().to_string();
+    let frames = dir.join("frames");
+    // A frame of another size, among copies of two reference frames.
+    let odd = tmp("track-odd");
+    std::fs::copy(frames.join("00000.png"), odd.join("a.png")).unwrap();
+    std::fs::copy(frames.join("00001.png"), odd.join("b.png")).unwrap();
+    image::RgbImage::new(32, 24).save(odd.join("c.png")).unwrap();
+    let empty = tmp("track-empty");
+    std::fs::write(empty.join("notes.txt"), "not a frame").unwrap();
+    let out = tmp("track-err");
+    let f = frames.display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![odd.display().to_string(), "--point".into(), "10,10".into()], "c.png is 32x24"),
+        (vec![empty.display().to_string(), "--point".into(), "10,10".into()], "no image files"),
+        (vec![empty.join("*.png").display().to_string(), "--point".into(), "10,10".into()], "no files match"),
+        (vec![f.clone(), "--point".into(), "10;10".into()], "--point '10;10'"),
+        (vec![f.clone(), "--point".into(), "1,2,3,4".into()], "expected 2 or 3"),
+        (vec![f.clone(), "--point".into(), "1,2,5".into()], "LABEL must be 1"),
+        (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "5:1".into()], "expected FRAME:OBJ:X,Y"),
+        (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "99:1:3,4".into()], "frame 99 does not exist"),
+        (vec![f.clone(), "--point".into(), "1,2".into(), "--point-on".into(), "3:7:3,4".into()], "object 7 is prompted on frame 3"),
+        (vec![f.clone()], "no prompts"),
+        (vec![f.clone(), "--box".into(), "1,2,3".into()], "expected 4"),
+        (vec![f.clone(), "--box".into(), "50,50,10,60".into()], "X2 must not be left of X1"),
+        (vec![f.clone(), "--box".into(), "99:1:1,2,3,4".into()], "frame 99 does not exist"),
+        (vec![f.clone(), "--box".into(), "0:x:1,2,3,4".into()], "expected [FRAME:OBJ:]X1,Y1,X2,Y2"),
+        (vec![f.clone(), "--box".into(), "1,2,30,40".into(), "--box".into(), "0:1:5,6,70,80".into()], "already has a box on frame 0"),
+    ];
+    for (rest, expected) in cases {
+        let mut args: Vec<String> =
+            vec!["track".into(), "--models".into(), models.clone(), "--out".into(), out.display().to_string(), "--frames".into()];
+        args.extend(rest);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, err) = segrt(&args);
+        assert!(!ok, "{args:?} succeeded");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("segrt: error: ") && err.contains(expected), "{args:?}: expected '{expected}' in {err}");
+        println!("{expected} -> {}", err.trim());
+    }
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "a refused run wrote outputs");
+}

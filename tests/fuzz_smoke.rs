@@ -18,6 +18,8 @@ mod paths;
 mod sam2_everything;
 #[path = "../fuzz/harness/sam2_prompts.rs"]
 mod sam2_prompts;
+#[path = "../fuzz/harness/sam2_track.rs"]
+mod sam2_track;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -89,6 +91,13 @@ fn sam2_everything() {
     let (saved, n) = drive("sam2_everything", 0x5E6A_0005, sam2_everything::run);
     let ok = sam2_everything::SUCCEEDED.load(std::sync::atomic::Ordering::Relaxed);
     println!("sam2_everything: {saved} saved inputs replayed, {n} random inputs, {ok} calls succeeded");
+}
+
+#[test]
+fn sam2_track_calls() {
+    let (saved, n) = drive("sam2_track", 0x5E6A_0006, sam2_track::run);
+    let ok = sam2_track::SUCCEEDED.load(std::sync::atomic::Ordering::Relaxed);
+    println!("sam2_track: {saved} saved inputs replayed, {n} random inputs, {ok} prompt/track calls succeeded");
 }
 
 #[test]

@@ -347,13 +347,13 @@ fn sam2_caches_its_encoder_and_decoder_each_on_its_own() {
 
 #[test]
 fn more_sessions_of_a_pool_load_the_cached_model_too() {
-    use segrt::engine::SessionPool;
+    use segrt::engine::{GraphSharing, SessionPool};
     use segrt::options::CacheMode;
     let dir = fresh_dir("pool");
     let bytes = std::fs::read(model("demo_unet.onnx")).unwrap();
     let options = segrt::Options { cache: CacheMode::Dir(dir.clone()), max_sessions: 2, ..segrt::Options::default() };
-    drop(SessionPool::<()>::new(bytes.clone(), None, &options).unwrap());
-    let pool = SessionPool::<()>::new(bytes.clone(), None, &options).unwrap();
+    drop(SessionPool::<()>::new(bytes.clone(), None, &options, GraphSharing::AtCreation).unwrap());
+    let pool = SessionPool::<()>::new(bytes.clone(), None, &options, GraphSharing::AtCreation).unwrap();
     assert_eq!(pool.cache.status, segrt::engine::CacheStatus::Hit);
 
     // Two calls at once: the second finds the first session busy and builds another (from the
@@ -364,7 +364,7 @@ fn more_sessions_of_a_pool_load_the_cached_model_too() {
         let out = s.run(ort::inputs![name => ort::value::Tensor::from_array(input.clone()).unwrap()]).unwrap();
         out[0].try_extract_array::<f32>().unwrap().iter().copied().collect()
     };
-    let plain = SessionPool::<()>::new(bytes, None, &segrt::Options::default()).unwrap();
+    let plain = SessionPool::<()>::new(bytes, None, &segrt::Options::default(), GraphSharing::AtCreation).unwrap();
     let expected = plain.with(|s, _| Ok(outputs(s))).unwrap();
     let barrier = std::sync::Barrier::new(2);
     let results: Vec<Vec<f32>> = std::thread::scope(|scope| {

@@ -261,3 +261,74 @@ fn model_from_memory_and_chinese_path() {
     assert_eq!(run_rgb(&mem, &img).mask, run_rgb(&from_file, &img).mask);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs two threads at once on `s` until the pool has built a second session (a call that finds
+/// no idle session grows the pool), checking every mask against `expected`.
+fn force_second_session(s: &Session, img: &Rgb, expected: &[u8]) -> serde_json::Value {
+    for round in 0..200 {
+        let barrier = std::sync::Barrier::new(2);
+        std::thread::scope(|scope| {
+            for t in 0..2 {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    assert_eq!(run_rgb(s, img).mask, expected, "round {round}, thread {t}");
+                });
+            }
+        });
+        let info: serde_json::Value = serde_json::from_str(&session_info(s)).unwrap();
+        if info["pool"]["created"] == 2 {
+            return info["pool"].clone();
+        }
+    }
+    panic!("two threads at once never made the pool build a second session");
+}
+
+/// The demo UNet with `max_sessions = 2`, one image, its single-session mask, and the pool's
+/// figures once a second session was built.
+fn demo_with_two_sessions() -> (Session, Rgb, Vec<u8>, serde_json::Value) {
+    let mut o = default_options();
+    o.max_sessions = 2;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+    let img = load_rgb(&sample("lesion_02.png"));
+    let expected = run_rgb(&s, &img).mask;
+    let pool = force_second_session(&s, &img, &expected);
+    (s, img, expected, pool)
+}
+
+#[test]
+fn extra_sessions_read_their_weights_from_one_shared_graph() {
+    let (s, img, expected, pool) = demo_with_two_sessions();
+    println!("pool: {pool}");
+    let graph = pool["shared_graph_bytes"].as_u64().unwrap_or_else(|| panic!("a CPU pool that may grow shares one graph: {pool}"));
+    let file = std::fs::metadata(model("demo_unet.onnx")).unwrap().len();
+    assert!(graph > file / 2 && graph < file * 2, "the graph holds the weights once: {graph} bytes for a {file}-byte model");
+    // Its weights (30 tensors in the demo UNet's optimised graph) must be shared values: that is
+    // what makes the sessions share their pre-packed weights.
+    let shared = pool["shared_initializers"].as_u64().unwrap_or(0);
+    assert!(shared >= 20, "the graph's initializers are shared with every session: {pool}");
+    // Both sessions, the first built from the model and the second from the graph, agree bit for bit.
+    for _ in 0..4 {
+        force_second_session(&s, &img, &expected);
+    }
+}
+
+#[test]
+fn a_pool_that_cannot_save_its_graph_still_grows_without_sharing() {
+    // A temporary folder that does not exist: ONNX Runtime cannot write the graph there. (Each test
+    // runs in a process of its own under nextest; nothing else here reads TMPDIR.)
+    let missing = std::env::temp_dir().join("segrt-no-such-folder").join("deeper");
+    unsafe { std::env::set_var("TMPDIR", &missing) };
+    let (_, _, _, pool) = demo_with_two_sessions();
+    assert!(pool["shared_graph_bytes"].is_null(), "nothing shared when the graph could not be saved: {pool}");
+    assert!(!missing.exists());
+}
+
+#[test]
+fn a_single_session_pool_saves_no_graph() {
+    let mut o = default_options();
+    o.max_sessions = 1;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+    let info: serde_json::Value = serde_json::from_str(&session_info(&s)).unwrap();
+    assert!(info["pool"]["shared_graph_bytes"].is_null(), "{info}");
+}

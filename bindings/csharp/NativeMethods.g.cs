@@ -307,6 +307,133 @@ namespace Segrt.Native
         [DllImport(__DllName, EntryPoint = "seg_sam2_everything", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_sam2_everything(SegSession* session, SegImage* image, SegEverythingOptions* options, SegLabelImage* out_labels, SegEverythingObject* out_objects, System.UIntPtr objects_capacity, System.UIntPtr* out_count, SegEverythingInfo* out_info);
 
+        /// <summary>
+        ///  Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
+        ///  modules it names (written by `models/sam2/export_sam2_video.py`; UTF-8 path). `options` as for
+        ///  `seg_create` (NULL = defaults). Make tracks from it with `seg_track_create`; release it with
+        ///  `seg_free` (tracks still open keep the model alive until they are freed).
+        ///
+        ///  # Safety
+        ///  `models_dir` must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`;
+        ///  `out_session` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_create_sam2_video", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_create_sam2_video(byte* models_dir, SegOptions* options, SegSession** out_session);
+
+        /// <summary>
+        ///  Fills `*options` with the defaults (and `struct_size`).
+        ///
+        ///  # Safety
+        ///  `options` must be NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_options_default(SegTrackOptions* options);
+
+        /// <summary>
+        ///  Starts a new, empty track on a video session (`options` NULL = defaults). Release it with
+        ///  `seg_track_free`. Thread safety: any thread.
+        ///
+        ///  # Safety
+        ///  `options` must be NULL or a valid `SegTrackOptions`; `out_track` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_create(SegSession* session, SegTrackOptions* options, SegTrack** out_track);
+
+        /// <summary>
+        ///  Releases a track. `seg_track_free(NULL)` is a no-op; a freed or made-up handle gives
+        ///  `SEG_INVALID_HANDLE`, a session handle `SEG_WRONG_SESSION_KIND` (it is not freed). A call running
+        ///  on the track in another thread finishes normally; the memory is released when it returns.
+        ///
+        ///  # Safety
+        ///  Any value may be passed.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_free(SegTrack* track);
+
+        /// <summary>
+        ///  Forgets every frame, object and memory of the track: it is as new (same session and options).
+        ///  A call running on the track finishes first.
+        ///
+        ///  # Safety
+        ///  Any value may be passed as `track`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_reset", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_reset(SegTrack* track);
+
+        /// <summary>
+        ///  Adds the next frame and encodes it (no tracking): the frame gets the next index (0, 1, ...),
+        ///  written to `*out_frame` (optional). Every frame must have the first frame's size. Use it to
+        ///  prompt on a frame before tracking, or to feed a volume first and track later with
+        ///  `seg_track_frame`. `out_info` optional (set its `struct_size`).
+        ///
+        ///  # Safety
+        ///  `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_add_frame", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_add_frame(SegTrack* track, SegImage* frame, long* out_frame, SegTrackInfo* out_info);
+
+        /// <summary>
+        ///  Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
+        ///  the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
+        ///  the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
+        ///  `object_id` starts a new object (allowed until the first frame is tracked). A prompt on a frame
+        ///  not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects
+        ///  the mask there and the correction is used as memory when tracking goes on.
+        ///
+        ///  Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
+        ///  `seg_track_frame`.
+        ///
+        ///  # Safety
+        ///  `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
+        ///  `seg_track_frame`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_add_prompt", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_add_prompt(SegTrack* track, long frame, int object_id, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, SegTrackObject* out_objects, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
+
+        /// <summary>
+        ///  Tracks frame `frame` (an index; -1 = the last frame added) for every object: clicks given
+        ///  since the last tracking are consolidated first, then each object without a prompt on that frame
+        ///  gets SAM2's memory-conditioned mask, remembered for the frames after. Frames are normally tracked
+        ///  in order, each once; tracking a frame again recomputes it from the memory as it is now.
+        ///
+        ///  Frame outputs (also of `seg_track_add_prompt` and `seg_track_next`), one per object in the order
+        ///  objects were first prompted, all optional:
+        ///  - `out_objects`: `capacity` records (`SegTrackObject`);
+        ///  - `out_masks`: `capacity` caller-owned masks of the frame's size, 0/255 each;
+        ///  - `out_count`: the number of objects.
+        ///
+        ///  When either array is given and `capacity` is below the number of objects the call returns
+        ///  `SEG_BUFFER_TOO_SMALL` with `*out_count` set, before anything runs (the track is unchanged);
+        ///  `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
+        ///  Outputs are written only on success.
+        ///
+        ///  # Safety
+        ///  Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_frame", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_frame(SegTrack* track, long frame, SegTrackObject* out_objects, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
+
+        /// <summary>
+        ///  Streaming: adds the next frame and tracks it (`seg_track_add_frame` + `seg_track_frame` in one
+        ///  call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
+        ///  `out_info-&gt;frame` is the new frame's index. When the buffers are too small nothing is added.
+        ///
+        ///  # Safety
+        ///  As for `seg_track_add_frame` and `seg_track_frame`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_next", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_next(SegTrack* track, SegImage* frame, SegTrackObject* out_objects, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
+
+        /// <summary>
+        ///  Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
+        ///  `held_outputs` stay bounded with `keep_frames`). Set `out_state-&gt;struct_size` first.
+        ///
+        ///  # Safety
+        ///  `out_state` must be NULL or valid for its `struct_size`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_state(SegTrack* track, SegTrackState* out_state);
+
 
     }
 
@@ -750,6 +877,143 @@ namespace Segrt.Native
         public double encoder_ms;
         public double decoder_ms;
         public double postprocess_ms;
+    }
+
+    /// <summary>
+    ///  An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
+    ///  with `seg_track_free`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegTrack
+    {
+    }
+
+    /// <summary>
+    ///  Options of `seg_track_create`. Always start from `seg_track_options_default()`, which sets
+    ///  `struct_size`; fields are only ever appended.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegTrackOptions
+    {
+        /// <summary>
+        ///  `sizeof(SegTrackOptions)` as the caller was compiled with.
+        /// </summary>
+        public uint struct_size;
+        /// <summary>
+        ///  Frames the video has, when known (0 = unknown: streaming, the default). SAM2 scales the
+        ///  distance of object pointers by `min(num_frames, 16) - 1`: give it for videos or volumes of
+        ///  fewer than 16 frames to match the official predictor exactly.
+        /// </summary>
+        public uint num_frames;
+        /// <summary>
+        ///  The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
+        ///  predictor does: memory grows with the video). Default 8: memory stays bounded; prompts and
+        ///  `seg_track_frame` reach only the frames still held.
+        /// </summary>
+        public uint keep_frames;
+        public uint reserved;
+    }
+
+    /// <summary>
+    ///  One object on one frame: `seg_track_add_prompt`, `seg_track_frame` and `seg_track_next` fill
+    ///  one record per object, in the order the objects were first prompted (the same order as the masks).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegTrackObject
+    {
+        /// <summary>
+        ///  The id the caller gave the object when prompting it.
+        /// </summary>
+        public int object_id;
+        /// <summary>
+        ///  1 when SAM2 sees the object on this frame (its object score is above 0); 0 when it is hidden
+        ///  or gone (the mask is then empty).
+        /// </summary>
+        public uint present;
+        /// <summary>
+        ///  0 when the object has no prediction on this frame (prompted on a later frame, tracking not
+        ///  yet there): then `score` is 0 and the mask empty.
+        /// </summary>
+        public uint has_output;
+        /// <summary>
+        ///  SAM2's object score logit (present when &gt; 0).
+        /// </summary>
+        public float score;
+        /// <summary>
+        ///  Pixels of the mask.
+        /// </summary>
+        public ulong area;
+        /// <summary>
+        ///  Box around the mask, inclusive pixel indices; all 0 for an empty mask.
+        /// </summary>
+        public int x0;
+        public int y0;
+        public int x1;
+        public int y1;
+    }
+
+    /// <summary>
+    ///  What one track call did. Set `struct_size = sizeof(SegTrackInfo)`; segrt writes no more than that.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegTrackInfo
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  Objects of the track (records filled).
+        /// </summary>
+        public uint objects;
+        /// <summary>
+        ///  The frame the call was about (0-based, in the order frames were added).
+        /// </summary>
+        public long frame;
+        /// <summary>
+        ///  Milliseconds spent in this call, per stage.
+        /// </summary>
+        public double preprocess_ms;
+        public double image_encoder_ms;
+        public double memory_attention_ms;
+        public double mask_decoder_ms;
+        public double memory_encoder_ms;
+        public double postprocess_ms;
+    }
+
+    /// <summary>
+    ///  The state of a track (`seg_track_state`). Set `struct_size = sizeof(SegTrackState)`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegTrackState
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  Objects prompted so far.
+        /// </summary>
+        public uint objects;
+        /// <summary>
+        ///  Frames added so far.
+        /// </summary>
+        public long frames;
+        /// <summary>
+        ///  Frame size (0 before the first frame).
+        /// </summary>
+        public int width;
+        public int height;
+        /// <summary>
+        ///  Frames whose encoder outputs are held, and per-frame object outputs held in the memory bank:
+        ///  both stay bounded with `keep_frames`.
+        /// </summary>
+        public uint held_frames;
+        public uint held_outputs;
+        /// <summary>
+        ///  The options the track was created with.
+        /// </summary>
+        public uint num_frames;
+        public uint keep_frames;
+        /// <summary>
+        ///  1 once a frame was tracked: new objects can no longer be added (reset the track for that).
+        /// </summary>
+        public uint tracking_started;
+        public uint reserved;
     }
 
 

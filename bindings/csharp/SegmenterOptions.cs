@@ -188,8 +188,10 @@ namespace Segrt
         /// The most ONNX Runtime sessions the segmenter keeps for calls running at once (for SAM2: encoder
         /// sessions and, separately, decoder sessions). The pool starts with one and builds another only when
         /// a call finds every session busy; calls beyond the cap wait their turn, in order. 0 (default) = one
-        /// per physical core. Each further session costs <see cref="PoolInfo.BytesPerExtraSession"/> (the
-        /// weights are shared); 1 keeps memory lowest and serialises the calls.
+        /// per physical core. On the CPU, when the cap is above 1 the first session also saves the optimised graph
+        /// (<see cref="PoolInfo.SharedGraphBytes"/>) and further sessions read their weights from it, so each costs
+        /// <see cref="PoolInfo.BytesPerExtraSession"/> (its own state, not another copy of the model or of its
+        /// pre-packed weights); 1 keeps memory lowest, skips saving the graph (the fastest first start) and serialises the calls.
         /// </summary>
         public int MaxSessions { get; set; }
 

@@ -271,6 +271,8 @@ namespace Segrt
         [DataMember(Name = "waits")] long? _waits;
         [DataMember(Name = "bytes_first_session")] long? _bytesFirstSession;
         [DataMember(Name = "bytes_per_extra_session")] long? _bytesPerExtraSession;
+        [DataMember(Name = "shared_graph_bytes")] long? _sharedGraphBytes;
+        [DataMember(Name = "shared_initializers")] long? _sharedInitializers;
 
         /// <summary>The pool's bound (<see cref="SegmenterOptions.MaxSessions"/>, resolved: 0 became the physical core count).</summary>
         public int? MaxSessions { get { return _maxSessions; } }
@@ -292,6 +294,20 @@ namespace Segrt
 
         /// <summary>Resident memory one more session added, measured when the second was built; null before.</summary>
         public long? BytesPerExtraSession { get { return _bytesPerExtraSession; } }
+
+        /// <summary>
+        /// Bytes of the optimised graph that further sessions read their weights from in place (saved by the first
+        /// session of a CPU pool whose <see cref="MaxSessions"/> is above 1); null when sessions load the model
+        /// themselves (a GPU provider, <c>MaxSessions = 1</c>, or the graph could not be saved).
+        /// </summary>
+        public long? SharedGraphBytes { get { return _sharedGraphBytes; } }
+
+        /// <summary>
+        /// Weight tensors of the shared graph that every session uses as one shared value, so that the forms ONNX
+        /// Runtime pre-packs from them also exist once; 0 when ONNX Runtime refused that for this model (fp16 or
+        /// quantised kernels), null without a shared graph.
+        /// </summary>
+        public long? SharedInitializers { get { return _sharedInitializers; } }
     }
 
     /// <summary>The part of segrt's "interpretation" the wrapper reads (SAM2's low-res mask size).</summary>

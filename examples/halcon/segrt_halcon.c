@@ -35,35 +35,26 @@ Herror segrt_halcon_open(const char *model_path, SegSession **out_session) {
     return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
 }
 
-Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_image, Hobject *region) {
+/* 1. Pixel pointers of a byte image of 1 or 3 channels. HALCON keeps one plane per channel with rows
+ *    tightly packed (row stride = width), so the planes go to segrt as they are: no interleaving copy. */
+static Herror image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *out_height) {
     char type[MAX_STRING], msg[MAX_STRING];
     Hlong channels = 0, width = 0, height = 0, red = 0, green = 0, blue = 0;
-    Hobject mask_obj = NULL;
-    SegImage img;
-    SegMask mask;
-    SegStatus st;
-    unsigned char *buf;
-    Herror err;
-
-    if (!mask_image && !region) return glue_failure(SEG_NULL_POINTER, "mask_image and region are both NULL");
-    err = count_channels(image, &channels);
+    Herror err = count_channels(image, &channels);
     if (err != H_MSG_TRUE) return err;
-
-    /* 1. Pixel pointers. HALCON keeps one plane per channel with rows tightly packed (row stride = width),
-     *    so the planes go to segrt as they are: no interleaving copy. */
-    memset(&img, 0, sizeof img);
+    memset(img, 0, sizeof *img);
     if (channels == 3) {
         err = get_image_pointer3(image, &red, &green, &blue, type, &width, &height);
         if (err != H_MSG_TRUE) return err;
-        img.format = SEG_FORMAT_PLANAR_RGB8;
-        img.data = (const uint8_t *)red;
-        img.plane1 = (const uint8_t *)green;
-        img.plane2 = (const uint8_t *)blue;
+        img->format = SEG_FORMAT_PLANAR_RGB8;
+        img->data = (const uint8_t *)red;
+        img->plane1 = (const uint8_t *)green;
+        img->plane2 = (const uint8_t *)blue;
     } else if (channels == 1) {
         err = get_image_pointer1(image, &red, type, &width, &height);
         if (err != H_MSG_TRUE) return err;
-        img.format = SEG_FORMAT_GRAY8;
-        img.data = (const uint8_t *)red;
+        img->format = SEG_FORMAT_GRAY8;
+        img->data = (const uint8_t *)red;
     } else {
         snprintf(msg, sizeof msg, "the image has %ld channels; segrt takes 1 (gray) or 3 (R, G, B)", (long)channels);
         return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
@@ -74,11 +65,28 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
     }
     if (width <= 0 || height <= 0 || width > INT32_MAX || height > INT32_MAX)
         return glue_failure(SEG_IMAGE_TOO_LARGE, "the image size does not fit segrt's 32-bit width/height");
+    img->width = (int32_t)width;
+    img->height = (int32_t)height;
+    img->stride = (int32_t)width;   /* plane stride: HALCON rows have no padding */
+    *out_width = width;
+    *out_height = height;
+    return H_MSG_TRUE;
+}
+
+Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_image, Hobject *region) {
+    Hlong width = 0, height = 0;
+    Hobject mask_obj = NULL;
+    SegImage img;
+    SegMask mask;
+    SegStatus st;
+    unsigned char *buf;
+    Herror err;
+
+    if (!mask_image && !region) return glue_failure(SEG_NULL_POINTER, "mask_image and region are both NULL");
+    err = image_view(image, &img, &width, &height);
+    if (err != H_MSG_TRUE) return err;
 
     /* 2. segrt checks the rest (pixel limit, handle, model) and writes the mask only on success. */
-    img.width = (int32_t)width;
-    img.height = (int32_t)height;
-    img.stride = (int32_t)width;   /* plane stride: HALCON rows have no padding */
     buf = malloc((size_t)width * (size_t)height);
     if (!buf) return glue_failure(SEG_IMAGE_TOO_LARGE, "no memory for the mask");
     mask.data = buf;
@@ -113,4 +121,117 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
 Herror segrt_halcon_close(SegSession *session) {
     SegStatus st = seg_free(session);
     return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}
+
+/* ---- tracking ---- */
+
+Herror segrt_halcon_track_open(const char *models_dir, SegSession **out_video, SegTrack **out_track) {
+    SegSession *video = NULL;
+    SegStatus st;
+    if (!out_video || !out_track) return glue_failure(SEG_NULL_POINTER, "out_video or out_track is NULL");
+    if (seg_abi_version() != SEG_ABI_VERSION)
+        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+    st = seg_create_sam2_video(models_dir, NULL, &video);
+    if (st != SEG_OK) return segrt_failure(st);
+    st = seg_track_create(video, NULL, out_track);
+    if (st != SEG_OK) {
+        Herror err = segrt_failure(st);
+        seg_free(video);
+        return err;
+    }
+    *out_video = video;
+    return H_MSG_TRUE;
+}
+
+Herror segrt_halcon_track_add(Hobject image, SegTrack *track, Hlong *frame) {
+    Hlong width = 0, height = 0;
+    int64_t index = 0;
+    SegImage img;
+    SegStatus st;
+    Herror err = image_view(image, &img, &width, &height);
+    if (err != H_MSG_TRUE) return err;
+    st = seg_track_add_frame(track, &img, &index, NULL);
+    if (st != SEG_OK) return segrt_failure(st);
+    if (frame) *frame = (Hlong)index;
+    return H_MSG_TRUE;
+}
+
+/* Runs one frame-output call (a prompt when `click` is set, else tracking) and turns object
+ * `object_id`'s mask into a region. */
+static Herror track_call(SegTrack *track, Hlong frame, Hlong object_id, const SegPoint *click, Hobject *region, Hlong *present) {
+    SegTrackState state;
+    SegTrackObject *records = NULL;
+    SegMask *masks = NULL;
+    unsigned char *pixels = NULL;
+    size_t n = 0, count = 0, k, size;
+    Hobject mask_obj = NULL;
+    SegStatus st;
+    Herror err = H_MSG_TRUE;
+    char msg[MAX_STRING];
+
+    memset(&state, 0, sizeof state);
+    state.struct_size = sizeof state;
+    st = seg_track_state(track, &state);
+    if (st != SEG_OK) return segrt_failure(st);
+    /* One record and mask per object; a prompt may add one object. */
+    n = state.objects + (click ? 1u : 0u);
+    if (n == 0) return glue_failure(SEG_INVALID_ARGUMENT, "no object to track: click an object first");
+    if (state.width <= 0 || state.height <= 0) return glue_failure(SEG_INVALID_ARGUMENT, "no frame added yet");
+    size = (size_t)state.width * (size_t)state.height;
+    records = calloc(n, sizeof *records);
+    masks = calloc(n, sizeof *masks);
+    pixels = malloc(n * size);
+    if (!records || !masks || !pixels) {
+        free(records); free(masks); free(pixels);
+        return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the masks");
+    }
+    for (k = 0; k < n; k++) {
+        masks[k].data = pixels + k * size;
+        masks[k].width = state.width;
+        masks[k].height = state.height;
+        masks[k].stride = 0;
+    }
+    if (click)
+        st = seg_track_add_prompt(track, (int64_t)frame, (int32_t)object_id, click, 1, NULL, records, masks, n, &count, NULL);
+    else
+        st = seg_track_frame(track, (int64_t)frame, records, masks, n, &count, NULL);
+    if (st != SEG_OK) {
+        err = segrt_failure(st);
+        goto done;
+    }
+    for (k = 0; k < count && records[k].object_id != (int32_t)object_id; k++) {}
+    if (k == count) {
+        snprintf(msg, sizeof msg, "object %ld is not tracked on this track", (long)object_id);
+        err = glue_failure(SEG_INVALID_ARGUMENT, msg);
+        goto done;
+    }
+    if (present) *present = records[k].present ? 1 : 0;
+    if (region) {
+        /* gen_image1 copies the pixels; the region is the mask's foreground. */
+        err = gen_image1(&mask_obj, "byte", state.width, state.height, (Hlong)masks[k].data);
+        if (err == H_MSG_TRUE) err = threshold(mask_obj, region, 1.0, 255.0);
+        if (mask_obj) clear_obj(mask_obj);
+    }
+done:
+    free(records); free(masks); free(pixels);
+    return err;
+}
+
+Herror segrt_halcon_track_click(SegTrack *track, Hlong frame, Hlong object_id, double row, double column, Hlong label,
+                                Hobject *region) {
+    SegPoint click;
+    click.x = (float)column;
+    click.y = (float)row;
+    click.label = (int32_t)label;
+    return track_call(track, frame, object_id, &click, region, NULL);
+}
+
+Herror segrt_halcon_track_frame(SegTrack *track, Hlong frame, Hlong object_id, Hobject *region, Hlong *present) {
+    return track_call(track, frame, object_id, NULL, region, present);
+}
+
+Herror segrt_halcon_track_close(SegSession *video, SegTrack *track) {
+    SegStatus a = seg_track_free(track), b = seg_free(video);
+    if (a != SEG_OK) return segrt_failure(a);
+    return b == SEG_OK ? H_MSG_TRUE : segrt_failure(b);
 }

@@ -35,4 +35,28 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
 /* Releases the session (NULL is fine). */
 Herror segrt_halcon_close(SegSession *session);
 
+/* ---- SAM2 tracking through video frames or the slices of a volume (see the main README,
+ * "SAM2: tracking through frames and slices"). Frames are byte images of 1 or 3 channels, all of one
+ * size, added in order. Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
+
+/* Loads the video modules in `models_dir` (UTF-8) and starts a track on them (default options: the
+ * last 8 frames held). Release both with segrt_halcon_track_close. */
+Herror segrt_halcon_track_open(const char *models_dir, SegSession **out_video, SegTrack **out_track);
+
+/* Adds the next frame (or slice); *frame (optional) receives its index 0, 1, ... */
+Herror segrt_halcon_track_add(Hobject image, SegTrack *track, Hlong *frame);
+
+/* Prompts object `object_id` on frame `frame` (-1 = the last frame added) with one click (label 1 =
+ * the object, 0 = not the object); `region` (optional) receives the object's region on that frame. */
+Herror segrt_halcon_track_click(SegTrack *track, Hlong frame, Hlong object_id, double row, double column, Hlong label,
+                                Hobject *region);
+
+/* Tracks frame `frame` (-1 = the last added; frames in order, from the first prompted one) and gives
+ * the region of object `object_id` there (empty when the object is hidden) and, optionally, whether
+ * SAM2 sees it (`present`: 1 or 0). */
+Herror segrt_halcon_track_frame(SegTrack *track, Hlong frame, Hlong object_id, Hobject *region, Hlong *present);
+
+/* Releases the track and the video session (either may be NULL). */
+Herror segrt_halcon_track_close(SegSession *video, SegTrack *track);
+
 #endif /* SEGRT_HALCON_H */

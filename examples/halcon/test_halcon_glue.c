@@ -4,7 +4,10 @@
  *   - a gray HALCON image runs through the 1-channel test model, equal to the plain C API on GRAY8,
  *     IoU > 0.9;
  *   - failures come back as a HALCON error code > 10000 with segrt's message through get_error_text:
- *     a missing model, a 'real' image, a freed session; outputs are not written on failure.
+ *     a missing model, a 'real' image, a freed session; outputs are not written on failure;
+ *   - tracking: 8 synthetic R, G, B frames (a disc moving over a gradient) through the glue give, frame by
+ *     frame, the region areas and present flags of the plain C API tracking the same frames as interleaved
+ *     BGR; a frame of another size and a click on a frame never added fail with segrt's message.
  * Usage: test_halcon_glue REPO_DIR INPUT_DIR (INPUT_DIR from tests/c/make_inputs.py) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,95 @@ static const unsigned char *mask_pixels(Hobject mask, int w, int h) {
     Herror err = get_image_pointer1(mask, &ptr, type, &mw, &mh);
     CHECK(err == H_MSG_TRUE && strcmp(type, "byte") == 0 && mw == w && mh == h, "mask image: err %u type %s %ldx%ld", err, type, (long)mw, (long)mh);
     return (const unsigned char *)ptr;
+}
+
+#define TW 320
+#define TH 240
+#define TFRAMES 8
+
+/* Frame t of a small synthetic clip: a bright disc moving right over a gradient, as R, G, B planes and
+ * as interleaved BGR. */
+static void make_frame(int t, unsigned char *r, unsigned char *g, unsigned char *b, unsigned char *bgr) {
+    int x, y;
+    for (y = 0; y < TH; y++)
+        for (x = 0; x < TW; x++) {
+            int i = y * TW + x, dx = x - (80 + 12 * t), dy = y - 120;
+            int in = dx * dx + dy * dy < 40 * 40;
+            r[i] = in ? 230 : (unsigned char)(x * 200 / TW);
+            g[i] = in ? 60 : (unsigned char)(y * 200 / TH);
+            b[i] = in ? 40 : 90;
+            bgr[3 * i] = b[i]; bgr[3 * i + 1] = g[i]; bgr[3 * i + 2] = r[i];
+        }
+}
+
+/* The glue's tracking against the plain C API on the same frames. */
+static void check_tracking(const char *repo) {
+    char path[4096], text[MAX_STRING];
+    unsigned char *r = malloc(TW * TH), *g = malloc(TW * TH), *b = malloc(TW * TH), *bgr = malloc(3 * TW * TH), *m = malloc(TW * TH);
+    SegSession *video = NULL, *plain_video = NULL;
+    SegTrack *track = NULL, *plain = NULL;
+    Hobject frame = NULL, region = NULL, small = NULL;
+    Hlong index = -1, area = 0, present = -1;
+    double row, col;
+    Herror err;
+    int t;
+    size_t i, fg;
+
+    snprintf(path, sizeof path, "%s/models/sam2/video", repo);
+    err = segrt_halcon_track_open(path, &video, &track);
+    get_error_text((Hlong)err, text);
+    CHECK(err == H_MSG_TRUE, "segrt_halcon_track_open: %u %s", err, text);
+    if (err != H_MSG_TRUE) return;
+    CHECK(seg_create_sam2_video(path, NULL, &plain_video) == SEG_OK && seg_track_create(plain_video, NULL, &plain) == SEG_OK, "plain track");
+    for (t = 0; t < TFRAMES; t++) {
+        SegImage img;
+        SegMask mask;
+        SegTrackObject rec;
+        size_t n = 0;
+        SegStatus st;
+        make_frame(t, r, g, b, bgr);
+        CHECK(gen_image3(&frame, "byte", TW, TH, (Hlong)r, (Hlong)g, (Hlong)b) == H_MSG_TRUE, "gen_image3");
+        err = segrt_halcon_track_add(frame, track, &index);
+        CHECK(err == H_MSG_TRUE && index == t, "track_add frame %d: %u, index %ld", t, err, (long)index);
+        clear_obj(frame);
+        memset(&img, 0, sizeof img);
+        img.data = bgr; img.width = TW; img.height = TH; img.format = SEG_FORMAT_BGR24;
+        mask.data = m; mask.width = TW; mask.height = TH; mask.stride = 0;
+        CHECK(seg_track_add_frame(plain, &img, NULL, NULL) == SEG_OK, "plain add frame %d", t);
+        if (t == 0) {
+            SegPoint click = {80.0f, 120.0f, 1};
+            err = segrt_halcon_track_click(track, 0, 1, 120.0, 80.0, 1, &region);   /* (row, column) */
+            st = seg_track_add_prompt(plain, 0, 1, &click, 1, NULL, &rec, &mask, 1, &n, NULL);
+        } else {
+            err = segrt_halcon_track_frame(track, -1, 1, &region, &present);
+            st = seg_track_frame(plain, -1, &rec, &mask, 1, &n, NULL);
+        }
+        get_error_text((Hlong)err, text);
+        CHECK(err == H_MSG_TRUE && st == SEG_OK && n == 1, "frame %d: glue %u (%s), plain %s", t, err, text, seg_status_str(st));
+        if (err != H_MSG_TRUE || st != SEG_OK) break;
+        for (i = 0, fg = 0; i < (size_t)TW * TH; i++) fg += m[i] != 0;
+        CHECK(area_center(region, &area, &row, &col) == H_MSG_TRUE, "area_center");
+        CHECK((size_t)area == fg && fg == rec.area, "frame %d: region area %ld, plain mask %lu, record %lu", t, (long)area, (unsigned long)fg, (unsigned long)rec.area);
+        CHECK(t == 0 || present == (Hlong)rec.present, "frame %d: present %ld vs %u", t, (long)present, rec.present);
+        if (t == TFRAMES - 1) printf("tracking: %d frames, the glue's regions equal the plain C API's masks (last: area %ld, present %ld)\n", TFRAMES, (long)area, (long)present);
+        clear_obj(region);
+        region = NULL;
+    }
+    /* A frame of another size; a click on a frame never added: segrt's messages, nothing written. */
+    CHECK(gen_image_const(&small, "byte", 64, 48) == H_MSG_TRUE, "gen_image_const");
+    err = segrt_halcon_track_add(small, track, &index);
+    get_error_text((Hlong)err, text);
+    printf("frame of another size: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "64x48") != NULL, "small frame gave %u %s", err, text);
+    region = (Hobject)&region;
+    err = segrt_halcon_track_click(track, 99, 1, 10.0, 10.0, 1, &region);
+    get_error_text((Hlong)err, text);
+    printf("click on frame 99: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "frame 99") != NULL && region == (Hobject)&region, "frame 99 gave %u %s", err, text);
+    clear_obj(small);
+    CHECK(segrt_halcon_track_close(video, track) == H_MSG_TRUE, "track close");
+    CHECK(segrt_halcon_track_close(plain_video, plain) == H_MSG_TRUE, "plain close");
+    free(r); free(g); free(b); free(bgr); free(m);
 }
 
 int main(int argc, char **argv) {
@@ -161,6 +253,8 @@ int main(int argc, char **argv) {
     printf("freed session: error %u: %s\n", err, text);
     CHECK(err == SEGRT_H_ERR(SEG_INVALID_HANDLE) && mask == untouched, "freed session gave %u", err);
     CHECK(segrt_halcon_close(s) == SEGRT_H_ERR(SEG_INVALID_HANDLE), "double close must be detected");
+
+    check_tracking(argv[1]);
 
     clear_obj(color); clear_obj(mono); clear_obj(real);
     free(r); free(g); free(b); free(gray); free(bgr); free(ref); free(ref_gray); free(rgb.px); free(gt.px);

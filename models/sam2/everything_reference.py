@@ -18,7 +18,7 @@ image and any box NMS threshold below 1 keeps a single object: NMS is off here (
 oracle test proves segrt's NMS, and predicted IoU 0.2 / stability 0.05 keep 210 and 24 objects.
 
 Run from the repository root:
-    /work/venv-torch/bin/python models/sam2/everything_reference.py
+    .venv-torch/bin/python models/sam2/everything_reference.py
 """
 import json
 import os

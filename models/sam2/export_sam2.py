@@ -3,9 +3,9 @@
 
 Run from the repository root:
 
-    /work/pyenv-torch/bin/python models/sam2/export_sam2.py              # tiny fixtures + reference + oracle
-    /work/pyenv-torch/bin/python models/sam2/export_sam2.py --real-size models/sam2/real-size
-    /work/pyenv-torch/bin/python models/sam2/export_sam2.py --checkpoint sam2.1_hiera_tiny.pt \
+    .venv-torch/bin/python models/sam2/export_sam2.py              # tiny fixtures + reference + oracle
+    .venv-torch/bin/python models/sam2/export_sam2.py --real-size models/sam2/real-size
+    .venv-torch/bin/python models/sam2/export_sam2.py --checkpoint sam2.1_hiera_tiny.pt \
         --real-size models/sam2/real-size
 
 Provenance / pins
@@ -14,7 +14,7 @@ Provenance / pins
   sha256 7e0ea252d43c10d853e3acfce0b5770ac683c30481bd6de311300e9d44f45b74), installed with
   ``SAM2_BUILD_CUDA=0 pip install --no-build-isolation --no-deps sam2==1.1.0``
   plus hydra-core 1.3.8, iopath 0.1.10, torchvision 0.29.2 (``--no-deps``: keeps torch untouched).
-  Per /work/shared/SAM-INTEROP.md this PyPI upload is not Meta's, but its ``sam2/`` code and sam2.1
+  This PyPI upload is not Meta's (models/sam2/README.md, provenance), but its ``sam2/`` code and sam2.1
   configs are byte-identical to facebookresearch/sam2@2b90b9f.
 * torch 2.15.0, onnx 1.23.2, onnxruntime 1.31.1, numpy 2.4.6 (the versions used to make the
   committed files).

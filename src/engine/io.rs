@@ -1,8 +1,10 @@
 //! What a session's model declares: its inputs and outputs as ONNX Runtime reports them.
 
-use ort::session::Session;
+use ort::session::{Session, SessionOutputs};
 use ort::value::ValueType;
 use serde::Serialize;
+
+use crate::error::{Error, Result};
 
 /// One model input or output as reported by ONNX Runtime. `-1` marks a dynamic dimension.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -40,4 +42,13 @@ pub fn describe(infos: &[TensorInfo]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A float output of a run: its shape and a copy of its data (allocated fallibly), so the session can
+/// go back to its pool. `what` names the model in errors ("SAM2 decoder", "video memory encoder").
+pub fn f32_output(outputs: &SessionOutputs<'_>, name: &str, what: &str) -> Result<(Vec<i64>, Vec<f32>)> {
+    let value = outputs.get(name).ok_or_else(|| Error::unsupported_model(format!("{what}: no output '{name}'")))?;
+    let (shape, data) =
+        value.try_extract_tensor::<f32>().map_err(|e| Error::inference(format!("cannot read {what} output '{name}': {e}")))?;
+    Ok((shape.to_vec(), crate::alloc::copy_of(data, what)?))
 }

@@ -7,8 +7,9 @@ pub mod memory;
 pub mod pool;
 pub mod providers;
 pub mod session;
+pub mod shared_graph;
 
 pub use cache::{CacheReport, CacheStatus};
-pub use pool::{PoolStats, SessionPool};
+pub use pool::{GraphSharing, PoolStats, SessionPool};
 pub use providers::{probe_providers, ProviderProbe, ProviderReport};
 pub use session::{build_session, read_model_bytes, read_model_file, run_error};

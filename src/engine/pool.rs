@@ -4,31 +4,50 @@
 //! session serves one call at a time (ONNX Runtime's `Run` is not safe to share for GPU providers,
 //! and ort's `run` takes `&mut`). The pool grows on demand up to `max_sessions`; calls beyond wait
 //! their turn in arrival order (a ticket each: no spinning, no starvation). Threads coming and going
-//! cost nothing: sessions belong to the pool, not to threads. The sessions share pre-packed weights
-//! and, unless a thread count is set, the environment's one global thread pool. Each session carries
+//! cost nothing: sessions belong to the pool, not to threads. On the CPU, a pool that may grow saves
+//! ONNX Runtime's optimised graph once (see `shared_graph`), and its sessions load that graph in
+//! place, its initializers handed to each as shared values with one pre-packed weights container:
+//! the weights and the forms ONNX Runtime pre-packs from them exist once per pool, and an extra
+//! session adds its own state only. Unless a thread count is set, all sessions run on
+//! the environment's one global thread pool. Each session carries
 //! the caller's scratch `S` (a pipeline's reused buffers), so that memory too follows the sessions,
 //! not the number of host threads: a waiting call holds nothing.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use ort::session::builder::PrepackedWeights;
 use ort::session::Session;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::options::Options;
+use crate::options::{Options, Provider};
 
 use super::cache::{CacheReport, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
-use super::session::{build_pooled_session, build_session, build_session_cached};
+use super::session::{
+    build_pooled_session, build_session, build_session_cached, build_session_sharing, build_shared_session, PooledSession,
+};
+use super::shared_graph::SharedGraph;
 
 /// The default cap: one session per physical core (each runs on the shared thread pool, so more
 /// concurrent runs than cores only queue inside ONNX Runtime).
 pub fn default_max_sessions() -> usize {
     num_cpus::get_physical().max(1)
+}
+
+/// When a CPU pool that may grow saves the graph its further sessions share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphSharing {
+    /// Creation saves it and loads the first session from it: every extra session is light;
+    /// creation pays for serialising the graph (tens of milliseconds for a UNet, ~0.5-1 s for a
+    /// 100 MB SAM2 encoder on 2 cores).
+    AtCreation,
+    /// The first session is built from the model (its own weights); the first extra session saves
+    /// the graph and is loaded from it, pre-packing the weights every later session shares. For
+    /// models whose extra sessions are rare and whose first start matters, like SAM2's encoder.
+    AtFirstGrowth,
 }
 
 /// What `seg_session_info` reports about a pool.
@@ -48,10 +67,16 @@ pub struct PoolStats {
     pub bytes_first_session: Option<u64>,
     /// Resident memory an extra session added (measured when the second one was built; null before).
     pub bytes_per_extra_session: Option<u64>,
+    /// Bytes of the optimised graph more sessions read their weights from in place (null: extra
+    /// sessions load the model themselves, e.g. on a GPU provider or with `max_sessions` 1).
+    pub shared_graph_bytes: Option<u64>,
+    /// Initializers of that graph handed to every session as shared values (the weights whose
+    /// pre-packed forms all sessions share); null without a shared graph.
+    pub shared_initializers: Option<u64>,
 }
 
 struct State<S> {
-    idle: Vec<(Session, S)>,
+    idle: Vec<(PooledSession, S)>,
     /// Sessions alive, idle or busy (or being built).
     live: usize,
     busy: usize,
@@ -68,17 +93,25 @@ enum Source {
     Original(Vec<u8>),
     /// The optimised model a cache hit gave (loaded without running the optimiser).
     Optimised(Optimised),
+    /// The optimised graph in ONNX Runtime's format: sessions read their weights from it in place.
+    Shared(SharedGraph),
 }
 
 pub struct SessionPool<S = ()> {
-    model: Source,
+    /// Locked while a session is built from it (a shared graph replaces the model on the way).
+    source: Mutex<Source>,
+    /// Whether more sessions should share one graph's weights: CPU sessions of a pool that may grow
+    /// (GPU providers keep their weights on the device), until saving a graph has failed once.
+    share: AtomicBool,
+    /// The shared graph's size and shared initializers once there is one (0 before).
+    shared_graph_bytes: AtomicU64,
+    shared_initializers: AtomicU64,
     /// Bytes of the original model.
     model_len: usize,
     options: Options,
     /// What the model cache did for the first session.
     pub cache: CacheReport,
     max: usize,
-    prepacked: PrepackedWeights,
     state: Mutex<State<S>>,
     turn: Condvar,
     pub provider: ProviderReport,
@@ -107,37 +140,58 @@ impl<S: Default> SessionPool<S> {
     /// Builds the first session on the calling thread, so errors surface at creation. `model_path`:
     /// the file the model was read from (`None`: given in memory), where `CacheMode::BesideModel`
     /// puts the cache.
-    pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options) -> Result<Self> {
+    pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
         let runtime = crate::runtime::init(options.ort_path.as_deref())?;
         let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
-        let prepacked = PrepackedWeights::new();
+        let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
+        let mut share = max > 1 && options.provider == Provider::Cpu;
         let before = resident_bytes();
         let model_len = model.len();
-        let (session, provider, cache, model) = match cache {
+        let (session, provider, cache, source) = match cache {
+            // The first session also saves the graph more sessions will share, so that the original
+            // can go at once. With a cache, the first extra session saves it.
+            // The session that saved the graph goes at once: the first session is loaded from the
+            // graph like every later one, so that all of them share the weights pre-packed from it.
+            None if share && sharing == GraphSharing::AtCreation => match build_session_sharing(&model, false, options)? {
+                (saver, provider, Some(graph)) => {
+                    drop(saver);
+                    let session = build_shared_session(&graph, options)?;
+                    (session, provider, CacheReport::off(), Source::Shared(graph))
+                }
+                (session, provider, None) => {
+                    share = false;
+                    (session.into(), provider, CacheReport::off(), Source::Original(model))
+                }
+            },
             None => {
-                let (session, provider) = build_session(&model, options, Some(&prepacked))?;
-                (session, provider, CacheReport::off(), Source::Original(model))
+                let (session, provider) = build_session(&model, options)?;
+                (session.into(), provider, CacheReport::off(), Source::Original(model))
             }
             Some(cache) => {
-                let built = build_session_cached(&model, options, Some(&prepacked), &cache)?;
+                let built = build_session_cached(&model, options, &cache)?;
                 match built.optimised {
                     // The original is no longer needed: more sessions load the optimised model.
-                    Some(optimised) => (built.session, built.provider, built.cache, Source::Optimised(optimised)),
-                    None => (built.session, built.provider, built.cache, Source::Original(model)),
+                    Some(optimised) => (built.session.into(), built.provider, built.cache, Source::Optimised(optimised)),
+                    None => (built.session.into(), built.provider, built.cache, Source::Original(model)),
                 }
             }
         };
+        let (shared_graph_bytes, shared_initializers) = match &source {
+            Source::Shared(graph) => (graph.byte_len() as u64, graph.shared_initializers() as u64),
+            _ => (0, 0),
+        };
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
-        let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
         let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
-            model,
+            source: Mutex::new(source),
+            share: AtomicBool::new(share),
+            shared_graph_bytes: AtomicU64::new(shared_graph_bytes),
+            shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
             options: options.clone(),
             cache,
             max,
-            prepacked,
             state: Mutex::new(state),
             turn: Condvar::new(),
             provider,
@@ -162,7 +216,7 @@ impl<S: Default> SessionPool<S> {
 
         let (mut session, mut scratch) = self.take()?;
         // The session goes back to the pool however `f` ends (a panic is caught at the boundary).
-        struct Return<'a, S: Default>(&'a SessionPool<S>, Option<(Session, S)>);
+        struct Return<'a, S: Default>(&'a SessionPool<S>, Option<(PooledSession, S)>);
         impl<S: Default> Drop for Return<'_, S> {
             fn drop(&mut self) {
                 if let Some(s) = self.1.take() {
@@ -171,13 +225,13 @@ impl<S: Default> SessionPool<S> {
             }
         }
         let mut guard = Return(self, None);
-        let out = f(&mut session, &mut scratch);
+        let out = f(&mut session.session, &mut scratch);
         guard.1 = Some((session, scratch));
         out
     }
 
     /// Waits for this call's turn, then hands out an idle session or builds a new one.
-    fn take(&self) -> Result<(Session, S)> {
+    fn take(&self) -> Result<(PooledSession, S)> {
         let mut state = self.state();
         let ticket = state.next;
         state.next += 1;
@@ -208,12 +262,9 @@ impl<S: Default> SessionPool<S> {
     }
 
     /// Builds one more session (its slot is already counted in `live` and `busy`).
-    fn grow(&self) -> Result<(Session, S)> {
+    fn grow(&self) -> Result<(PooledSession, S)> {
         let before = resident_bytes();
-        let built = match &self.model {
-            Source::Original(model) => build_pooled_session(model, false, &self.options, Some(&self.prepacked)),
-            Source::Optimised(optimised) => build_pooled_session(optimised.model(), true, &self.options, Some(&self.prepacked)),
-        };
+        let built = self.build_more();
         match built {
             Ok(session) => {
                 if let (Some(b), Some(a)) = (before, resident_bytes()) {
@@ -235,7 +286,34 @@ impl<S: Default> SessionPool<S> {
         }
     }
 
-    fn give_back(&self, slot: (Session, S)) {
+    /// Builds a session from the pool's source: in place from the shared graph, or from the model,
+    /// saving the graph for the next ones when the pool shares weights and has none yet.
+    fn build_more(&self) -> Result<PooledSession> {
+        let mut source = self.source.lock().unwrap_or_else(|p| p.into_inner());
+        let (model, optimised) = match &*source {
+            Source::Shared(graph) => return build_shared_session(graph, &self.options),
+            Source::Original(model) => (model.as_slice(), false),
+            Source::Optimised(optimised) => (optimised.model(), true),
+        };
+        if !self.share.load(Ordering::Relaxed) {
+            return build_pooled_session(model, optimised, &self.options).map(PooledSession::from);
+        }
+        let (saver, _, graph) = build_session_sharing(model, optimised, &self.options)?;
+        let Some(graph) = graph else {
+            self.share.store(false, Ordering::Relaxed);
+            return Ok(saver.into());
+        };
+        // Like at creation, the session that saved the graph goes: one loaded from the graph shares
+        // its pre-packed weights with every later one. The model is no longer needed.
+        drop(saver);
+        let session = build_shared_session(&graph, &self.options)?;
+        self.shared_graph_bytes.store(graph.byte_len() as u64, Ordering::Relaxed);
+        self.shared_initializers.store(graph.shared_initializers() as u64, Ordering::Relaxed);
+        *source = Source::Shared(graph);
+        Ok(session)
+    }
+
+    fn give_back(&self, slot: (PooledSession, S)) {
         let mut state = self.state();
         state.busy -= 1;
         state.idle.push(slot);
@@ -252,6 +330,9 @@ impl<S: Default> SessionPool<S> {
             waits: state.waits,
             bytes_first_session: self.first_session_bytes,
             bytes_per_extra_session: Some(self.extra_session_bytes.load(Ordering::Relaxed)).filter(|b| *b != UNMEASURED),
+            shared_graph_bytes: Some(self.shared_graph_bytes.load(Ordering::Relaxed)).filter(|b| *b != 0),
+            shared_initializers: Some(self.shared_initializers.load(Ordering::Relaxed))
+                .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
         }
     }
 

@@ -63,7 +63,7 @@ pub fn probe_providers(options: &Options) -> Result<Vec<ProviderProbe>> {
         .iter()
         .map(|&p| {
             let probe_options = Options { provider: p, provider_policy: ProviderPolicy::Require, intra_threads: 1, ..options.clone() };
-            let outcome = build_session(PROBE_MODEL, &probe_options, None);
+            let outcome = build_session(PROBE_MODEL, &probe_options);
             ProviderProbe {
                 name: p.display_name(options.device_id),
                 value: p as i32,

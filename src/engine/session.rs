@@ -2,10 +2,11 @@
 //! explicit fallback policy, and ONNX Runtime's errors translated into segrt's.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use ort::ep;
-use ort::session::builder::{GraphOptimizationLevel, PrepackedWeights, SessionBuilder};
+use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
 
 use crate::alloc;
@@ -16,6 +17,7 @@ use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
 use super::providers::ProviderReport;
+use super::shared_graph::SharedGraph;
 
 /// Reads a model file: only a regular file (never a device, a pipe or a folder, which could block
 /// or never end), no larger than `max_bytes`, read with that bound.
@@ -54,19 +56,18 @@ fn check_model_size(len: u64, max_bytes: u64) -> Result<()> {
     Ok(())
 }
 
-/// Builds a session from model bytes on the calling thread. Sessions built with the same
-/// `prepacked` container share their pre-packed weights (the sessions of one handle).
-pub fn build_session(model: &[u8], options: &Options, prepacked: Option<&PrepackedWeights>) -> Result<(Session, ProviderReport)> {
+/// Builds a session from model bytes on the calling thread.
+pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, ProviderReport)> {
     if model.is_empty() {
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
-    let (builder, report) = prepare_builder(options, prepacked)?;
+    let (builder, report) = prepare_builder(options)?;
     Ok((commit(builder, model)?, report))
 }
 
 /// A session builder with segrt's threads, weights sharing and execution provider, and what became
 /// of the provider.
-fn prepare_builder(options: &Options, prepacked: Option<&PrepackedWeights>) -> Result<(SessionBuilder, ProviderReport)> {
+fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)> {
     let env = runtime::environment(options.ort_path.as_deref())?;
     let ort_err = |e: ort::Error<SessionBuilder>| Error::new(ErrorKind::Internal, e.to_string());
     let mut builder = Session::builder(env).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
@@ -74,9 +75,6 @@ fn prepare_builder(options: &Options, prepacked: Option<&PrepackedWeights>) -> R
     // sessions never oversubscribe the cores; an explicit thread count gets a pool of its own.
     if options.intra_threads > 0 {
         builder = builder.with_independent_thread_pool().map_err(ort_err)?.with_intra_threads(options.intra_threads).map_err(ort_err)?;
-    }
-    if let Some(weights) = prepacked {
-        builder = builder.with_prepacked_weights(weights).map_err(ort_err)?;
     }
     // The process-wide CPU arena (runtime.rs): working buffers shared by every session.
     builder = builder.with_env_allocators().map_err(ort_err)?;
@@ -144,12 +142,7 @@ pub struct CachedBuild {
 /// running the optimiser; otherwise the model is optimised and the result written for the next start.
 /// A cache that cannot be read, is stale or corrupt, or cannot be written never fails the build: it
 /// is rebuilt or skipped, with a log line.
-pub fn build_session_cached(
-    model: &[u8],
-    options: &Options,
-    prepacked: Option<&PrepackedWeights>,
-    cache: &ModelCache,
-) -> Result<CachedBuild> {
+pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache) -> Result<CachedBuild> {
     if model.is_empty() {
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
@@ -162,7 +155,7 @@ pub fn build_session_cached(
     // Compiling providers turn parts of the graph into their own binaries, which ONNX Runtime
     // cannot save in a model.
     if matches!(options.provider, Provider::TensorRt | Provider::OpenVino | Provider::DirectMl) {
-        let (builder, provider) = prepare_builder(options, prepacked)?;
+        let (builder, provider) = prepare_builder(options)?;
         let note =
             format!("the model cache is not used with {}: it compiles the graph, which ONNX Runtime cannot save", provider.requested);
         crate::log::emit(LogLevel::Info, &note);
@@ -173,7 +166,7 @@ pub fn build_session_cached(
     let mut note = None;
     let lookup = cache.lookup(options.max_model_bytes);
     if !matches!(lookup, Lookup::Missing) {
-        let (builder, provider) = prepare_builder(options, prepacked)?;
+        let (builder, provider) = prepare_builder(options)?;
         if provider.fallback_reason.is_some() {
             let note = format!("the model cache is not used: {} fell back to the CPU", provider.requested);
             crate::log::emit(LogLevel::Info, &note);
@@ -198,7 +191,7 @@ pub fn build_session_cached(
     }
 
     // Optimise the original model, asking ONNX Runtime to save the result.
-    let (builder, provider) = prepare_builder(options, prepacked)?;
+    let (builder, provider) = prepare_builder(options)?;
     if provider.fallback_reason.is_some() {
         let note = format!("the model cache is not used: {} fell back to the CPU", provider.requested);
         crate::log::emit(LogLevel::Info, &note);
@@ -241,7 +234,7 @@ pub fn build_session_cached(
             let _ = std::fs::remove_file(&temp);
             // Saving may be what failed: build again without it. A model ONNX Runtime cannot load
             // fails here too, with the usual error.
-            let (builder, provider) = prepare_builder(options, prepacked)?;
+            let (builder, provider) = prepare_builder(options)?;
             let session = commit(builder, model)?;
             let line =
                 format!("model cache not written: ONNX Runtime could not save the optimised model ({e}); the session runs without it");
@@ -253,13 +246,106 @@ pub fn build_session_cached(
 
 /// Builds one more session of a pool from the optimised model a cache hit gave (no optimiser run),
 /// or from the original model.
-pub fn build_pooled_session(model: &[u8], optimised: bool, options: &Options, prepacked: Option<&PrepackedWeights>) -> Result<Session> {
+pub fn build_pooled_session(model: &[u8], optimised: bool, options: &Options) -> Result<Session> {
     if !optimised {
-        return build_session(model, options, prepacked).map(|(s, _)| s);
+        return build_session(model, options).map(|(s, _)| s);
     }
-    let (builder, _) = prepare_builder(options, prepacked)?;
+    let (builder, _) = prepare_builder(options)?;
     commit_optimised(builder, model)
         .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the cached optimised model: {e}")))
+}
+
+/// A session of a pool and, when it reads its weights from a [`SharedGraph`], those bytes: declared
+/// after the session, they are dropped after it (ONNX Runtime keeps pointers into them).
+pub struct PooledSession {
+    pub session: Session,
+    _graph: Option<SharedGraph>,
+}
+
+impl From<Session> for PooledSession {
+    fn from(session: Session) -> Self {
+        PooledSession { session, _graph: None }
+    }
+}
+
+/// Builds a session from `model` (an original model, or an optimised one from the cache when
+/// `optimised`) and asks ONNX Runtime to save its optimised graph in the ORT format too, so that
+/// more sessions can share its weights. When the graph cannot be saved or read back (no writable
+/// temporary folder, a graph ONNX Runtime cannot serialise), the session is built without it and
+/// the reason logged.
+pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -> Result<(Session, ProviderReport, Option<SharedGraph>)> {
+    let (builder, provider) = prepare_builder(options)?;
+    let temp = shared_graph_path();
+    let text = |e: ort::Error<SessionBuilder>| e.message().to_string();
+    let saving = builder
+        .with_optimized_model_path(&temp)
+        .map_err(text)
+        .and_then(|b| b.with_config_entry("session.save_model_format", "ORT").map_err(text))
+        .and_then(|b| if optimised { commit_optimised(b, model) } else { commit(b, model).map_err(|e| e.message) });
+    let graph = std::fs::read(&temp);
+    let _ = std::fs::remove_file(&temp);
+    let failure = match (saving, graph) {
+        (Ok(session), Ok(bytes)) if !bytes.is_empty() => return Ok((session, provider, Some(SharedGraph::new(bytes)))),
+        (Ok(_), Ok(_)) => "ONNX Runtime wrote an empty graph".to_string(),
+        (Ok(_), Err(e)) => format!("cannot read it back from {}: {e}", temp.display()),
+        (Err(e), _) => e,
+    };
+    // Saving may be what failed: build again without it. A model ONNX Runtime cannot load fails
+    // here too, with the usual error.
+    let session = if optimised { build_pooled_session(model, true, options)? } else { build_session(model, options)?.0 };
+    crate::log::emit(
+        LogLevel::Info,
+        &format!("the sessions of this model will not share weights: saving its optimised graph failed ({failure})"),
+    );
+    Ok((session, provider, None))
+}
+
+/// A new file name in the temporary folder for ONNX Runtime to write a graph to (read and deleted
+/// right after).
+fn shared_graph_path() -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("segrt-{}-{n}.ort", std::process::id()))
+}
+
+/// Builds a session from a graph saved by [`build_session_sharing`], reading its weights in place
+/// and sharing the forms pre-packed from them with the graph's other sessions: the optimiser does
+/// not run again and nothing is copied. When ONNX Runtime refuses shared initializers for this
+/// graph, this and later sessions pre-pack their own (logged once).
+pub fn build_shared_session(graph: &SharedGraph, options: &Options) -> Result<PooledSession> {
+    if graph.sharing_initializers() {
+        match commit_shared(graph, options, true) {
+            Ok(session) => return Ok(PooledSession { session, _graph: Some(graph.clone()) }),
+            Err(e) => {
+                graph.stop_sharing_initializers();
+                let line =
+                    format!("sessions of this model pre-pack their own weights: ONNX Runtime refused shared initializers ({})", e.message);
+                crate::log::emit(LogLevel::Info, &line);
+            }
+        }
+    }
+    let session = commit_shared(graph, options, false)?;
+    // The session points into the graph's bytes (and values): it keeps them alive.
+    Ok(PooledSession { session, _graph: Some(graph.clone()) })
+}
+
+/// Loads the graph in place, with its initializers as shared values when `share_initializers`.
+fn commit_shared(graph: &SharedGraph, options: &Options, share_initializers: bool) -> Result<Session> {
+    let (builder, _) = prepare_builder(options)?;
+    let text = |e: ort::Error<SessionBuilder>| Error::new(ErrorKind::Internal, e.message().to_string());
+    let mut builder = builder
+        .with_config_entry("session.load_model_format", "ORT")
+        .map_err(text)?
+        .with_config_entry("session.use_ort_model_bytes_directly", "1")
+        .map_err(text)?
+        .with_config_entry("session.use_ort_model_bytes_for_initializers", "1")
+        .map_err(text)?;
+    if share_initializers {
+        builder = graph.share_with(builder).map_err(|e| Error::new(ErrorKind::Internal, e))?;
+    }
+    builder
+        .commit_from_memory(graph.bytes())
+        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the shared optimised graph: {}", e.message())))
 }
 
 /// A failed `Session::run` as segrt's error: ONNX Runtime's own allocation failures are

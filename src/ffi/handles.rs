@@ -14,29 +14,65 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
+use crate::sam2::video::{Tracker, VideoModel};
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
-use super::types::SegSession;
+use super::types::{SegSession, SegTrack};
 
 /// What a handle refers to.
 pub(crate) enum Handle {
     Unet(Box<UnetSegmenter>),
     Sam2(Box<Sam2Segmenter>),
+    /// A SAM2 video model (`seg_create_sam2_video`); tracks made from it hold it too.
+    Video(Arc<VideoModel>),
+    /// A track (`seg_track_create`): one tracker, its calls one at a time.
+    Track(Box<Mutex<Tracker>>),
 }
 
 impl Handle {
     pub(crate) fn unet(&self) -> Result<&UnetSegmenter> {
         match self {
             Handle::Unet(u) => Ok(u),
-            Handle::Sam2(_) => Err(Error::new(ErrorKind::WrongSessionKind, "this is a SAM2 session; use seg_run_sam2_points")),
+            _ => Err(self.wrong_kind("a UNet session (seg_create)")),
         }
     }
     pub(crate) fn sam2(&self) -> Result<&Sam2Segmenter> {
         match self {
             Handle::Sam2(s) => Ok(s),
-            Handle::Unet(_) => Err(Error::new(ErrorKind::WrongSessionKind, "this is a UNet session; use seg_run_unet")),
+            _ => Err(self.wrong_kind("a SAM2 image session (seg_create_sam2)")),
         }
+    }
+    pub(crate) fn video(&self) -> Result<&Arc<VideoModel>> {
+        match self {
+            Handle::Video(v) => Ok(v),
+            _ => Err(self.wrong_kind("a SAM2 video session (seg_create_sam2_video)")),
+        }
+    }
+    pub(crate) fn track(&self) -> Result<&Mutex<Tracker>> {
+        match self {
+            Handle::Track(t) => Ok(t),
+            _ => Err(self.wrong_kind("a track (seg_track_create)")),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Handle::Unet(_) => "UNet session",
+            Handle::Sam2(_) => "SAM2 session",
+            Handle::Video(_) => "SAM2 video session",
+            Handle::Track(_) => "track",
+        }
+    }
+
+    pub(crate) fn wrong_kind(&self, wanted: &str) -> Error {
+        let hint = match self {
+            Handle::Unet(_) => "use seg_run_unet",
+            Handle::Sam2(_) => "use seg_run_sam2_points",
+            Handle::Video(_) => "create a track from it with seg_track_create",
+            Handle::Track(_) => "use the seg_track_* functions; release it with seg_track_free",
+        };
+        Error::new(ErrorKind::WrongSessionKind, format!("this is a {}, not {wanted}: {hint}", self.kind()))
     }
 }
 
@@ -73,28 +109,53 @@ impl Registry {
 pub(crate) fn register(handle: Handle) -> *mut SegSession {
     let r = registry();
     let id = r.new_id(&r.live());
-    let (kind, provider) = match &handle {
-        Handle::Unet(u) => ("UNet", u.provider().in_use.clone()),
-        Handle::Sam2(s) => ("SAM2", s.provider().in_use.clone()),
+    let provider = match &handle {
+        Handle::Unet(u) => Some(u.provider()),
+        Handle::Sam2(s) => Some(s.provider()),
+        Handle::Video(v) => Some(v.provider()),
+        Handle::Track(_) => None,
     };
-    crate::log::emit(LogLevel::Info, &format!("{kind} session {id:#x} created; execution provider in use: {provider}"));
+    let provider = provider.map(|p| format!("; execution provider in use: {}", p.in_use)).unwrap_or_default();
+    crate::log::emit(LogLevel::Info, &format!("{} {id:#x} created{provider}", handle.kind()));
     r.live().insert(id, Arc::new(handle));
     id as *mut SegSession
 }
 
 pub(crate) fn lookup(session: *const SegSession) -> Result<Arc<Handle>> {
-    if session.is_null() {
-        return Err(Error::new(ErrorKind::InvalidHandle, "session handle is NULL"));
+    lookup_named(session, "session")
+}
+
+/// A track's handle (tracks and sessions share one id space; errors say "track").
+pub(crate) fn lookup_track(track: *const SegTrack) -> Result<Arc<Handle>> {
+    lookup_named(track.cast(), "track")
+}
+
+fn lookup_named(handle: *const SegSession, noun: &str) -> Result<Arc<Handle>> {
+    if handle.is_null() {
+        return Err(Error::new(ErrorKind::InvalidHandle, format!("{noun} handle is NULL")));
     }
-    registry().live().get(&(session as usize)).cloned().ok_or_else(|| {
-        Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt session (already freed, or never created)"))
+    registry().live().get(&(handle as usize)).cloned().ok_or_else(|| {
+        Error::new(ErrorKind::InvalidHandle, format!("{handle:p} is not a live segrt {noun} (already freed, or never created)"))
     })
 }
 
-pub(crate) fn unregister(session: *const SegSession) -> Result<Arc<Handle>> {
-    registry().live().remove(&(session as usize)).ok_or_else(|| {
-        Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt session (double free, or never created)"))
-    })
+/// Releases a handle of the kinds `accepts` allows; any other live handle is left alone (a track
+/// passed to `seg_free`, a session to `seg_track_free`) and reported.
+pub(crate) fn unregister(session: *const SegSession, accepts: fn(&Handle) -> bool, noun: &str, wanted: &str) -> Result<Arc<Handle>> {
+    let mut live = registry().live();
+    let id = session as usize;
+    match live.get(&id) {
+        None => {
+            Err(Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt {noun} (double free, or never created)")))
+        }
+        Some(h) if !accepts(h) => Err(h.wrong_kind(wanted)),
+        Some(_) => Ok(live.remove(&id).expect("checked above")),
+    }
+}
+
+/// A track handle as the registry sees it (tracks and sessions share one id space).
+pub(crate) fn track_id(track: *const SegTrack) -> *const SegSession {
+    track.cast()
 }
 
 #[cfg(test)]

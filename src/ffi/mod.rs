@@ -12,12 +12,14 @@ mod handles;
 pub mod runtime;
 pub mod sam2;
 pub mod session;
+pub mod track;
 pub mod types;
 
 pub use enums::*;
 pub use runtime::*;
 pub use sam2::*;
 pub use session::*;
+pub use track::*;
 pub use types::*;
 
 /// Version of the C ABI. Bumped on any incompatible change of a function signature or struct layout.

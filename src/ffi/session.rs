@@ -95,7 +95,9 @@ pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
     if session.is_null() {
         return SegStatus::SEG_OK;
     }
-    guard_quiet(|| unregister(session).map(drop))
+    guard_quiet(|| {
+        unregister(session, |h| !matches!(h, Handle::Track(_)), "session", "a session (release tracks with seg_track_free)").map(drop)
+    })
 }
 
 /// Runs a UNet session on one image and writes the mask at the image's size into `out_mask`.
@@ -197,6 +199,8 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
         let json = match &*handle {
             Handle::Unet(u) => serde_json::to_string_pretty(&u.info()),
             Handle::Sam2(s) => serde_json::to_string_pretty(&s.info()),
+            Handle::Video(v) => serde_json::to_string_pretty(&v.info()),
+            Handle::Track(_) => return Err(handle.wrong_kind("a session (describe a track with seg_track_state)")),
         }
         .map_err(|e| Error::internal(e.to_string()))?;
         copy_json_out(&json, buf, cap, out_len)

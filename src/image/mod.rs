@@ -187,11 +187,10 @@ impl<'a> ImageView<'a> {
         h.digest()
     }
 
-    /// Packed R,G,B bytes, `width * height * 3`. Gray is replicated to all three channels.
-    /// (The straightforward reference the pipelines' in-layout processing is tested against.)
-    #[cfg(test)]
-    pub fn to_rgb8(&self) -> Vec<u8> {
-        let mut out = vec![0u8; self.width * self.height * 3];
+    /// Packed R,G,B bytes, `width * height * 3`, allocated fallibly. Gray is replicated to all
+    /// three channels, alpha dropped.
+    pub fn try_to_rgb8(&self) -> crate::Result<Vec<u8>> {
+        let mut out = crate::alloc::vec_of(self.width * self.height * 3, 0u8, "packed RGB pixels")?;
         for (y, dst) in out.chunks_exact_mut(self.width * 3).enumerate() {
             let px = dst.chunks_exact_mut(3);
             match self.format {
@@ -206,7 +205,14 @@ impl<'a> ImageView<'a> {
                 }
             }
         }
-        out
+        Ok(out)
+    }
+
+    /// [`Self::try_to_rgb8`] for tests: the straightforward reference the pipelines' in-layout
+    /// processing is tested against.
+    #[cfg(test)]
+    pub fn to_rgb8(&self) -> Vec<u8> {
+        self.try_to_rgb8().unwrap()
     }
 
     /// Packed 8-bit luminance, `width * height`: ITU-R 601-2 (`L = (299 R + 587 G + 114 B) / 1000`),

@@ -31,6 +31,7 @@ use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 
 use crate::alloc;
+use crate::engine::io::f32_output;
 use crate::engine::run_error;
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::{check_size, ImageView};
@@ -578,12 +579,7 @@ impl Sam2Segmenter {
             inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
         let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
-        let read = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
-            let (shape, data) = outputs[name]
-                .try_extract_tensor::<f32>()
-                .map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
-            Ok((shape.to_vec(), alloc::copy_of(data, "a decoder output")?))
-        };
+        let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
         // The main mask output: where a decoder also has a low-res one (osam), that is clamped to +-32
         // while the main output is the unclamped logits upsampled in the graph, as the generator's own.
         let (shape, logits) = read(&spec.masks_output)?;

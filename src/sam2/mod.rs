@@ -9,6 +9,7 @@
 pub mod everything;
 pub mod prompt;
 pub mod spec;
+pub mod video;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -19,8 +20,8 @@ use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
 use crate::alloc;
-use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, CacheReport, PoolStats, ProviderReport, SessionPool};
+use crate::engine::io::{f32_output, inputs_of, outputs_of, TensorInfo};
+use crate::engine::{read_model_file, run_error, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
 use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, Preprocessor, TensorData, TensorFormat};
@@ -154,8 +155,13 @@ impl Sam2Segmenter {
         // The two sessions are built at once: cold start is the longer of the two, not their sum.
         // Each is cached on its own (its own key, its own file).
         let (encoder, decoder) = std::thread::scope(|scope| {
-            let encoder = scope.spawn(|| SessionPool::new(encoder, paths.map(|p| p.0), &options).map_err(|e| e.context("encoder")));
-            let decoder = SessionPool::new(decoder, paths.map(|p| p.1), &options).map_err(|e| e.context("decoder"));
+            // The encoder runs once per image, so a second encoder session is rare (threads encoding
+            // different images at once) while saving its graph would add ~50 % to the first start.
+            let encoder = scope.spawn(|| {
+                SessionPool::new(encoder, paths.map(|p| p.0), &options, GraphSharing::AtFirstGrowth).map_err(|e| e.context("encoder"))
+            });
+            let decoder =
+                SessionPool::new(decoder, paths.map(|p| p.1), &options, GraphSharing::AtCreation).map_err(|e| e.context("decoder"));
             let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
             (encoder, decoder)
         });
@@ -311,10 +317,8 @@ impl Sam2Segmenter {
                     .map_err(|e| run_error(&e, "SAM2 encoder run"))?;
                 let mut features = Vec::new();
                 for (role, name) in &self.spec.encoder_outputs {
-                    let (shape, data) = outputs[name.as_str()]
-                        .try_extract_tensor::<f32>()
-                        .map_err(|e| Error::inference(format!("cannot read encoder output '{name}': {e}")))?;
-                    features.push((*role, shape.to_vec(), alloc::copy_of(data, "the image embedding")?));
+                    let (shape, data) = f32_output(&outputs, name, "SAM2 encoder")?;
+                    features.push((*role, shape, data));
                 }
                 features
             };
@@ -428,12 +432,7 @@ impl Sam2Segmenter {
         }
 
         let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
-        let read = |name: &str| -> Result<(Vec<i64>, Vec<f32>)> {
-            let (shape, data) = outputs[name]
-                .try_extract_tensor::<f32>()
-                .map_err(|e| Error::inference(format!("cannot read decoder output '{name}': {e}")))?;
-            Ok((shape.to_vec(), alloc::copy_of(data, "a decoder output")?))
-        };
+        let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
         let masks = read(&spec.masks_output)?;
         let iou = read(&spec.iou_output)?.1;
         let low_res = spec.low_res_output.as_deref().map(read).transpose()?;

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, CacheReport, PoolStats, ProviderReport, SessionPool};
+use crate::engine::{read_model_file, run_error, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
@@ -107,7 +107,7 @@ impl UnetSegmenter {
 
     fn build(model: Vec<u8>, path: Option<&Path>, options: Options) -> Result<Self> {
         options.validate()?;
-        let sessions = SessionPool::new(model, path, &options)?;
+        let sessions = SessionPool::new(model, path, &options, GraphSharing::AtCreation)?;
         let (spec, inputs, outputs) =
             sessions.with(|s, _| Ok((UnetSpec::from_session(s, options.output_name.as_deref())?, inputs_of(s), outputs_of(s))))?;
         Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds tests/c/test_segrt.c against include/segrt.h and the built libsegrt.so, and runs it plain
+# Builds tests/c/test_segrt.c and tests/c/test_track.c (SAM2 video tracking) against include/segrt.h
+# and the built libsegrt.so, and runs them plain
 # and with AddressSanitizer + UBSan; with --valgrind also under valgrind (errors and definite leaks
 # fail the run; 6 to 9 minutes on 2 cores, as ONNX Runtime runs some 100x slower under valgrind);
 # --valgrind-quick runs the test's --quick workload under valgrind instead (one small UNet run, the
-# bad-input checks, the frees: under a minute, meant for CI).
+# bad-input checks, the frees: under a minute, meant for CI) and test_track's --quick workload (about
+# 4 minutes: ONNX Runtime loading the four video modules alone takes a minute under valgrind).
 # Usage: tests/c/run.sh [--valgrind | --valgrind-quick] [TARGET_DIR]   (default target/debug)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,12 +29,26 @@ gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${flags[@]}" -o
 # Leaks are checked by the --valgrind run, where third-party one-time allocations can be told apart.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_asan" . "$build/inputs"
 
+echo "-- SAM2 video tracking host (tests/c/test_track.c: lifecycle, threads, 500-frame RSS soak), plain and ASan + UBSan"
+# C11 for _Thread_local (per-thread error buffers of the worker threads) and pthreads.
+track=(-std=c11 -pthread -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.c -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+gcc -O1 "${track[@]}" -o "$build/test_track"
+"$build/test_track" .
+gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${track[@]}" -o "$build/test_track_asan"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_track_asan" .
+
 echo "-- C++ layer (include/segrt.hpp), plain and ASan + UBSan"
 cxx=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
 "$build/test_cpp" .
 g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxx[@]}" -o "$build/test_cpp_asan"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_cpp_asan" .
+# segrt::VideoModel / segrt::Tracker on the reference clip (frames and masks converted by make_inputs.py)
+cxxt=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+g++ -O1 "${cxxt[@]}" -o "$build/test_track_cpp"
+"$build/test_track_cpp" . "$build/inputs"
+g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxxt[@]}" -o "$build/test_track_cpp_asan"
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_track_cpp_asan" . "$build/inputs"
 
 [ -n "$valgrind" ] || exit 0
 echo "-- valgrind ($valgrind workload)"
@@ -48,4 +64,21 @@ g++ -O1 -g "${cxx[@]}" -o "$build/test_cpp_vg"
 SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
   --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
   "$build/test_cpp_vg" . "${workload[@]}"
+gcc -O1 -g "${track[@]}" -o "$build/test_track_vg"
+# Under valgrind the video session takes a minute to load and a frame some 15 s: the quick workload
+# (one call per thread, no reset race, no soak; ~250 s on 2 cores), plus in the full form a 12-frame
+# soak (frames leave the keep_frames window and are released).
+track_workload=(--quick --soak 12)
+if [ "$valgrind" = quick ]; then track_workload=(--quick); fi
+SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
+  --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
+  "$build/test_track_vg" . "${track_workload[@]}"
+if [ "$valgrind" = full ]; then
+  # segrt::Tracker's quick workload (2 frames, a click, one tracked frame, one next): ~100 s under
+  # valgrind, so only in the full form; the quick form has it plain and under ASan above.
+  g++ -O1 -g "${cxxt[@]}" -o "$build/test_track_cpp_vg"
+  SEGRT_SCALAR_RESIZE=1 valgrind --quiet --error-exitcode=99 --num-callers=30 --leak-check=full \
+    --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
+    "$build/test_track_cpp_vg" . "$build/inputs" --quick
+fi
 echo "valgrind: no errors, no definite leaks ($(( $(date +%s) - start )) s)"

@@ -73,6 +73,9 @@ static partial class SegrtTests
             Check(pool.MaxSessions == 2 && pool.Created <= 2 && pool.Sessions <= 2 && pool.Busy == 0, "the pool stays within MaxSessions");
             Check(pool.Waits > 0, "8 threads on 2 sessions had to wait (" + pool.Waits + ")");
             Check(pool.Created == 2 && pool.Sessions == 2, "8 threads at once made the pool grow to its cap");
+            Check(pool.SharedGraphBytes > modelBytes / 2 && pool.SharedGraphBytes < modelBytes * 2,
+                "the second session read its weights from the shared graph (" + pool.SharedGraphBytes + " bytes, model " + modelBytes + ")");
+            Check(pool.SharedInitializers > 0, "the sessions share the graph's weights as shared initializers (" + pool.SharedInitializers + ")");
             Check(unet.Handle.MemoryRefreshes >= 1, "the declaration was re-read after calls overlapped");
             Check(declared == Math.Max(info.NativeBytes, modelBytes), "the declaration follows the pool: " + declared + " declared, pool figures give " + Math.Max(info.NativeBytes, modelBytes));
             if (pool.BytesPerExtraSession.HasValue)

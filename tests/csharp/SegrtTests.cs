@@ -44,6 +44,7 @@ static partial class SegrtTests
         RunBugTests();
         RunApiTests();
         RunPoolTests();
+        RunTrackTests();
 
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));
         return Failures == 0 ? 0 : 1;

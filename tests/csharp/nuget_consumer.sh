@@ -117,7 +117,11 @@ mkdir -p "$demo/bin/models/sam2"
 cp "$repo/models/demo_unet.onnx" "$demo/bin/models/"
 cp "$repo"/models/sam2/sam2_tiny_samexporter_*.onnx "$demo/bin/models/sam2/"
 cp -r "$repo/models/samples" "$demo/bin/models/"
+mkdir -p "$demo/bin/models/sam2/video/reference"
+cp "$repo"/models/sam2/video/*.onnx "$repo/models/sam2/video/video_metadata.json" "$demo/bin/models/sam2/video/"
+cp -r "$repo/models/sam2/video/reference/frames" "$demo/bin/models/sam2/video/reference/"
 (cd / && timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$demo/bin/SegrtDemo.exe" --selftest "$work/nuget-winforms.png")
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms.png" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-track.png" sam2
 echo "NuGet WinForms sample: restored, built, self-test passed from bin/"

@@ -50,12 +50,17 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # The WinForms sample's own UI code path: bundled image + UNet, then one SAM2 click through the
 # mouse handlers on the zoomed PictureBox. The geometric-oracle SAM2 pair draws a disc centred on
 # the model-space click, so the mask centroid checks the control -> image coordinate mapping.
+# Then "Track frames...": the reference clip's folder, one click through the mouse handlers, the play
+# through the Timer and NextAsync; --check-tracking: the first frame's mask is the official SAM2 video
+# predictor's for that click, every frame is shown in order, the last mask is a direct tracker's.
 shot="$out/selftest.png"
 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.exe" --selftest "$shot" \
     --sam2-encoder "$repo/models/sam2/sam2_oracle_encoder.onnx" \
-    --sam2-decoder "$repo/models/sam2/sam2_oracle_decoder.onnx" --check-click-centroid
+    --sam2-decoder "$repo/models/sam2/sam2_oracle_decoder.onnx" --check-click-centroid \
+    --video-model "$repo/models/sam2/video" --frames "$repo/models/sam2/video/reference/frames" --check-tracking
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$shot" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-track.png" sam2
 
 # The Visual Studio project builds too (xbuild reads the same classic .csproj), and the sample runs from
 # its output folder as deployed: native libraries and models beside the .exe, default SAM2 models.
@@ -63,11 +68,12 @@ deployed="$out/xbuild/bin"
 (cd "$repo/dotnet-sample" && xbuild /nologo /v:minimal /p:Configuration=Release \
     /p:OutputPath="$deployed/" /p:IntermediateOutputPath="$out/xbuild/obj/" SegrtDemo.csproj) > "$out/xbuild.log" 2>&1 \
     || { cat "$out/xbuild.log"; exit 1; }
-test -f "$deployed/models/demo_unet.onnx"
+test -f "$deployed/models/demo_unet.onnx" && test -f "$deployed/models/sam2/video/video_metadata.json"
 cp "$out/libsegrt.so" "$out"/libonnxruntime.so.* "$deployed/"
-timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$deployed/SegrtDemo.exe" --selftest "$out/deployed.png"
+timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$deployed/SegrtDemo.exe" --selftest "$out/deployed.png" --check-tracking
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed.png" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-track.png" sam2
 # A 32-bit build must be refused by the project, with the reason.
 if (cd "$repo/dotnet-sample" && xbuild /nologo /v:minimal /p:PlatformTarget=x86 /p:OutputPath="$out/x86/" \
         /p:IntermediateOutputPath="$out/x86-obj/" SegrtDemo.csproj) > "$out/xbuild-x86.log" 2>&1; then

@@ -62,6 +62,17 @@ enum Command {
                       --point 105,105 --out out/sam2_mask.png --overlay out/sam2_overlay.png models/sam2/reference/img0.png"
     )]
     Sam2(Sam2Args),
+    /// Track clicked objects through video frames with the SAM2 video modules (streaming, bounded memory)
+    #[command(
+        arg_required_else_help = true,
+        after_help = "Clicks: --point X,Y[,LABEL] is a click on frame 0 (LABEL 1 = include, the default; 0 = exclude) \
+                      of object 1, or of the --object given for it; --point-on FRAME:OBJ:X,Y[,LABEL] clicks any frame.\n\
+                      Example, from the repository root (the bundled tiny modules have random weights: the masks show that \
+                      the tracking works, not a real segmentation):\n  \
+                      segrt track --models models/sam2/video --frames models/sam2/video/reference/frames \\\n    \
+                      --point 60,100 --point 250,50 --object 1 --object 2 --out out/track --overlay"
+    )]
+    Track(track::TrackArgs),
     /// List the execution providers: in the loaded ONNX Runtime build, and initialising on this machine
     Providers {
         /// GPU index to try
@@ -243,6 +254,7 @@ macro_rules! note {
 }
 
 mod bench;
+mod track;
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -255,6 +267,7 @@ fn main() -> ExitCode {
             Command::Demo { out, models } => demo(&models, &out, ort),
             Command::Unet(args) => unet(args, ort),
             Command::Sam2(args) => sam2(args, ort),
+            Command::Track(args) => track::track(args, ort),
             Command::Info { models } => info(&models, ort),
             Command::Providers { device, json } => providers(device, json, ort),
             Command::Bench(args) => bench::bench(args, ort),

@@ -1,0 +1,767 @@
+// segrt .NET wrapper: SAM2 video tracking (a video model, tracks made from it, frames fed in order).
+using System;
+using System.Collections.Generic;
+using System.Drawing;
+using System.Drawing.Imaging;
+using System.IO;
+using System.Runtime.InteropServices;
+using System.Threading;
+using System.Threading.Tasks;
+using Segrt.Native;
+
+namespace Segrt
+{
+    /// <summary>Options of a <see cref="Sam2Tracker"/> (the C header's <c>SegTrackOptions</c>).</summary>
+    public sealed class TrackerOptions
+    {
+        /// <summary>
+        /// Frames the video has, when known (0 = unknown: streaming, the default). SAM2 scales the distance of
+        /// object pointers by min(NumFrames, 16) - 1: give it for videos or volumes of fewer than 16 frames to
+        /// match the official predictor exactly.
+        /// </summary>
+        public int NumFrames { get; set; }
+
+        /// <summary>
+        /// The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
+        /// predictor does: memory grows with the video). Default 8 (segrt's default): memory stays bounded;
+        /// prompts and <see cref="Sam2Tracker.TrackFrame"/> reach only the frames still held.
+        /// </summary>
+        public int KeepFrames { get; set; } = 8;
+
+        internal unsafe SegTrackOptions ToNative()
+        {
+            if (NumFrames < 0 || KeepFrames < 0)
+                throw new ArgumentOutOfRangeException(nameof(NumFrames) + "/" + nameof(KeepFrames), "NumFrames and KeepFrames must not be negative (0 = unknown / every frame)");
+            SegTrackOptions o;
+            Interop.Check(NativeMethods.seg_track_options_default(&o));
+            o.num_frames = (uint)NumFrames;
+            o.keep_frames = (uint)KeepFrames;
+            return o;
+        }
+    }
+
+    /// <summary>One object on one frame: the record segrt writes beside its mask.</summary>
+    public struct TrackedObject
+    {
+        /// <summary>The id given when the object was prompted.</summary>
+        public int ObjectId;
+
+        /// <summary>True when SAM2 sees the object on this frame (object score above 0); false when hidden or gone (empty mask).</summary>
+        public bool Present;
+
+        /// <summary>False when the object has no prediction on this frame yet (prompted on a later frame): Score 0, empty mask.</summary>
+        public bool HasOutput;
+
+        /// <summary>SAM2's object score logit (present when above 0).</summary>
+        public float Score;
+
+        /// <summary>Pixels of the mask.</summary>
+        public long Area;
+
+        /// <summary>The box around the mask in frame pixels (Right/Bottom exclusive); <see cref="Rectangle.Empty"/> for an empty mask.</summary>
+        public Rectangle Bounds;
+    }
+
+    /// <summary>What a track holds (the C header's <c>SegTrackState</c>), read when asked.</summary>
+    public struct TrackerState
+    {
+        /// <summary>Objects prompted so far.</summary>
+        public int Objects;
+
+        /// <summary>Frames added so far (the next frame gets this index).</summary>
+        public long Frames;
+
+        /// <summary>Frame width in pixels (0 before the first frame).</summary>
+        public int Width;
+
+        /// <summary>Frame height in pixels (0 before the first frame).</summary>
+        public int Height;
+
+        /// <summary>Frames whose encoder outputs are held (bounded by <see cref="KeepFrames"/>).</summary>
+        public int HeldFrames;
+
+        /// <summary>Per-frame object outputs held in the memory bank (bounded by <see cref="KeepFrames"/>).</summary>
+        public int HeldOutputs;
+
+        /// <summary>The <see cref="TrackerOptions.NumFrames"/> the track was created with.</summary>
+        public int NumFrames;
+
+        /// <summary>The <see cref="TrackerOptions.KeepFrames"/> the track was created with.</summary>
+        public int KeepFrames;
+
+        /// <summary>True once a frame was tracked: new objects can no longer be added (<see cref="Sam2Tracker.Reset"/> for that).</summary>
+        public bool TrackingStarted;
+    }
+
+    /// <summary>Every object of one frame: records, masks (0/255, Width x Height each) and the call's times.</summary>
+    public sealed class TrackedFrame
+    {
+        /// <summary>The frame's index (0-based, in the order frames were added).</summary>
+        public long Frame { get; internal set; }
+
+        /// <summary>Frame and mask width in pixels.</summary>
+        public int Width { get; internal set; }
+
+        /// <summary>Frame and mask height in pixels.</summary>
+        public int Height { get; internal set; }
+
+        /// <summary>One record per object, in the order the objects were first prompted.</summary>
+        public IList<TrackedObject> Objects { get; internal set; }
+
+        /// <summary>One row-major Width x Height mask (0 or 255) per object, in the order of <see cref="Objects"/>.</summary>
+        public IList<byte[]> Masks { get; internal set; }
+
+        /// <summary>Image pre-processing time of the call in ms (0 when no frame was encoded).</summary>
+        public double PreprocessMs { get; internal set; }
+
+        /// <summary>Image encoder time in ms (0 when no frame was encoded).</summary>
+        public double ImageEncoderMs { get; internal set; }
+
+        /// <summary>Memory attention time in ms.</summary>
+        public double MemoryAttentionMs { get; internal set; }
+
+        /// <summary>Mask decoder time in ms.</summary>
+        public double MaskDecoderMs { get; internal set; }
+
+        /// <summary>Memory encoder time in ms.</summary>
+        public double MemoryEncoderMs { get; internal set; }
+
+        /// <summary>Post-processing (upscaling, threshold) time in ms.</summary>
+        public double PostprocessMs { get; internal set; }
+
+        /// <summary>The sum of the per-stage times in ms.</summary>
+        public double TotalMs
+        {
+            get { return PreprocessMs + ImageEncoderMs + MemoryAttentionMs + MaskDecoderMs + MemoryEncoderMs + PostprocessMs; }
+        }
+
+        /// <summary>The mask of object <paramref name="objectId"/>; null when the frame has no such object.</summary>
+        /// <param name="objectId">An id given when prompting.</param>
+        /// <returns>The object's mask, or null.</returns>
+        public byte[] MaskOf(int objectId)
+        {
+            for (int i = 0; i < Objects.Count; i++)
+                if (Objects[i].ObjectId == objectId) return Masks[i];
+            return null;
+        }
+
+        /// <summary>The record of object <paramref name="objectId"/>; null when the frame has no such object.</summary>
+        /// <param name="objectId">An id given when prompting.</param>
+        /// <returns>The object's record, or null.</returns>
+        public TrackedObject? ObjectOf(int objectId)
+        {
+            for (int i = 0; i < Objects.Count; i++)
+                if (Objects[i].ObjectId == objectId) return Objects[i];
+            return null;
+        }
+
+        /// <summary>
+        /// The frame with each present object blended in its own colour (<see cref="EverythingResult.ColorOf"/>
+        /// of its id, half and half); the caller disposes it.
+        /// </summary>
+        /// <param name="image">The frame tracked (same size).</param>
+        /// <returns>A new 24bpp Bitmap.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ArgumentException"><paramref name="image"/> is not the frame's size.</exception>
+        public unsafe Bitmap ToOverlay(Bitmap image)
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            if (image.Width != Width || image.Height != Height) throw new ArgumentException("the image is not the tracked frame's size", nameof(image));
+            var bmp = new Bitmap(Width, Height, PixelFormat.Format24bppRgb);
+            using (var g = Graphics.FromImage(bmp))
+                g.DrawImage(image, 0, 0, Width, Height);
+            var data = bmp.LockBits(new Rectangle(0, 0, Width, Height), ImageLockMode.ReadWrite, PixelFormat.Format24bppRgb);
+            try
+            {
+                for (int k = 0; k < Masks.Count; k++)
+                {
+                    if (Objects[k].Area == 0) continue;
+                    Color c = EverythingResult.ColorOf(Objects[k].ObjectId);
+                    byte[] mask = Masks[k];
+                    Rectangle r = Objects[k].Bounds;
+                    for (int y = r.Top; y < r.Bottom; y++)
+                    {
+                        byte* row = (byte*)data.Scan0 + (long)y * data.Stride;
+                        int m = y * Width;
+                        for (int x = r.Left; x < r.Right; x++)
+                        {
+                            if (mask[m + x] == 0) continue;
+                            row[3 * x] = (byte)((row[3 * x] + c.B) / 2);
+                            row[3 * x + 1] = (byte)((row[3 * x + 1] + c.G) / 2);
+                            row[3 * x + 2] = (byte)((row[3 * x + 2] + c.R) / 2);
+                        }
+                    }
+                }
+            }
+            finally
+            {
+                bmp.UnlockBits(data);
+            }
+            return bmp;
+        }
+    }
+
+    /// <summary>
+    /// A SAM2 video model (the four modules written by <c>models/sam2/export_sam2_video.py</c>, with their
+    /// <c>video_metadata.json</c>): make one <see cref="Sam2Tracker"/> per video with <see cref="CreateTracker"/>.
+    /// Thread-safe: trackers made from one model may run at once on different threads (they share the model's
+    /// sessions). Disposing the model refuses later <see cref="CreateTracker"/> calls; trackers already made
+    /// keep the model alive and go on working until they are disposed. See <see cref="Segmenter"/> for
+    /// session info and the provider in use.
+    /// </summary>
+    public sealed class Sam2VideoModel : Segmenter
+    {
+        /// <summary>Loads a SAM2 video model from the folder holding <c>video_metadata.json</c> and its four .onnx modules.</summary>
+        /// <param name="modelsDir">The folder (any path).</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="modelsDir"/> is null.</exception>
+        /// <exception cref="ArgumentException">An option is out of range before reaching segrt.</exception>
+        /// <exception cref="SegException">segrt refused the folder (e.g. ModelNotFound) or the options.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
+        public Sam2VideoModel(string modelsDir, SegmenterOptions options = null)
+            : base(Create(modelsDir, options), FolderBytes(modelsDir))
+        {
+        }
+
+        static long FolderBytes(string dir)
+        {
+            try
+            {
+                long n = 0;
+                foreach (var f in new DirectoryInfo(dir).GetFiles("*.onnx")) n += f.Length;
+                return n;
+            }
+            catch (Exception)
+            {
+                return 0; // segrt read it; only the memory hint is at stake
+            }
+        }
+
+        static unsafe SessionHandle Create(string modelsDir, SegmenterOptions options)
+        {
+            if (modelsDir == null) throw new ArgumentNullException(nameof(modelsDir));
+            Interop.EnsureLoaded();
+            options = options ?? new SegmenterOptions();
+            fixed (byte* dir = Interop.Utf8z(modelsDir))
+            fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            {
+                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegSession* session = null;
+                Interop.Check(NativeMethods.seg_create_sam2_video(dir, &o, &session));
+                return new SessionHandle(session);
+            }
+        }
+
+        /// <summary>Starts a new, empty track (one video) on this model; the caller disposes it.</summary>
+        /// <param name="options">Track options; null for segrt's defaults.</param>
+        /// <returns>The new tracker.</returns>
+        /// <exception cref="ArgumentOutOfRangeException">An option is negative.</exception>
+        /// <exception cref="ObjectDisposedException">The model has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the options.</exception>
+        public unsafe Sam2Tracker CreateTracker(TrackerOptions options = null)
+        {
+            SegTrackOptions o = (options ?? new TrackerOptions()).ToNative();
+            using (var lease = Acquire())
+            {
+                SegTrack* track = null;
+                Interop.Check(NativeMethods.seg_track_create(lease.Session, &o, &track));
+                return new Sam2Tracker(new TrackHandle(track));
+            }
+        }
+    }
+
+    /// <summary>
+    /// One video being tracked with SAM2: feed frames in order (<see cref="AddFrame(Bitmap)"/>, or
+    /// <see cref="Next(Bitmap)"/> to add and track in one call), prompt objects with clicks or a box on a frame
+    /// already added, then track frame after frame; every call returns every object's mask on that frame.
+    /// Typical streaming use: <c>AddFrame(first)</c>, <c>AddPoints(0, 1, click)</c>, then <c>Next(frame)</c> for
+    /// each further frame. Every frame must have the first frame's size.
+    /// Thread-safe: segrt serialises the calls on one tracker (a lock per track), so calls from several threads
+    /// run one after another in the order they take the lock; separate trackers run at once.
+    /// <see cref="Dispose"/> refuses every call that starts after it with <see cref="ObjectDisposedException"/>;
+    /// a call already running finishes normally, and the track is freed when it returns.
+    /// </summary>
+    public sealed class Sam2Tracker : IDisposable
+    {
+        readonly TrackHandle _handle;
+
+        /// <summary>Test hook: runs after a frame-output call read the track's state and before its first native call.</summary>
+        internal Action AfterStateHook;
+
+        internal Sam2Tracker(TrackHandle handle)
+        {
+            _handle = handle;
+        }
+
+        /// <summary>True once <see cref="Dispose"/> has been called (a call started before it may still be finishing).</summary>
+        public bool IsDisposed
+        {
+            get { return _handle.IsClosing; }
+        }
+
+        /// <summary>Releases the track: later calls throw <see cref="ObjectDisposedException"/>; a running call finishes first. Calling it again does nothing.</summary>
+        public void Dispose()
+        {
+            _handle.CloseTrack();
+        }
+
+        /// <summary>What the track holds now: objects, frames, frame size, memory held, options.</summary>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        public unsafe TrackerState State
+        {
+            get
+            {
+                using (var lease = _handle.Acquire(this))
+                {
+                    SegTrackState s = default(SegTrackState);
+                    s.struct_size = (uint)sizeof(SegTrackState);
+                    Interop.Check(NativeMethods.seg_track_state(lease.Track, &s));
+                    return new TrackerState
+                    {
+                        Objects = (int)s.objects,
+                        Frames = s.frames,
+                        Width = s.width,
+                        Height = s.height,
+                        HeldFrames = (int)s.held_frames,
+                        HeldOutputs = (int)s.held_outputs,
+                        NumFrames = (int)s.num_frames,
+                        KeepFrames = (int)s.keep_frames,
+                        TrackingStarted = s.tracking_started != 0,
+                    };
+                }
+            }
+        }
+
+        /// <summary>Forgets every frame, object and memory: the tracker is as new (same model and options). A running call finishes first.</summary>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        public unsafe void Reset()
+        {
+            using (var lease = _handle.Acquire(this))
+                Interop.Check(NativeMethods.seg_track_reset(lease.Track));
+        }
+
+        // ---- frames ----
+
+        /// <summary>Adds the next frame and encodes it (no tracking).</summary>
+        /// <param name="image">The frame; locked with LockBits for the call.</param>
+        /// <returns>The frame's index (0, 1, ...).</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the frame (e.g. InvalidArgument: not the first frame's size) or the encoder failed.</exception>
+        public long AddFrame(Bitmap image)
+        {
+            using (var input = ImageInput.FromBitmap(image))
+                return AddFrame(input);
+        }
+
+        /// <summary>Adds the next frame from raw pixels and encodes it (no tracking).</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Frame width in pixels.</param>
+        /// <param name="height">Frame height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer whose top row is the last one in the array.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <returns>The frame's index.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        /// <exception cref="ArgumentException">The geometry does not fit the buffer.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the frame or the encoder failed.</exception>
+        public long AddFrame(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
+        {
+            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
+                return AddFrame(input);
+        }
+
+        /// <summary>Adds the next frame from unmanaged pixels and encodes it (no tracking).</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Frame width in pixels.</param>
+        /// <param name="height">Frame height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <returns>The frame's index.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
+        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the frame or the encoder failed.</exception>
+        public long AddFrame(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
+        {
+            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
+                return AddFrame(input);
+        }
+
+        unsafe long AddFrame(ImageInput input)
+        {
+            using (var lease = _handle.Acquire(this))
+            {
+                SegImage desc = input.Desc;
+                long index = -1;
+                Interop.Check(NativeMethods.seg_track_add_frame(lease.Track, &desc, &index, null));
+                return index;
+            }
+        }
+
+        /// <summary>
+        /// Streaming: adds the next frame and tracks it (one native call, under the track's lock). Needs at least
+        /// one object prompted.
+        /// </summary>
+        /// <param name="image">The frame; locked with LockBits for the call.</param>
+        /// <returns>Every object's mask on the new frame.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the call (e.g. InvalidArgument: no object prompted yet, or not the first frame's size) or a model failed.</exception>
+        public TrackedFrame Next(Bitmap image)
+        {
+            using (var input = ImageInput.FromBitmap(image))
+                return Next(input);
+        }
+
+        /// <summary>Streaming from raw pixels: adds the next frame and tracks it.</summary>
+        /// <param name="pixels">Rows of pixels; only read during the call.</param>
+        /// <param name="width">Frame width in pixels.</param>
+        /// <param name="height">Frame height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <returns>Every object's mask on the new frame.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        /// <exception cref="ArgumentException">The geometry does not fit the buffer.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the call or a model failed.</exception>
+        public TrackedFrame Next(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
+        {
+            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
+                return Next(input);
+        }
+
+        /// <summary>Streaming from unmanaged pixels: adds the next frame and tracks it.</summary>
+        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
+        /// <param name="width">Frame width in pixels.</param>
+        /// <param name="height">Frame height in pixels.</param>
+        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <returns>Every object's mask on the new frame.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
+        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
+        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the call or a model failed.</exception>
+        public TrackedFrame Next(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
+        {
+            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
+                return Next(input);
+        }
+
+        /// <summary>
+        /// <see cref="Next(Bitmap)"/> on a thread-pool thread. The token is checked before the native call
+        /// starts; the call itself cannot be cancelled (it runs to its end, and the frame is then added).
+        /// Do not touch the Bitmap until the task completes.
+        /// </summary>
+        /// <param name="image">The frame.</param>
+        /// <param name="cancellationToken">Cancels the call if it has not started yet (the frame is then not added).</param>
+        /// <returns>A task giving every object's mask on the new frame; cancelled when the token fired before the call started.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<TrackedFrame> NextAsync(Bitmap image, CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return Next(image);
+            }, cancellationToken);
+        }
+
+        /// <summary>
+        /// <see cref="Next(byte[], int, int, int, SegPixelFormat)"/> on a thread-pool thread; the token is checked
+        /// before the native call starts (the call itself cannot be cancelled).
+        /// </summary>
+        /// <param name="pixels">Rows of pixels; not to be changed until the task completes.</param>
+        /// <param name="width">Frame width in pixels.</param>
+        /// <param name="height">Frame height in pixels.</param>
+        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
+        /// <param name="format">The pixel layout.</param>
+        /// <param name="cancellationToken">Cancels the call if it has not started yet.</param>
+        /// <returns>A task giving every object's mask on the new frame.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
+        public Task<TrackedFrame> NextAsync(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (pixels == null) throw new ArgumentNullException(nameof(pixels));
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                return Next(pixels, width, height, stride, format);
+            }, cancellationToken);
+        }
+
+        unsafe TrackedFrame Next(ImageInput input)
+        {
+            SegImage desc = input.Desc;
+            // Masks have the track's frame size; before the first frame, the image's. A frame of another size is
+            // then refused by segrt as such (InvalidArgument), not as a mask mismatch.
+            return RunOutputs(0, input.Width, input.Height, (lease, objects, masks, capacity, count, info) =>
+            {
+                SegImage d = desc;
+                return NativeMethods.seg_track_next(lease.Track, &d, objects, masks, capacity, count, info);
+            });
+        }
+
+        // ---- prompts and tracking ----
+
+        /// <summary>
+        /// Prompts object <paramref name="objectId"/> with clicks on a frame already added: label foreground =
+        /// "this object", background = "not this". Replaces the object's earlier clicks on that frame. A new id
+        /// starts a new object (allowed until the first frame is tracked). On a frame not yet tracked for the
+        /// object it becomes a conditioning frame; on a tracked frame it corrects the mask there.
+        /// </summary>
+        /// <param name="frame">The frame's index; -1 = the last frame added, -2 the one before, ...</param>
+        /// <param name="objectId">The object's id (any int, chosen by the caller).</param>
+        /// <param name="points">The clicks, in frame pixels.</param>
+        /// <returns>Every object on that frame (the prompted one with its new mask).</returns>
+        /// <exception cref="ArgumentException">No point given.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the prompt (e.g. a frame never added or no longer held, a new object after tracking started, a click outside the frame).</exception>
+        public TrackedFrame AddPoints(long frame, int objectId, params Sam2Point[] points)
+        {
+            if (points == null || points.Length == 0) throw new ArgumentException("give at least one point", nameof(points));
+            return AddPrompt(frame, objectId, points, null);
+        }
+
+        /// <summary>Prompts object <paramref name="objectId"/> with a box on a frame already added (see <see cref="AddPoints"/>).</summary>
+        /// <param name="frame">The frame's index; -1 = the last frame added.</param>
+        /// <param name="objectId">The object's id.</param>
+        /// <param name="box">The box in frame pixels.</param>
+        /// <returns>Every object on that frame.</returns>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the prompt.</exception>
+        public TrackedFrame AddBox(long frame, int objectId, RectangleF box)
+        {
+            return AddPrompt(frame, objectId, null, box);
+        }
+
+        /// <summary>Prompts object <paramref name="objectId"/> with clicks and/or a box on a frame already added (see <see cref="AddPoints"/>).</summary>
+        /// <param name="frame">The frame's index; -1 = the last frame added.</param>
+        /// <param name="objectId">The object's id.</param>
+        /// <param name="points">The clicks in frame pixels; null or empty for none.</param>
+        /// <param name="box">The box in frame pixels; null for none.</param>
+        /// <returns>Every object on that frame.</returns>
+        /// <exception cref="ArgumentException">Neither points nor a box given.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the prompt.</exception>
+        public unsafe TrackedFrame AddPrompt(long frame, int objectId, IList<Sam2Point> points, RectangleF? box)
+        {
+            int n = points != null ? points.Count : 0;
+            if (n == 0 && !box.HasValue) throw new ArgumentException("give points, a box or both", nameof(points));
+            var native = new SegPoint[Math.Max(n, 1)];
+            for (int i = 0; i < n; i++)
+            {
+                native[i].x = points[i].X;
+                native[i].y = points[i].Y;
+                native[i].label = points[i].Foreground ? 1 : 0;
+            }
+            SegBox nativeBox = default(SegBox);
+            if (box.HasValue)
+            {
+                nativeBox.x1 = box.Value.Left;
+                nativeBox.y1 = box.Value.Top;
+                nativeBox.x2 = box.Value.Right;
+                nativeBox.y2 = box.Value.Bottom;
+            }
+            bool hasBox = box.HasValue;
+            // A new object adds one record: room for it from the start.
+            return RunOutputs(1, 0, 0, (lease, objects, masks, capacity, count, info) =>
+            {
+                SegBox b = nativeBox;
+                fixed (SegPoint* p = native)
+                    return NativeMethods.seg_track_add_prompt(lease.Track, frame, objectId, n > 0 ? p : null, (UIntPtr)n,
+                        hasBox ? &b : null, objects, masks, capacity, count, info);
+            });
+        }
+
+        /// <summary>
+        /// Tracks frame <paramref name="frame"/> for every object: each object without a prompt there gets SAM2's
+        /// memory-conditioned mask, remembered for the frames after. Frames are normally tracked in order, each once.
+        /// </summary>
+        /// <param name="frame">The frame's index; -1 = the last frame added.</param>
+        /// <returns>Every object's mask on that frame.</returns>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="SegException">segrt refused the call (e.g. a frame never added or no longer held, no object) or a model failed.</exception>
+        public unsafe TrackedFrame TrackFrame(long frame)
+        {
+            return RunOutputs(0, 0, 0, (lease, objects, masks, capacity, count, info) =>
+                NativeMethods.seg_track_frame(lease.Track, frame, objects, masks, capacity, count, info));
+        }
+
+        internal unsafe delegate Native.SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info);
+
+        /// <summary>
+        /// Runs a call that writes every object of a frame: buffers for the objects the track has now
+        /// (+<paramref name="extra"/>) at its frame size (or <paramref name="width"/> x <paramref name="height"/>
+        /// before the first frame); when another thread's prompt added an object in between, segrt answers
+        /// BufferTooSmall with the count before running anything, and the call is made again with that many.
+        /// </summary>
+        unsafe TrackedFrame RunOutputs(int extra, int width, int height, OutputCall call)
+        {
+            using (var lease = _handle.Acquire(this))
+            {
+                SegTrackState s = default(SegTrackState);
+                s.struct_size = (uint)sizeof(SegTrackState);
+                Interop.Check(NativeMethods.seg_track_state(lease.Track, &s));
+                int w = s.width > 0 ? s.width : width;
+                int h = s.height > 0 ? s.height : height;
+                int capacity = (int)s.objects + extra;
+                var hook = AfterStateHook;
+                if (hook != null) hook();
+                for (int attempt = 0; ; attempt++)
+                {
+                    // No frame yet (w = 0): segrt refuses the call itself; give no masks so that it says why.
+                    bool withMasks = w > 0 && h > 0;
+                    var maskData = new byte[capacity][];
+                    var pins = new GCHandle[capacity];
+                    var masks = new SegMask[Math.Max(capacity, 1)];
+                    var objects = new SegTrackObject[Math.Max(capacity, 1)];
+                    try
+                    {
+                        for (int i = 0; i < capacity && withMasks; i++)
+                        {
+                            maskData[i] = new byte[(long)w * h];
+                            pins[i] = GCHandle.Alloc(maskData[i], GCHandleType.Pinned);
+                            masks[i].data = (byte*)pins[i].AddrOfPinnedObject();
+                            masks[i].width = w;
+                            masks[i].height = h;
+                        }
+                        UIntPtr count = UIntPtr.Zero;
+                        SegTrackInfo info = default(SegTrackInfo);
+                        info.struct_size = (uint)sizeof(SegTrackInfo);
+                        Native.SegStatus st;
+                        fixed (SegTrackObject* o = objects)
+                        fixed (SegMask* m = masks)
+                            st = call(lease, o, withMasks ? m : null, (UIntPtr)capacity, &count, &info);
+                        if (st == Native.SegStatus.SEG_BUFFER_TOO_SMALL && attempt < 8 && (int)count > capacity)
+                        {
+                            capacity = (int)count;
+                            continue;
+                        }
+                        Interop.Check(st);
+                        int n = (int)count;
+                        var records = new TrackedObject[n];
+                        var result = new byte[n][];
+                        for (int i = 0; i < n; i++)
+                        {
+                            SegTrackObject r = objects[i];
+                            records[i] = new TrackedObject
+                            {
+                                ObjectId = r.object_id,
+                                Present = r.present != 0,
+                                HasOutput = r.has_output != 0,
+                                Score = r.score,
+                                Area = (long)r.area,
+                                Bounds = r.area > 0 ? Rectangle.FromLTRB(r.x0, r.y0, r.x1 + 1, r.y1 + 1) : Rectangle.Empty,
+                            };
+                            result[i] = maskData[i] ?? new byte[(long)w * h];
+                        }
+                        return new TrackedFrame
+                        {
+                            Frame = info.frame,
+                            Width = w,
+                            Height = h,
+                            Objects = Array.AsReadOnly(records),
+                            Masks = Array.AsReadOnly(result),
+                            PreprocessMs = info.preprocess_ms,
+                            ImageEncoderMs = info.image_encoder_ms,
+                            MemoryAttentionMs = info.memory_attention_ms,
+                            MaskDecoderMs = info.mask_decoder_ms,
+                            MemoryEncoderMs = info.memory_encoder_ms,
+                            PostprocessMs = info.postprocess_ms,
+                        };
+                    }
+                    finally
+                    {
+                        for (int i = 0; i < capacity && i < pins.Length; i++)
+                            if (pins[i].IsAllocated) pins[i].Free();
+                    }
+                }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Owns one native track. Closing is two-step as for <see cref="SessionHandle"/>: <see cref="CloseTrack"/>
+    /// refuses every later <see cref="Acquire"/>, and seg_track_free runs when the last running call releases
+    /// its reference. seg_track_free never calls back into managed code, so the critical finalizer may run it.
+    /// </summary>
+    internal sealed unsafe class TrackHandle : SafeHandle
+    {
+        volatile bool _closing;
+
+        internal TrackHandle(SegTrack* track) : base(IntPtr.Zero, true)
+        {
+            SetHandle((IntPtr)track);
+        }
+
+        internal bool IsClosing
+        {
+            get { return _closing || IsClosed; }
+        }
+
+        public override bool IsInvalid
+        {
+            get { return handle == IntPtr.Zero; }
+        }
+
+        protected override bool ReleaseHandle()
+        {
+            return NativeMethods.seg_track_free((SegTrack*)handle) == Native.SegStatus.SEG_OK;
+        }
+
+        internal void CloseTrack()
+        {
+            _closing = true;
+            Dispose();
+        }
+
+        internal Lease Acquire(object owner)
+        {
+            if (_closing) throw Disposed(owner);
+            bool added = false;
+            try
+            {
+                DangerousAddRef(ref added);
+            }
+            catch (ObjectDisposedException)
+            {
+                throw Disposed(owner);
+            }
+            if (_closing)
+            {
+                if (added) DangerousRelease();
+                throw Disposed(owner);
+            }
+            return new Lease(this, (SegTrack*)DangerousGetHandle());
+        }
+
+        static ObjectDisposedException Disposed(object owner)
+        {
+            return new ObjectDisposedException(owner.GetType().Name, "this " + owner.GetType().Name + " has been disposed");
+        }
+
+        internal struct Lease : IDisposable
+        {
+            readonly TrackHandle _owner;
+            internal readonly SegTrack* Track;
+
+            internal Lease(TrackHandle owner, SegTrack* track)
+            {
+                _owner = owner;
+                Track = track;
+            }
+
+            public void Dispose()
+            {
+                _owner.DangerousRelease();
+            }
+        }
+    }
+}

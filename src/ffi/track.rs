@@ -1,0 +1,485 @@
+//! SAM2 video tracking exports: a video model session (`seg_create_sam2_video`), tracks made from it
+//! (`seg_track_create`), frames fed in order, prompts on any frame still held, masks per object.
+//!
+//! A track's calls run one at a time (a lock per track): several threads may call one track, and
+//! each call sees the track as the previous call left it, so the caller decides the order (feed
+//! frames from one thread, or order the calls yourself). Many tracks may share one video session
+//! and run at the same time.
+
+use std::ffi::c_char;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::image::MaskMut;
+use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO_POINTS};
+
+use super::boundary::{guard, guard_quiet};
+use super::enums::SegStatus;
+use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
+use super::types::{
+    utf8_path, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions,
+    SegTrackState, TRACK_INFO_V1_SIZE, TRACK_STATE_V1_SIZE,
+};
+
+/// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
+/// modules it names (written by `models/sam2/export_sam2_video.py`; UTF-8 path). `options` as for
+/// `seg_create` (NULL = defaults). Make tracks from it with `seg_track_create`; release it with
+/// `seg_free` (tracks still open keep the model alive until they are freed).
+///
+/// # Safety
+/// `models_dir` must be NULL or NUL-terminated; `options` NULL or a valid `SegOptions`;
+/// `out_session` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_create_sam2_video(
+    models_dir: *const c_char,
+    options: *const SegOptions,
+    out_session: *mut *mut SegSession,
+) -> SegStatus {
+    guard(|| {
+        let dir = utf8_path(models_dir, "models_dir")?;
+        if out_session.is_null() {
+            return Err(Error::null("out_session"));
+        }
+        let options = SegOptions::read(options)?;
+        let model = VideoModel::from_dir(&dir, options)?;
+        out_session.write(register(Handle::Video(Arc::new(model))));
+        Ok(())
+    })
+}
+
+/// Fills `*options` with the defaults (and `struct_size`).
+///
+/// # Safety
+/// `options` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_options_default(options: *mut SegTrackOptions) -> SegStatus {
+    guard(|| {
+        if options.is_null() {
+            return Err(Error::null("options"));
+        }
+        options.write(SegTrackOptions::defaults());
+        Ok(())
+    })
+}
+
+/// Starts a new, empty track on a video session (`options` NULL = defaults). Release it with
+/// `seg_track_free`. Thread safety: any thread.
+///
+/// # Safety
+/// `options` must be NULL or a valid `SegTrackOptions`; `out_track` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_create(
+    session: *mut SegSession,
+    options: *const SegTrackOptions,
+    out_track: *mut *mut SegTrack,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup(session)?;
+        let model = handle.video()?.clone();
+        if out_track.is_null() {
+            return Err(Error::null("out_track"));
+        }
+        let tracker = Tracker::new(model, SegTrackOptions::read(options)?)?;
+        out_track.write(register(Handle::Track(Box::new(Mutex::new(tracker)))).cast());
+        Ok(())
+    })
+}
+
+/// Releases a track. `seg_track_free(NULL)` is a no-op; a freed or made-up handle gives
+/// `SEG_INVALID_HANDLE`, a session handle `SEG_WRONG_SESSION_KIND` (it is not freed). A call running
+/// on the track in another thread finishes normally; the memory is released when it returns.
+///
+/// # Safety
+/// Any value may be passed.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_free(track: *mut SegTrack) -> SegStatus {
+    if track.is_null() {
+        return SegStatus::SEG_OK;
+    }
+    guard_quiet(|| {
+        unregister(track_id(track), |h| matches!(h, Handle::Track(_)), "track", "a track (release sessions with seg_free)").map(drop)
+    })
+}
+
+/// Forgets every frame, object and memory of the track: it is as new (same session and options).
+/// A call running on the track finishes first.
+///
+/// # Safety
+/// Any value may be passed as `track`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_reset(track: *mut SegTrack) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let lock = handle.track()?;
+        // A track left inconsistent by a caught panic is usable again after a reset.
+        lock.lock().unwrap_or_else(|p| p.into_inner()).reset();
+        lock.clear_poison();
+        Ok(())
+    })
+}
+
+/// Adds the next frame and encodes it (no tracking): the frame gets the next index (0, 1, ...),
+/// written to `*out_frame` (optional). Every frame must have the first frame's size. Use it to
+/// prompt on a frame before tracking, or to feed a volume first and track later with
+/// `seg_track_frame`. `out_info` optional (set its `struct_size`).
+///
+/// # Safety
+/// `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_add_frame(
+    track: *mut SegTrack,
+    frame: *const SegImage,
+    out_frame: *mut i64,
+    out_info: *mut SegTrackInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        let info_size = info_size(out_info)?;
+        if frame.is_null() {
+            return Err(Error::null("frame"));
+        }
+        let view = (*frame).view(tracker.model().options().max_pixels)?;
+        let before = tracker.timings();
+        let t = tracker.add_frame(&view)?;
+        if !out_frame.is_null() {
+            out_frame.write(t as i64);
+        }
+        write_info(out_info, info_size, t, tracker.object_ids().len(), &tracker.timings().since(&before));
+        Ok(())
+    })
+}
+
+/// Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
+/// the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
+/// the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
+/// `object_id` starts a new object (allowed until the first frame is tracked). A prompt on a frame
+/// not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects
+/// the mask there and the correction is used as memory when tracking goes on.
+///
+/// Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
+/// `seg_track_frame`.
+///
+/// # Safety
+/// `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
+/// `seg_track_frame`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_add_prompt(
+    track: *mut SegTrack,
+    frame: i64,
+    object_id: i32,
+    points: *const SegPoint,
+    n_points: usize,
+    bbox: *const SegBox,
+    out_objects: *mut SegTrackObject,
+    out_masks: *const SegMask,
+    capacity: usize,
+    out_count: *mut usize,
+    out_info: *mut SegTrackInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
+        if points.is_null() && n_points > 0 {
+            return Err(Error::null("points (n_points is not 0)"));
+        }
+        if n_points > MAX_VIDEO_POINTS {
+            return Err(Error::invalid(format!("{n_points} points: at most {MAX_VIDEO_POINTS} per prompt")));
+        }
+        let points = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
+        let coords: Vec<[f32; 2]> = points.iter().map(|p| [p.x, p.y]).collect();
+        let labels: Vec<i32> = points.iter().map(|p| p.label).collect();
+        let bbox = bbox.as_ref().map(|b| [b.x1, b.y1, b.x2, b.y2]);
+        let t = frame_index(&tracker, frame)?;
+        let new_object = !tracker.object_ids().contains(&object_id) && !tracker.tracking_started();
+        let n = tracker.object_ids().len() + new_object as usize;
+        let size = tracker.frame_size();
+        out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox))
+    })
+}
+
+/// Tracks frame `frame` (an index; -1 = the last frame added) for every object: clicks given
+/// since the last tracking are consolidated first, then each object without a prompt on that frame
+/// gets SAM2's memory-conditioned mask, remembered for the frames after. Frames are normally tracked
+/// in order, each once; tracking a frame again recomputes it from the memory as it is now.
+///
+/// Frame outputs (also of `seg_track_add_prompt` and `seg_track_next`), one per object in the order
+/// objects were first prompted, all optional:
+/// - `out_objects`: `capacity` records (`SegTrackObject`);
+/// - `out_masks`: `capacity` caller-owned masks of the frame's size, 0/255 each;
+/// - `out_count`: the number of objects.
+///
+/// When either array is given and `capacity` is below the number of objects the call returns
+/// `SEG_BUFFER_TOO_SMALL` with `*out_count` set, before anything runs (the track is unchanged);
+/// `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
+/// Outputs are written only on success.
+///
+/// # Safety
+/// Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_frame(
+    track: *mut SegTrack,
+    frame: i64,
+    out_objects: *mut SegTrackObject,
+    out_masks: *const SegMask,
+    capacity: usize,
+    out_count: *mut usize,
+    out_info: *mut SegTrackInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
+        let t = frame_index(&tracker, frame)?;
+        let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
+        out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t))
+    })
+}
+
+/// Streaming: adds the next frame and tracks it (`seg_track_add_frame` + `seg_track_frame` in one
+/// call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
+/// `out_info->frame` is the new frame's index. When the buffers are too small nothing is added.
+///
+/// # Safety
+/// As for `seg_track_add_frame` and `seg_track_frame`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_next(
+    track: *mut SegTrack,
+    frame: *const SegImage,
+    out_objects: *mut SegTrackObject,
+    out_masks: *const SegMask,
+    capacity: usize,
+    out_count: *mut usize,
+    out_info: *mut SegTrackInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
+        if frame.is_null() {
+            return Err(Error::null("frame"));
+        }
+        if tracker.object_ids().is_empty() {
+            return Err(Error::invalid("no object to track: add a frame and prompt an object on it first (seg_track_add_prompt)"));
+        }
+        let view = (*frame).view(tracker.model().options().max_pixels)?;
+        tracker.check_frame_size((view.width(), view.height()))?;
+        let n = tracker.object_ids().len();
+        out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
+            let t = tracker.add_frame(&view)?;
+            tracker.track_frame(t)
+        })
+    })
+}
+
+/// Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
+/// `held_outputs` stay bounded with `keep_frames`). Set `out_state->struct_size` first.
+///
+/// # Safety
+/// `out_state` must be NULL or valid for its `struct_size`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut SegTrackState) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let tracker = lock(handle.track()?)?;
+        if out_state.is_null() {
+            return Err(Error::null("out_state"));
+        }
+        let size = (*out_state).struct_size as usize;
+        if size < TRACK_STATE_V1_SIZE {
+            return Err(Error::invalid(format!(
+                "SegTrackState.struct_size is {size}, expected at least {TRACK_STATE_V1_SIZE}: set it to sizeof(SegTrackState)"
+            )));
+        }
+        let (w, h) = tracker.frame_size().unwrap_or((0, 0));
+        let options = tracker.options();
+        let state = SegTrackState {
+            struct_size: size.min(std::mem::size_of::<SegTrackState>()) as u32,
+            objects: tracker.object_ids().len() as u32,
+            frames: tracker.num_frames() as i64,
+            width: w as i32,
+            height: h as i32,
+            held_frames: tracker.held_frames().len() as u32,
+            held_outputs: tracker.held_outputs() as u32,
+            num_frames: options.num_frames.unwrap_or(0) as u32,
+            keep_frames: options.keep_frames.unwrap_or(0) as u32,
+            tracking_started: tracker.tracking_started() as u32,
+            reserved: 0,
+        };
+        copy_prefix(&state, out_state, size);
+        Ok(())
+    })
+}
+
+fn lock(m: &Mutex<Tracker>) -> Result<MutexGuard<'_, Tracker>> {
+    m.lock().map_err(|_| {
+        Error::new(
+            ErrorKind::Internal,
+            "an earlier call on this track failed inside segrt and may have left it inconsistent: call seg_track_reset",
+        )
+    })
+}
+
+/// A frame argument: an index, or from the end when negative (-1 = the last frame added).
+fn frame_index(tracker: &Tracker, frame: i64) -> Result<usize> {
+    let n = tracker.num_frames() as i64;
+    let t = if frame < 0 { n + frame } else { frame };
+    if t < 0 || t >= n {
+        return Err(Error::invalid(format!("frame {frame}: the track has {n} frames (indices 0 to {}, or -1 for the last)", n - 1)));
+    }
+    Ok(t as usize)
+}
+
+/// # Safety
+/// `info` must be NULL or valid for its `struct_size`.
+unsafe fn info_size(info: *const SegTrackInfo) -> Result<usize> {
+    if info.is_null() {
+        return Ok(0);
+    }
+    let size = (*info).struct_size as usize;
+    if size < TRACK_INFO_V1_SIZE {
+        return Err(Error::invalid(format!(
+            "SegTrackInfo.struct_size is {size}, expected at least {TRACK_INFO_V1_SIZE}: set it to sizeof(SegTrackInfo)"
+        )));
+    }
+    Ok(size)
+}
+
+/// # Safety
+/// `info` must be NULL or valid for `size` bytes.
+unsafe fn write_info(info: *mut SegTrackInfo, size: usize, frame: usize, objects: usize, t: &ModuleTimes) {
+    if info.is_null() {
+        return;
+    }
+    let record = SegTrackInfo {
+        struct_size: size.min(std::mem::size_of::<SegTrackInfo>()) as u32,
+        objects: objects as u32,
+        frame: frame as i64,
+        preprocess_ms: t.preprocess_ms,
+        image_encoder_ms: t.image_encoder_ms,
+        memory_attention_ms: t.memory_attention_ms,
+        mask_decoder_ms: t.mask_decoder_ms,
+        memory_encoder_ms: t.memory_encoder_ms,
+        postprocess_ms: t.postprocess_ms,
+    };
+    copy_prefix(&record, info, size);
+}
+
+/// Writes the first `size` bytes of `value` (a newer caller's struct may be longer: only the fields
+/// this version knows are written).
+///
+/// # Safety
+/// `dst` must be valid for `min(size, size_of::<T>())` bytes.
+unsafe fn copy_prefix<T>(value: &T, dst: *mut T, size: usize) {
+    std::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(), dst.cast::<u8>(), size.min(std::mem::size_of::<T>()));
+}
+
+/// The caller's buffers for every object of one frame.
+struct FrameOutputs {
+    objects: *mut SegTrackObject,
+    masks: *const SegMask,
+    capacity: usize,
+    count: *mut usize,
+    info: *mut SegTrackInfo,
+}
+
+impl FrameOutputs {
+    /// Checks every buffer for `n` objects on frames of `size` before anything runs; returns the
+    /// masks to fill and the info size.
+    ///
+    /// # Safety
+    /// The pointers must be valid as `seg_track_frame` states.
+    unsafe fn check<'a>(&self, n: usize, size: Option<(usize, usize)>) -> Result<(Vec<MaskMut<'a>>, usize)> {
+        let info_size = info_size(self.info)?;
+        let wants_records = !self.objects.is_null() || !self.masks.is_null();
+        if wants_records && self.capacity < n {
+            if !self.count.is_null() {
+                self.count.write(n);
+            }
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                format!("the output arrays hold {} objects, the track has {n} (the count is in *out_count)", self.capacity),
+            ));
+        }
+        let mut masks = Vec::new();
+        if !self.masks.is_null() {
+            for (i, m) in std::slice::from_raw_parts(self.masks, n).iter().enumerate() {
+                let mask = m.target().map_err(|e| e.context(format!("out_masks[{i}]")))?;
+                if let Some((w, h)) = size {
+                    if (mask.width(), mask.height()) != (w, h) {
+                        return Err(Error::invalid(format!(
+                            "out_masks[{i}] is {}x{} but the frames are {w}x{h}: every mask must have the frame's size",
+                            mask.width(),
+                            mask.height()
+                        )));
+                    }
+                }
+                masks.push(mask);
+            }
+        }
+        Ok((masks, info_size))
+    }
+
+    /// Checks the buffers for `n` objects on frames of `size`, runs `call` (one frame's outputs) and
+    /// writes them with the time `call` took.
+    ///
+    /// # Safety
+    /// As for `check`.
+    unsafe fn run(
+        &self,
+        tracker: &mut Tracker,
+        n: usize,
+        size: Option<(usize, usize)>,
+        call: impl FnOnce(&mut Tracker) -> Result<FrameMasks>,
+    ) -> Result<()> {
+        let (masks, info_size) = self.check(n, size)?;
+        let before = tracker.timings();
+        let fm = call(tracker)?;
+        self.write(&fm, masks, info_size, &tracker.timings().since(&before))
+    }
+
+    /// Writes the frame's records, masks, count and info.
+    ///
+    /// # Safety
+    /// As for `check`.
+    unsafe fn write(&self, fm: &FrameMasks, mut masks: Vec<MaskMut<'_>>, info_size: usize, times: &ModuleTimes) -> Result<()> {
+        let n = fm.objects.len();
+        if (!self.objects.is_null() && self.capacity < n) || (!self.masks.is_null() && masks.len() != n) {
+            return Err(Error::internal(format!("{n} objects on the frame, buffers checked for {}", masks.len())));
+        }
+        for (i, o) in fm.objects.iter().enumerate() {
+            if let Some(mask) = masks.get_mut(i) {
+                for (y, row) in o.mask.chunks_exact(fm.width).enumerate() {
+                    mask.row_mut(y).copy_from_slice(row);
+                }
+            }
+            if !self.objects.is_null() {
+                self.objects.add(i).write(record(o.object_id, o.score, o.present, &o.mask, fm.width));
+            }
+        }
+        if !self.count.is_null() {
+            self.count.write(n);
+        }
+        write_info(self.info, info_size, fm.frame, n, times);
+        Ok(())
+    }
+}
+
+/// An object's record: score, presence, area and box of its mask (`width` pixels per row).
+fn record(object_id: i32, score: Option<f32>, present: bool, mask: &[u8], width: usize) -> SegTrackObject {
+    let mut r = SegTrackObject { object_id, present: present as u32, has_output: score.is_some() as u32, ..Default::default() };
+    r.score = score.unwrap_or(0.0);
+    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+    for (y, row) in mask.chunks_exact(width.max(1)).enumerate() {
+        let Some(first) = row.iter().position(|v| *v != 0) else { continue };
+        let last = row.iter().rposition(|v| *v != 0).unwrap_or(first);
+        r.area += row[first..=last].iter().filter(|v| **v != 0).count() as u64;
+        (x0, x1) = (x0.min(first), x1.max(last));
+        (y0, y1) = (y0.min(y), y);
+    }
+    if r.area > 0 {
+        (r.x0, r.y0, r.x1, r.y1) = (x0 as i32, y0 as i32, x1 as i32, y1 as i32);
+    }
+    r
+}

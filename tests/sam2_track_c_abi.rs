@@ -1,0 +1,552 @@
+//! SAM2 video tracking through the C ABI (`seg_create_sam2_video`, `seg_track_*`): the official
+//! predictor's masks through the ABI, the ABI against the Rust tracker it wraps, and every bad input
+//! and lifecycle case the issue lists (frames of another size, prompts on frames never fed, buffers
+//! too small, several threads, reset and free during a run, a 500-frame soak).
+
+mod common;
+
+use std::path::PathBuf;
+use std::ptr;
+use std::sync::Arc;
+
+use common::*;
+use segrt::ffi::*;
+use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
+use segrt::{ImageView, Options, PixelFormat};
+use serde_json::Value;
+
+fn video_dir() -> PathBuf {
+    repo().join("models/sam2/video")
+}
+
+fn reference() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(video_dir().join("reference/index.json")).unwrap()).unwrap()
+}
+
+/// The reference clip's frames, RGB, 320x240.
+fn frames() -> Vec<Rgb> {
+    reference()["frames"].as_array().unwrap().iter().map(|f| load_rgb(&video_dir().join("reference").join(f.as_str().unwrap()))).collect()
+}
+
+fn reference_mask(name: &str) -> Vec<u8> {
+    load_gray(&video_dir().join("reference").join(name))
+}
+
+fn video_session() -> Session {
+    let dir = cstr(video_dir().to_str().unwrap());
+    let mut options = default_options();
+    options.intra_threads = 2;
+    let mut s = ptr::null_mut();
+    let st = unsafe { seg_create_sam2_video(dir.as_ptr(), &options, &mut s) };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    Session(s)
+}
+
+struct Track(*mut SegTrack);
+unsafe impl Send for Track {}
+unsafe impl Sync for Track {}
+impl Drop for Track {
+    fn drop(&mut self) {
+        unsafe { seg_track_free(self.0) };
+    }
+}
+
+fn track_options(num_frames: u32, keep_frames: u32) -> SegTrackOptions {
+    let mut o = std::mem::MaybeUninit::<SegTrackOptions>::uninit();
+    assert_eq!(unsafe { seg_track_options_default(o.as_mut_ptr()) }, SegStatus::SEG_OK);
+    let mut o = unsafe { o.assume_init() };
+    o.num_frames = num_frames;
+    o.keep_frames = keep_frames;
+    o
+}
+
+fn track(session: &Session, options: Option<SegTrackOptions>) -> Track {
+    let mut t = ptr::null_mut();
+    let st = unsafe { seg_track_create(session.0, options.as_ref().map_or(ptr::null(), |o| o as *const _), &mut t) };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    Track(t)
+}
+
+fn rgb_image(f: &Rgb) -> SegImage {
+    image_desc(&f.data, f.w, f.h, 0, SegPixelFormat::SEG_FORMAT_RGB24)
+}
+
+/// Every object of one frame as the ABI returns it.
+#[derive(Debug, Clone)]
+struct Frame {
+    objects: Vec<SegTrackObjectEq>,
+    masks: Vec<Vec<u8>>,
+    info: SegTrackInfo,
+}
+
+/// `SegTrackObject` compared field by field.
+#[derive(Debug, Clone, PartialEq)]
+struct SegTrackObjectEq(i32, u32, u32, u32, u64, [i32; 4]);
+
+impl From<&SegTrackObject> for SegTrackObjectEq {
+    fn from(o: &SegTrackObject) -> Self {
+        SegTrackObjectEq(o.object_id, o.present, o.has_output, o.score.to_bits(), o.area, [o.x0, o.y0, o.x1, o.y1])
+    }
+}
+
+/// Output buffers for `n` objects of `w` x `h`, filled with a sentinel.
+struct Outputs {
+    objects: Vec<SegTrackObject>,
+    mask_data: Vec<Vec<u8>>,
+    masks: Vec<SegMask>,
+    count: usize,
+    info: SegTrackInfo,
+}
+
+impl Outputs {
+    fn new(n: usize, w: usize, h: usize) -> Outputs {
+        let mut mask_data: Vec<Vec<u8>> = (0..n).map(|_| vec![77u8; w * h]).collect();
+        let masks = mask_data.iter_mut().map(|m| SegMask { data: m.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 }).collect();
+        let sentinel = SegTrackObject { object_id: -77, ..Default::default() };
+        let info = SegTrackInfo { struct_size: std::mem::size_of::<SegTrackInfo>() as u32, frame: -77, ..Default::default() };
+        Outputs { objects: vec![sentinel; n], mask_data, masks, count: 777, info }
+    }
+
+    fn untouched(&self) -> bool {
+        self.objects.iter().all(|o| o.object_id == -77)
+            && self.mask_data.iter().all(|m| m.iter().all(|v| *v == 77))
+            && self.info.frame == -77
+    }
+
+    fn frame(self) -> Frame {
+        assert_eq!(self.count, self.objects.len());
+        Frame { objects: self.objects.iter().map(Into::into).collect(), masks: self.mask_data, info: self.info }
+    }
+}
+
+type Call<'a> = dyn FnMut(*mut SegTrackObject, *const SegMask, usize, *mut usize, *mut SegTrackInfo) -> SegStatus + 'a;
+
+/// Runs a frame-output call with buffers for `n` objects.
+fn with_outputs(n: usize, (w, h): (usize, usize), call: &mut Call<'_>) -> Result<Frame, (SegStatus, String)> {
+    let mut out = Outputs::new(n, w, h);
+    let st = call(out.objects.as_mut_ptr(), out.masks.as_ptr(), n, &mut out.count, &mut out.info);
+    if st == SegStatus::SEG_OK {
+        Ok(out.frame())
+    } else {
+        assert!(out.untouched(), "a failed call ({st:?}) wrote into its outputs");
+        Err((st, last_error()))
+    }
+}
+
+fn add_frame(t: &Track, f: &Rgb) -> Result<i64, (SegStatus, String)> {
+    let mut index = -1;
+    match unsafe { seg_track_add_frame(t.0, &rgb_image(f), &mut index, ptr::null_mut()) } {
+        SegStatus::SEG_OK => Ok(index),
+        st => Err((st, last_error())),
+    }
+}
+
+fn prompt(
+    t: &Track,
+    n: usize,
+    size: (usize, usize),
+    frame: i64,
+    object: i32,
+    points: &[SegPoint],
+    bbox: Option<SegBox>,
+) -> Result<Frame, (SegStatus, String)> {
+    let pts = if points.is_empty() { ptr::null() } else { points.as_ptr() };
+    let b = bbox.as_ref().map_or(ptr::null(), |b| b as *const _);
+    with_outputs(n, size, &mut |o, m, c, cnt, i| unsafe { seg_track_add_prompt(t.0, frame, object, pts, points.len(), b, o, m, c, cnt, i) })
+}
+
+fn track_frame(t: &Track, n: usize, size: (usize, usize), frame: i64) -> Result<Frame, (SegStatus, String)> {
+    with_outputs(n, size, &mut |o, m, c, cnt, i| unsafe { seg_track_frame(t.0, frame, o, m, c, cnt, i) })
+}
+
+fn next(t: &Track, n: usize, f: &Rgb) -> Result<Frame, (SegStatus, String)> {
+    let img = rgb_image(f);
+    with_outputs(n, (f.w, f.h), &mut |o, m, c, cnt, i| unsafe { seg_track_next(t.0, &img, o, m, c, cnt, i) })
+}
+
+fn state(t: &Track) -> SegTrackState {
+    let mut s = SegTrackState { struct_size: std::mem::size_of::<SegTrackState>() as u32, ..Default::default() };
+    assert_eq!(unsafe { seg_track_state(t.0, &mut s) }, SegStatus::SEG_OK, "{}", last_error());
+    s
+}
+
+fn click(x: f32, y: f32, label: i32) -> SegPoint {
+    SegPoint { x, y, label }
+}
+
+fn points_of(e: &Value) -> Vec<SegPoint> {
+    e["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(e["labels"].as_array().unwrap())
+        .map(|(p, l)| click(p[0].as_f64().unwrap() as f32, p[1].as_f64().unwrap() as f32, l.as_i64().unwrap() as i32))
+        .collect()
+}
+
+fn identical_pct(mask: &[u8], reference: &[u8]) -> f64 {
+    assert_eq!(mask.len(), reference.len());
+    mask.iter().zip(reference).filter(|(a, b)| (**a > 127) == (**b > 127)).count() as f64 * 100.0 / mask.len() as f64
+}
+
+/// Area and inclusive box of a 0/255 mask, computed here independently of segrt.
+fn area_and_box(mask: &[u8], w: usize) -> (u64, [i32; 4]) {
+    let on: Vec<(usize, usize)> = mask.iter().enumerate().filter(|(_, v)| **v != 0).map(|(i, _)| (i % w, i / w)).collect();
+    if on.is_empty() {
+        return (0, [0; 4]);
+    }
+    let xs = on.iter().map(|p| p.0);
+    let ys = on.iter().map(|p| p.1);
+    (
+        on.len() as u64,
+        [xs.clone().min().unwrap() as i32, ys.clone().min().unwrap() as i32, xs.max().unwrap() as i32, ys.max().unwrap() as i32],
+    )
+}
+
+fn check_records(f: &Frame, w: usize) {
+    for (o, m) in f.objects.iter().zip(&f.masks) {
+        assert!(m.iter().all(|v| *v == 0 || *v == 255));
+        let (area, bbox) = area_and_box(m, w);
+        assert_eq!((o.4, o.5), (area, bbox), "object {}: record does not describe its mask", o.0);
+    }
+}
+
+/// The reference's clicks, then tracking frame by frame, then the correction: every mask and flag
+/// through the C ABI against the official predictor (>= 99.5 % identical pixels, flags equal).
+#[test]
+fn the_official_predictor_through_the_c_abi() {
+    let idx = reference();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, Some(track_options(frames.len() as u32, 0)));
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(add_frame(&t, f).unwrap(), i as i64);
+    }
+    let events = idx["events"].as_array().unwrap();
+    let mut worst = 100.0f64;
+    let mut compare = |f: &Frame, masks: &[&str], flags: &[bool], what: &str| {
+        check_records(f, size.0);
+        for (k, (m, r)) in f.masks.iter().zip(masks).enumerate() {
+            let p = identical_pct(m, &reference_mask(r));
+            worst = worst.min(p);
+            assert!(p >= 99.5, "{what}, object {k}: {p:.3} % identical pixels");
+        }
+        let got: Vec<bool> = f.objects.iter().map(|o| o.1 == 1).collect();
+        assert_eq!(got, flags, "{what}: object-present flags");
+    };
+    for (n, e) in events[..3].iter().enumerate() {
+        let objects = if n == 0 { 1 } else { 2 };
+        let f = prompt(&t, objects, size, e["frame"].as_i64().unwrap(), e["obj_id"].as_i64().unwrap() as i32, &points_of(e), None).unwrap();
+        let masks: Vec<&str> = e["masks"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        let clicked = f.objects.iter().position(|o| o.0 == e["obj_id"].as_i64().unwrap() as i32).unwrap();
+        assert_eq!(f.objects[clicked].1 == 1, e["object_present"].as_bool().unwrap());
+        compare(&f, &masks, &f.objects.iter().map(|o| o.1 == 1).collect::<Vec<_>>(), &format!("click {n}"));
+    }
+    for rec in idx["propagation"].as_array().unwrap() {
+        let frame = rec["frame"].as_i64().unwrap();
+        let f = track_frame(&t, 2, size, frame).unwrap();
+        assert_eq!(f.info.frame, frame);
+        assert_eq!(f.info.objects, 2);
+        let objs = rec["objects"].as_array().unwrap();
+        let masks: Vec<&str> = objs.iter().map(|o| o["mask"].as_str().unwrap()).collect();
+        let flags: Vec<bool> = objs.iter().map(|o| o["object_present"].as_bool().unwrap()).collect();
+        compare(&f, &masks, &flags, &format!("frame {frame}"));
+    }
+    let e = &events[3];
+    let f = prompt(&t, 2, size, e["frame"].as_i64().unwrap(), 2, &points_of(e), None).unwrap();
+    let masks: Vec<&str> = e["masks"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert!(f.objects[1].1 == 1 && e["object_present"].as_bool().unwrap());
+    compare(&f, &masks, &f.objects.iter().map(|o| o.1 == 1).collect::<Vec<_>>(), "correction");
+    println!("worst mask: {worst:.3} % identical pixels to the official predictor");
+    let s = state(&t);
+    assert_eq!((s.objects, s.frames, s.width, s.height, s.tracking_started), (2, 14, 320, 240, 1));
+}
+
+/// Streaming through `seg_track_next` gives exactly what the Rust tracker gives for the same calls.
+#[test]
+fn streaming_equals_the_rust_tracker() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, Some(track_options(0, 2)));
+    let options = Options { intra_threads: 2, ..Options::default() };
+    let model = Arc::new(VideoModel::from_dir(&video_dir(), options).unwrap());
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: None, keep_frames: Some(2) }).unwrap();
+    fn view(f: &Rgb) -> ImageView<'_> {
+        ImageView::new(&f.data, f.w, f.h, 0, PixelFormat::Rgb24).unwrap()
+    }
+
+    assert_eq!(add_frame(&t, &frames[0]).unwrap(), 0);
+    tracker.add_frame(&view(&frames[0])).unwrap();
+    let f = prompt(&t, 1, size, -1, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+    let r = tracker.add_points(0, 1, &[[60.0, 100.0]], &[1]).unwrap();
+    assert_eq!(f.masks[0], r.objects[0].mask);
+    let bbox = SegBox { x1: 200.0, y1: 20.0, x2: 300.0, y2: 90.0 };
+    let f = prompt(&t, 2, size, 0, 7, &[], Some(bbox)).unwrap();
+    let r = tracker.add_prompt(0, 7, &[], &[], Some([200.0, 20.0, 300.0, 90.0])).unwrap();
+    assert_eq!(f.masks, r.objects.iter().map(|o| o.mask.clone()).collect::<Vec<_>>());
+    for (i, frame) in frames.iter().enumerate().skip(1) {
+        let f = next(&t, 2, frame).unwrap();
+        let k = tracker.add_frame(&view(frame)).unwrap();
+        let r = tracker.track_frame(k).unwrap();
+        assert_eq!(f.info.frame, i as i64);
+        check_records(&f, size.0);
+        for (got, want) in f.objects.iter().zip(&r.objects) {
+            assert_eq!((got.0, got.1 == 1, got.2 == 1, f32::from_bits(got.3)), (want.object_id, want.present, true, want.score.unwrap()));
+        }
+        assert_eq!(f.masks, r.objects.iter().map(|o| o.mask.clone()).collect::<Vec<_>>(), "frame {i}");
+        let timed = f.info.image_encoder_ms + f.info.memory_attention_ms + f.info.mask_decoder_ms + f.info.memory_encoder_ms;
+        assert!(f.info.image_encoder_ms > 0.0 && f.info.mask_decoder_ms > 0.0 && timed.is_finite());
+    }
+    let s = state(&t);
+    assert_eq!((s.objects, s.frames, s.held_frames, s.keep_frames), (2, 14, 2, 2));
+}
+
+/// Every refused call names the problem, writes nothing and leaves the track as it was.
+#[test]
+fn bad_input_is_refused_before_anything_changes() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, None);
+    let status = |r: Result<Frame, (SegStatus, String)>| r.map(|_| ()).unwrap_err();
+
+    // Nothing to track yet.
+    let (st, msg) = status(next(&t, 1, &frames[0]));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("no object to track"), "{msg}");
+    assert_eq!(state(&t).frames, 0);
+    // A prompt on a frame never fed.
+    assert_eq!(add_frame(&t, &frames[0]).unwrap(), 0);
+    let (st, msg) = status(prompt(&t, 1, size, 5, 1, &[click(60.0, 100.0, 1)], None));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("frame 5: the track has 1 frames"), "{msg}");
+    // Bad prompts: no point and no box, a label of 2, a reversed box.
+    for (points, bbox, expected) in [
+        (vec![], None, "give a box or 1 to"),
+        (vec![click(1.0, 1.0, 2)], None, "label 2"),
+        (vec![], Some(SegBox { x1: 50.0, y1: 50.0, x2: 10.0, y2: 60.0 }), "x1 <= x2"),
+    ] {
+        let (st, msg) = status(prompt(&t, 1, size, 0, 1, &points, bbox));
+        assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+        assert!(msg.contains(expected), "expected '{expected}' in {msg}");
+    }
+    assert_eq!(state(&t).objects, 0, "a refused prompt created an object");
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+
+    // Buffers too small: the count comes back, nothing runs (no frame added).
+    let img = rgb_image(&frames[1]);
+    let mut out = Outputs::new(1, size.0, size.1);
+    let mut count = 0usize;
+    let st = unsafe { seg_track_next(t.0, &img, out.objects.as_mut_ptr(), out.masks.as_ptr(), 0, &mut count, &mut out.info) };
+    assert_eq!((st, count), (SegStatus::SEG_BUFFER_TOO_SMALL, 1));
+    assert!(out.untouched());
+    assert_eq!(state(&t).frames, 1);
+    // A mask of another size than the frames.
+    let (st, msg) =
+        status(with_outputs(1, (size.0, size.1 - 1), &mut |o, m, c, cnt, i| unsafe { seg_track_next(t.0, &img, o, m, c, cnt, i) }));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("out_masks[0] is 320x239"), "{msg}");
+    // A frame of another size mid-track.
+    let small = Rgb { w: 160, h: 120, data: vec![0; 160 * 120 * 3] };
+    let (st, msg) = status(next(&t, 1, &small));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("is 160x120 but the track's frames are 320x240"), "{msg}");
+    assert_eq!(state(&t).frames, 1);
+    // An info struct from nowhere.
+    let mut info = SegTrackInfo { struct_size: 4, ..Default::default() };
+    let st = unsafe { seg_track_frame(t.0, 0, ptr::null_mut(), ptr::null(), 0, ptr::null_mut(), &mut info) };
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    let mut bad = track_options(0, 0);
+    bad.struct_size = 3;
+    let mut t2 = ptr::null_mut();
+    assert_eq!(unsafe { seg_track_create(session.0, &bad, &mut t2) }, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(t2.is_null());
+
+    // Tracking has started: no new objects; the known one still takes corrections.
+    next(&t, 1, &frames[1]).unwrap();
+    let (st, msg) = status(prompt(&t, 2, size, -1, 9, &[click(10.0, 10.0, 1)], None));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("object 9 is unknown and tracking has started"), "{msg}");
+    let f = prompt(&t, 1, size, -1, 1, &[click(70.0, 100.0, 1)], None).unwrap();
+    assert_eq!(f.info.frame, 1);
+    // Tracking a frame no longer held (keep_frames 8 by default) is refused with the reason.
+    for f in frames.iter().skip(2).take(8) {
+        next(&t, 1, f).unwrap();
+    }
+    let s = state(&t);
+    assert_eq!((s.frames, s.held_frames, s.keep_frames), (10, 8, 8));
+    let (st, msg) = status(track_frame(&t, 1, size, 0));
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(msg.contains("no longer held"), "{msg}");
+    // Reset: as new.
+    assert_eq!(unsafe { seg_track_reset(t.0) }, SegStatus::SEG_OK);
+    let s = state(&t);
+    assert_eq!((s.frames, s.objects, s.width, s.tracking_started), (0, 0, 0, 0));
+}
+
+/// Handles of one kind are refused by the other kind's functions (and not freed); a freed
+/// handle is detected; a track outlives the session it came from.
+#[test]
+fn handle_kinds_and_lifetimes() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, None);
+    assert_eq!(unsafe { seg_free(t.0.cast()) }, SegStatus::SEG_WRONG_SESSION_KIND);
+    assert!(last_error().contains("release it with seg_track_free"), "{}", last_error());
+    assert_eq!(unsafe { seg_track_free(session.0.cast()) }, SegStatus::SEG_WRONG_SESSION_KIND);
+    let unet = create(&model("demo_unet.onnx"), None).unwrap();
+    let mut t2 = ptr::null_mut();
+    assert_eq!(unsafe { seg_track_create(unet.0, ptr::null(), &mut t2) }, SegStatus::SEG_WRONG_SESSION_KIND);
+    assert!(last_error().contains("not a SAM2 video session"), "{}", last_error());
+    let img = rgb_image(&frames[0]);
+    assert_eq!(
+        unsafe { seg_run_unet(session.0, &img, ptr::null(), ptr::null_mut(), 0, ptr::null_mut()) },
+        SegStatus::SEG_WRONG_SESSION_KIND
+    );
+    // The session goes first; the track keeps the model.
+    drop(session);
+    assert_eq!(add_frame(&t, &frames[0]).unwrap(), 0);
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+    next(&t, 1, &frames[1]).unwrap();
+    let raw = t.0;
+    drop(t);
+    assert_eq!(unsafe { seg_track_free(raw) }, SegStatus::SEG_INVALID_HANDLE);
+    assert_eq!(unsafe { seg_track_reset(raw) }, SegStatus::SEG_INVALID_HANDLE);
+    assert_eq!(unsafe { seg_track_free(ptr::null_mut()) }, SegStatus::SEG_OK);
+}
+
+/// Several threads on one track: calls run one at a time, none is lost; a reset and a free from
+/// other threads while calls run give documented statuses only, and nothing crashes.
+#[test]
+fn threads_reset_and_free_during_runs() {
+    let frames = Arc::new(frames());
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = Arc::new(track(&session, None));
+    add_frame(&t, &frames[0]).unwrap();
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+    let workers: Vec<_> = (0..4)
+        .map(|k| {
+            let (t, frames) = (t.clone(), frames.clone());
+            std::thread::spawn(move || (0..3).map(|i| next(&t, 1, &frames[1 + (k * 3 + i) % 13]).unwrap().info.frame).collect::<Vec<i64>>())
+        })
+        .collect();
+    let mut indices: Vec<i64> = workers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    indices.sort();
+    assert_eq!(indices, (1..=12).collect::<Vec<i64>>(), "every call got its own frame index");
+    assert_eq!(state(&t).frames, 13);
+
+    // A thread streams while another resets the track (the streamer starts over), then frees it.
+    let streamer = {
+        let (t, frames) = (t.clone(), frames.clone());
+        std::thread::spawn(move || {
+            let (mut ok, mut restarts) = (0, 0);
+            for i in 0..300 {
+                match next(&t, 1, &frames[i % 14]) {
+                    Ok(_) => ok += 1,
+                    Err((SegStatus::SEG_INVALID_ARGUMENT, msg)) if msg.contains("no object to track") => {
+                        restarts += 1;
+                        let again = add_frame(&t, &frames[0]).and_then(|_| prompt(&t, 1, size, -1, 1, &[click(60.0, 100.0, 1)], None));
+                        if let Err((st, msg)) = again {
+                            return (ok, restarts, st, msg);
+                        }
+                    }
+                    Err((st, msg)) => return (ok, restarts, st, msg),
+                }
+            }
+            (ok, restarts, SegStatus::SEG_OK, "never freed".into())
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(unsafe { seg_track_reset(t.0) }, SegStatus::SEG_OK);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(unsafe { seg_track_free(t.0) }, SegStatus::SEG_OK);
+    let (ok, restarts, end, msg) = streamer.join().unwrap();
+    println!("streamer: {ok} frames tracked, {restarts} restart(s), then {end:?}: {msg}");
+    assert_eq!(restarts, 1, "the reset must be seen exactly once");
+    assert!(ok >= 2, "{ok} frames tracked");
+    // The call running when the track was freed finished normally; the next one found no track.
+    assert_eq!(end, SegStatus::SEG_INVALID_HANDLE, "{msg}");
+    // Dropping our copy frees it again: a detected double free, not a crash.
+}
+
+/// A frame in any layout a host has (BGR with padded rows as from a Bitmap, BGRA, planar as
+/// HALCON's three channels) gives the masks of the same pixels as RGB.
+#[test]
+fn frame_layouts_give_the_same_masks() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let (w, h) = size;
+    let layouts: Vec<(&str, Vec<Vec<u8>>, SegPixelFormat, i32)> = frames[..3]
+        .iter()
+        .map(|f| {
+            let px = |x: usize, y: usize| &f.data[(y * w + x) * 3..(y * w + x) * 3 + 3];
+            let mut bgr = vec![0u8; (w * 3 + 5) * h];
+            let mut bgra = vec![0u8; w * 4 * h];
+            let mut planar = vec![0u8; w * h * 3];
+            for y in 0..h {
+                for x in 0..w {
+                    let p = px(x, y);
+                    bgr[y * (w * 3 + 5) + x * 3..][..3].copy_from_slice(&[p[2], p[1], p[0]]);
+                    bgra[(y * w + x) * 4..][..4].copy_from_slice(&[p[2], p[1], p[0], 255]);
+                    for c in 0..3 {
+                        planar[c * w * h + y * w + x] = p[c];
+                    }
+                }
+            }
+            vec![bgr, bgra, planar]
+        })
+        .fold(
+            vec![
+                ("BGR24 padded", vec![], SegPixelFormat::SEG_FORMAT_BGR24, (w * 3 + 5) as i32),
+                ("BGRA32", vec![], SegPixelFormat::SEG_FORMAT_BGRA32, 0),
+                ("planar RGB", vec![], SegPixelFormat::SEG_FORMAT_PLANAR_RGB8, 0),
+            ],
+            |mut acc, per_frame| {
+                for (slot, data) in acc.iter_mut().zip(per_frame) {
+                    slot.1.push(data);
+                }
+                acc
+            },
+        );
+    let run = |images: Vec<SegImage>| -> Vec<Vec<u8>> {
+        let t = track(&session, None);
+        let mut masks = Vec::new();
+        for (i, img) in images.iter().enumerate() {
+            if i == 0 {
+                assert_eq!(
+                    unsafe { seg_track_add_frame(t.0, img, ptr::null_mut(), ptr::null_mut()) },
+                    SegStatus::SEG_OK,
+                    "{}",
+                    last_error()
+                );
+                masks.extend(prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap().masks);
+            } else {
+                masks.extend(
+                    with_outputs(1, size, &mut |o, m, c, n, inf| unsafe { seg_track_next(t.0, img, o, m, c, n, inf) }).unwrap().masks,
+                );
+            }
+        }
+        masks
+    };
+    let rgb = run(frames[..3].iter().map(rgb_image).collect());
+    assert!(rgb.iter().any(|m| m.contains(&255)), "the reference masks are empty");
+    for (name, data, format, stride) in &layouts {
+        let images = data
+            .iter()
+            .map(|d| {
+                let mut img = image_desc(d, w, h, *stride, *format);
+                if *format == SegPixelFormat::SEG_FORMAT_PLANAR_RGB8 {
+                    img.plane1 = d[w * h..].as_ptr();
+                    img.plane2 = d[2 * w * h..].as_ptr();
+                }
+                img
+            })
+            .collect();
+        assert!(run(images) == rgb, "{name}: masks differ from the RGB frames'");
+    }
+}
