@@ -272,10 +272,18 @@ class UNet(nn.Module):
     Channels: 16 -> 32 -> 64 -> 64 (bottleneck, halved as in the bilinear
     UNet variant) -> 32 -> 16 -> 16 -> out.  ~267k parameters.
     Works for any H, W (>= 8); no size constraint thanks to size-matched up.
+
+    global_ctx: a global-context branch at the bottleneck (the mean of the bottleneck features over
+    the whole picture, a 1x1 conv, added to every position), ~4k parameters.  Without it a pixel
+    sees ~100 px around it, so the inside of a lesion larger than that (a full-resolution tile of
+    a large lesion) cannot be told from a bright background; with it every pixel also sees the
+    picture's overall level.  The conv starts at zero, so adding the branch to a trained net
+    (`add_global_context`) changes nothing until it is trained.
     """
 
-    def __init__(self, in_ch=3, out_ch=1, base=16):
+    def __init__(self, in_ch=3, out_ch=1, base=16, global_ctx=False, dilated_ctx=False):
         super().__init__()
+        self.gctx = self.dctx = None
         b = base
         self.inc = DoubleConv(in_ch, b)
         self.d1 = DoubleConv(b, 2 * b)
@@ -285,12 +293,34 @@ class UNet(nn.Module):
         self.u2 = Up(4 * b, b)
         self.u3 = Up(2 * b, b)
         self.outc = nn.Conv2d(b, out_ch, 1)
+        if global_ctx:
+            self.add_global_context(dilated_ctx)
+
+    def add_global_context(self, dilated=False):
+        c = self.d3.net[4].num_features
+        self.gctx = nn.Conv2d(c, c, 1)
+        nn.init.zeros_(self.gctx.weight)
+        nn.init.zeros_(self.gctx.bias)
+        if dilated:
+            self.dctx = nn.Sequential(
+                nn.Conv2d(c, c, 3, padding=4, dilation=4, bias=False), nn.BatchNorm2d(c), nn.ReLU(inplace=True),
+                nn.Conv2d(c, c, 3, padding=8, dilation=8))
+            # seeded here, so the branch starts the same whatever the global generator has done
+            g = torch.Generator().manual_seed(SEED_TORCH + 300)
+            nn.init.kaiming_uniform_(self.dctx[0].weight, a=math.sqrt(5), generator=g)
+            nn.init.zeros_(self.dctx[3].weight)
+            nn.init.zeros_(self.dctx[3].bias)
+        return self
 
     def forward(self, x):
         x1 = self.inc(x)
         x2 = self.d1(F.max_pool2d(x1, 2))
         x3 = self.d2(F.max_pool2d(x2, 2))
         x4 = self.d3(F.max_pool2d(x3, 2))
+        if self.gctx is not None:
+            x4 = x4 + self.gctx(x4.mean(dim=(2, 3), keepdim=True))
+        if self.dctx is not None:
+            x4 = x4 + self.dctx(x4)
         x = self.u1(x4, x3)
         x = self.u2(x, x2)
         x = self.u3(x, x1)
@@ -381,20 +411,194 @@ def _augment(x, y, rng):
     return np.ascontiguousarray(x), np.ascontiguousarray(y)
 
 
+def _colour_jitter(x, rng, p_gray=0.3):
+    """x float32 [B,3,H,W] in [0,1] -> the same pictures as hosts may hand them in.
+
+    Per image: with probability p_gray the picture becomes gray (Pillow's `L`
+    weights, replicated to 3 channels, as segrt feeds a GRAY8 image to a
+    3-channel model); otherwise its colours are jittered: R<->B swapped with
+    probability 0.25 (a BGR/RGB mix-up), per-channel gains 0.85-1.15 and
+    per-channel offsets +-0.04 (tint).  Then every image gets a contrast
+    factor 0.8-1.25 about its mean and a brightness offset +-0.08, is clipped
+    to [0,1] and quantised to 1/255 steps, like uint8 input.  This is what
+    keeps the binary model from keying on the lesions' reddish tint.
+    """
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        xi = x[i]
+        if rng.random() < p_gray:
+            g = 0.299 * xi[0] + 0.587 * xi[1] + 0.114 * xi[2]
+            xi = np.stack([g, g, g])
+        else:
+            if rng.random() < 0.25:
+                xi = xi[::-1]
+            gain = rng.uniform(0.85, 1.15, size=3).astype(np.float32)
+            shift = rng.uniform(-0.04, 0.04, size=3).astype(np.float32)
+            xi = xi * gain[:, None, None] + shift[:, None, None]
+        c = np.float32(rng.uniform(0.8, 1.25))
+        b = np.float32(rng.uniform(-0.08, 0.08))
+        m = xi.mean()
+        xi = (xi - m) * c + m + b
+        out[i] = np.round(np.clip(xi, 0.0, 1.0) * 255.0) / 255.0
+    return out
+
+
+def _log_uniform(rng, lo, hi):
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def _at_scale(img, m, sx, sy, cw, ch, rng):
+    """A cw x ch window of a training image (uint8 [N,N,3], soft mask [N,N]) PIL-resized by sx, sy
+    (never below the window), at a random position."""
+    n = img.shape[0]
+    w, h = max(cw, int(round(n * sx))), max(ch, int(round(n * sy)))
+    if (w, h) != (n, n):
+        img = np.asarray(Image.fromarray(img).resize((w, h), Image.BILINEAR))
+        m = resize_float(m, w, h)
+    oy, ox = int(rng.integers(0, h - ch + 1)), int(rng.integers(0, w - cw + 1))
+    return img[oy:oy + ch, ox:ox + cw], m[oy:oy + ch, ox:ox + cw]
+
+
+EDGE_CUT_FAINT = 0.5  # share of `_edge_cut` pictures whose lesion is made fainter
+PHASE_C_MIX = (0.28, 0.20, 0.15, 0.27)  # plain, zoom, mosaic, edge cut (`_compose`); flat 10 %
+
+
+def _edge_cut(xs, ys, size, rng, aspect=2.5):
+    """A size x size window of a training picture with a large lesion, zoomed 1.3-3x (aspect up to
+    `aspect`), placed so that one window border (left/right/top/bottom at random) runs through a
+    lesion pixel: the lesion is cut by the window's edge, as by an image edge in a full-resolution
+    tile (lesion_04's large lesion touches its right edge).  With probability 0.5 the lesion is made
+    fainter (its mean excess over the background scaled by 0.55-1, texture kept)."""
+    n = len(xs)
+    for _ in range(8):  # prefer pictures whose lesions cover >= 6 %
+        i = int(rng.integers(0, n))
+        if ys[i, 0].mean() >= 0.06:
+            break
+    img, m = xs[i], ys[i, 0]
+    s, a = _log_uniform(rng, 1.3, 3.0), math.sqrt(_log_uniform(rng, 1.0 / aspect, aspect))
+    w, h = max(size, int(round(img.shape[1] * s * a))), max(size, int(round(img.shape[0] * s / a)))
+    img = np.asarray(Image.fromarray(img).resize((w, h), Image.BILINEAR))
+    m = resize_float(m, w, h)
+    fy, fx = np.nonzero(m > 0.5)
+    if len(fy) == 0:
+        oy, ox = int(rng.integers(0, h - size + 1)), int(rng.integers(0, w - size + 1))
+        return img[oy:oy + size, ox:ox + size], m[oy:oy + size, ox:ox + size]
+    k = int(rng.integers(0, len(fy)))
+    py, px = int(fy[k]), int(fx[k])
+
+    def along(p, ln):  # a window start that keeps p inside the window
+        return int(rng.integers(max(0, p - size + 1), min(ln - size, p) + 1))
+
+    side = int(rng.integers(0, 4))
+    if side < 2:  # the window's right (0) or left (1) border at px
+        ox = px + 1 - size if side == 0 else px
+        oy = along(py, h)
+    else:  # bottom (2) or top (3) border at py
+        oy = py + 1 - size if side == 2 else py
+        ox = along(px, w)
+    oy, ox = int(np.clip(oy, 0, h - size)), int(np.clip(ox, 0, w - size))
+    img, m = img[oy:oy + size, ox:ox + size], m[oy:oy + size, ox:ox + size]
+    if rng.random() < EDGE_CUT_FAINT and (m > 0.5).any() and (m < 0.5).any():
+        f = img.astype(np.float32)
+        excess = f[m > 0.5].mean(0) - f[m < 0.5].mean(0)
+        f -= (1.0 - rng.uniform(0.55, 1.0)) * m[..., None] * np.maximum(excess, 0.0)[None, None]
+        img = np.clip(np.round(f), 0, 255).astype(np.uint8)
+    return img, m
+
+
+def _compose(xs, ys, size, rng, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2):
+    """One size x size training picture (uint8 [size,size,3]) and its soft mask, made from the
+    256x256 training images at other scales and in other contexts, as tiled inference shows them
+    (a model-sized tile of a full-resolution image: lesions up to 3x larger than at the model's
+    scale, cut by the tile's edges; mosaics; a small lesion picture on a flat background):
+
+    - 40 %: a plain crop at the model's scale (what the untiled run sees);
+    - 25 %: zoomed in 1-3.2x (aspect 1/aspect-aspect: phases A and B 1.33; phase C and the extra
+      rounds 2.5, as lesion_04's 333x777 has its lesions 1.3x wider but 3x taller in a full-
+      resolution tile than at the model's scale), a random window;
+    - 20 %: a 2x2 mosaic with a random split, each cell a window of another image at 0.5-2x;
+    - with a 4th entry in mix (phase C and the extra rounds): that share `_edge_cut` (a large
+      lesion zoomed and cut by the window's edge), no small pictures pasted on it;
+    - the rest (15 %): a flat background (an image's background colour plus noise);
+    then (always on the flat background, else with probability 0.35) one or two whole training
+    pictures shrunk to 40-160 pixels a side are pasted at random places.
+    """
+    n = len(xs)
+
+    def pick():
+        i = int(rng.integers(0, n))
+        return xs[i], ys[i, 0]
+
+    def scale(lo, hi):
+        s, a = _log_uniform(rng, lo, hi), math.sqrt(_log_uniform(rng, 1.0 / aspect, aspect))
+        return s * a, s / a
+
+    r = rng.random()
+    flat = False
+    edge = mix[3] if len(mix) > 3 else 0.0
+    if r >= 1.0 - edge:
+        return _edge_cut(xs, ys, size, rng, max(aspect, 2.5))
+    if r < mix[0]:
+        img, m = _at_scale(*pick(), 1.0, 1.0, size, size, rng)
+    elif r < mix[0] + mix[1]:
+        img, m = _at_scale(*pick(), *scale(1.0, zoom), size, size, rng)
+    elif r < mix[0] + mix[1] + mix[2]:
+        cy, cx = (int(rng.integers(size // 5, size - size // 5)) for _ in range(2))
+        img = np.zeros((size, size, 3), np.uint8)
+        m = np.zeros((size, size), np.float32)
+        for y0, y1 in ((0, cy), (cy, size)):
+            for x0, x1 in ((0, cx), (cx, size)):
+                ci, cm = _at_scale(*pick(), *scale(0.5, 2.0), x1 - x0, y1 - y0, rng)
+                img[y0:y1, x0:x1], m[y0:y1, x0:x1] = ci, cm
+    else:
+        flat = True
+        src, sm = pick()
+        colour = np.median(src[sm < 0.5], axis=0) if (sm < 0.5).any() else np.median(src.reshape(-1, 3), axis=0)
+        noise = rng.normal(0, rng.uniform(1.5, 6.0), size=(size, size, 1))
+        img = np.clip(np.round(colour[None, None, :] + noise), 0, 255).astype(np.uint8)
+        m = np.zeros((size, size), np.float32)
+    if flat or rng.random() < 0.35:
+        img, m = img.copy(), m.copy()
+        for _ in range(int(rng.integers(1, 3))):
+            pw = int(rng.integers(40, min(160, size - 8) + 1))
+            ph = int(np.clip(round(pw * _log_uniform(rng, 0.6, 1.6)), 24, size - 8))
+            src, sm = pick()
+            y0, x0 = int(rng.integers(0, size - ph + 1)), int(rng.integers(0, size - pw + 1))
+            img[y0:y0 + ph, x0:x0 + pw] = np.asarray(Image.fromarray(src).resize((pw, ph), Image.BILINEAR))
+            m[y0:y0 + ph, x0:x0 + pw] = resize_float(sm, pw, ph)
+    return img, m
+
+
 def dice_loss(prob, target, eps=1.0):
     dims = (0, 2, 3)
     inter = (prob * target).sum(dims)
     return (1 - (2 * inter + eps) / (prob.sum(dims) + target.sum(dims) + eps)).mean()
 
 
-def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn=None, eval_every=0):
-    """xs float-able uint8 [N,H,W,C]; ys float [N,K,H,W] soft targets."""
+def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn=None, eval_every=0,
+          colour_aug=False, scale_aug=False, aspect=1.33, mix=(0.40, 0.25, 0.20), zoom=3.2, ema=0.0):
+    """xs float-able uint8 [N,H,W,C]; ys float [N,K,H,W] soft targets.
+
+    colour_aug: gray / colour jitter (`_colour_jitter`) from a generator of its
+    own (seed + 777), so batch sampling is the same with and without it.
+    scale_aug: each picture of a batch made by `_compose` (scales, mosaics, pasted
+    small pictures; binary masks only) from a generator of its own (seed + 555).
+    ema: if > 0, the weights returned are an exponential moving average (this decay per step,
+    BatchNorm statistics included) of the weights over the second half of the steps, which evens
+    out the swings between neighbouring checkpoints; eval_fn then also sees the average.
+    """
     rng = np.random.default_rng(seed)
+    aug_rng = np.random.default_rng(seed + 777)
+    comp_rng = np.random.default_rng(seed + 555)
     model.train()
     model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.15)
     n, H, W = xs.shape[0], xs.shape[1], xs.shape[2]
+    avg = None
+    if ema > 0:
+        from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+        avg = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(ema), use_buffers=True)
     run = 0.0
     for step in range(1, steps + 1):
         idx = rng.integers(0, n, size=batch)
@@ -405,7 +609,13 @@ def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn
             yb = np.stack([ys[i, :, a:a + crop, b:b + crop] for i, a, b in zip(idx, oy, ox)])
         else:
             xb, yb = xs[idx], ys[idx]
+        if scale_aug:
+            pairs = [_compose(xs, ys, crop, comp_rng, aspect, mix, zoom) for _ in range(batch)]
+            xb = np.stack([p[0] for p in pairs])
+            yb = np.stack([p[1] for p in pairs])[:, None]
         xb = xb.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
+        if colour_aug:
+            xb = _colour_jitter(xb, aug_rng)
         xb, yb = _augment(xb, yb, rng)
         xt = torch.from_numpy(xb).contiguous(memory_format=torch.channels_last)
         yt = torch.from_numpy(yb)
@@ -418,13 +628,19 @@ def train(model, xs, ys, steps, lr, batch, crop, seed, multiclass=False, eval_fn
         loss.backward()
         opt.step()
         sched.step()
+        if avg is not None and step > steps // 2:
+            avg.update_parameters(model)
         run = 0.95 * run + 0.05 * loss.item() if step > 1 else loss.item()
         if step % 50 == 0:
             log(f"  step {step}/{steps} loss {run:.4f} lr {sched.get_last_lr()[0]:.2e}")
         if eval_fn is not None and eval_every and step % eval_every == 0 and step < steps:
             model.eval()
             eval_fn(model)
+            if avg is not None and step > steps // 2:
+                eval_fn(avg.module.eval())
             model.train()
+    if avg is not None:
+        model.load_state_dict(avg.module.state_dict())
     model.eval()
     return model.to(memory_format=torch.contiguous_format)
 
@@ -537,7 +753,7 @@ class SigmoidWrapper(nn.Module):
 
 def gray_from_rgb(net):
     """UNet with 1 input channel: first conv weights summed over RGB."""
-    g = UNet(in_ch=1)
+    g = UNet(in_ch=1, global_ctx=net.gctx is not None)
     sd = {k: v.clone() for k, v in net.state_dict().items()}
     sd["inc.net.0.weight"] = sd["inc.net.0.weight"].sum(1, keepdim=True)
     g.load_state_dict(sd)
@@ -629,8 +845,71 @@ def per_class_iou(pred, gt, k=3):
 # ---------------------------------------------------------------------------
 
 
-def train_and_export(P, report):
-    """Train all networks and export the ONNX files. Returns the multiclass val IoUs."""
+def tiled_logits(run, img, tile=MODEL_SIZE, overlap=64):
+    """segrt's tiled inference (src/unet/tiling.rs) of a binary model on an RGB uint8 image:
+    model-sized tiles at full resolution, the first and last flush with the edges, spread evenly so
+    neighbours share at least `overlap` pixels, logits blended with weights falling linearly to an
+    edge another tile covers. run: float32 [1,3,t,t] -> logits [1,1,t,t]."""
+    h, w = img.shape[:2]
+
+    def starts(n):
+        if n <= tile:
+            return [0]
+        k = -(-(n - overlap) // (tile - overlap))
+        return [(i * (n - tile) + (k - 1) // 2) // (k - 1) for i in range(k)]
+
+    def weights(start, ln, n):
+        i = np.arange(ln, dtype=np.float32)
+        a = np.ones(ln, np.float32) if start == 0 else (i + 1) / (overlap + 1)
+        b = np.ones(ln, np.float32) if start + ln == n else (ln - i) / (overlap + 1)
+        return np.minimum(np.minimum(a, b), 1.0)
+
+    acc = np.zeros((h, w), np.float32)
+    wsum = np.zeros((h, w), np.float32)
+    tw, th = min(tile, w), min(tile, h)
+    for y in starts(h):
+        for x in starts(w):
+            t = img[y:y + th, x:x + tw]
+            t = np.pad(t, ((0, tile - th), (0, tile - tw), (0, 0)), mode="edge")
+            lg = run(np.ascontiguousarray(t.transpose(2, 0, 1)[None], np.float32) / 255.0)[0, 0, :th, :tw]
+            wt = weights(y, th, h)[:, None] * weights(x, tw, w)[None, :]
+            acc[y:y + th, x:x + tw] += lg * wt
+            wsum[y:y + th, x:x + tw] += wt
+    return acc / wsum
+
+
+def tiled_ious(run, samples):
+    """The checks of tests/demo_model.rs on tiling and scale, without segrt's clean-up: lesion_04
+    (333x777) at full resolution in 256x256 tiles (the C# UnetTiled test), in gray too; a 2x2 mosaic
+    of lesion_04 resized to 256x256; lesion_05 shrunk to 64x64 on a flat 768x768 frame."""
+    d = {n: (img, np.asarray(gt).astype(bool)) for n, img, gt in samples}
+    img4, gt4 = d["lesion_04"]
+    out = {"lesion_04": iou(tiled_logits(run, img4) > 0, gt4),
+           "lesion_04_gray": iou(tiled_logits(run, gray3(img4)) > 0, gt4)}
+    small = np.asarray(Image.fromarray(img4).resize((256, 256), Image.BILINEAR))
+    small_gt = np.asarray(Image.fromarray(gt4.astype(np.uint8) * 255).resize((256, 256), Image.NEAREST)) > 127
+    mosaic, mosaic_gt = np.tile(small, (2, 2, 1)), np.tile(small_gt, (2, 2))
+    out["mosaic_04"] = iou(tiled_logits(run, mosaic) > 0, mosaic_gt)
+    img5, gt5 = d["lesion_05"]
+    patch = np.asarray(Image.fromarray(img5).resize((64, 64), Image.BILINEAR))
+    patch_gt = np.asarray(Image.fromarray(gt5.astype(np.uint8) * 255).resize((64, 64), Image.NEAREST)) > 127
+    colour = img5[~gt5].mean(0)
+    noise = np.random.default_rng(7).uniform(-6, 6, size=(768, 768, 1))
+    frame = np.clip(colour[None, None] + noise, 0, 255).astype(np.uint8)
+    frame_gt = np.zeros((768, 768), bool)
+    frame[400:464, 300:364], frame_gt[400:464, 300:364] = patch, patch_gt
+    out["frame_05"] = iou(tiled_logits(run, frame) > 0, frame_gt)
+    return out
+
+
+def gray3(img_u8):
+    """RGB uint8 -> its Pillow `L` gray replicated to 3 channels (what a 3-channel model sees of GRAY8)."""
+    return np.asarray(Image.fromarray(img_u8, "RGB").convert("L").convert("RGB"))
+
+
+def train_and_export(P, report, only_demo=False):
+    """Train all networks and export the ONNX files. Returns the multiclass val IoUs (None with only_demo:
+    then the gray and multiclass models are left as they are)."""
     # ---------------- binary lesion model ----------------
     log("generating lesion training data ...")
     xs, ys = lesion_dataset(SEED_TRAIN, Q(1200, 40))
@@ -647,35 +926,85 @@ def train_and_export(P, report):
     torch.manual_seed(SEED_TORCH)
     net = UNet()
     log(f"UNet params: {sum(p.numel() for p in net.parameters())}")
-    # phase A: 128x128 crops of the 256x256 (PIL-resized) images, cheap on CPU
-    net = train(net, xs, ys4, steps=Q(500, 20), lr=3e-3, batch=16, crop=128, seed=SEED_TORCH)
-    val_iou = ev(net)
-    # phase B: full 256x256 images (global context matters for very large lesions)
-    net = train(net, xs, ys4, steps=Q(250, 10), lr=1e-3, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 100)
+    resume = os.environ.get("SEGRT_RESUME_PHASE_B")
+    final = os.environ.get("SEGRT_BINARY_WEIGHTS")
+    if final:
+        # the finished binary model (a unet.pt of this script or of a driver around its `train`):
+        # no training, the checks and exports below run on these weights
+        log(f"binary model not trained: weights from {final}")
+        net = UNet(global_ctx=True, dilated_ctx=True)
+        net.load_state_dict(torch.load(final))
+        net.eval()
+    elif resume:
+        # continue from the phase-B checkpoint (unet_phase_b.pt) of an identical run: what follows is
+        # the same as in a full run, which is deterministic on one thread
+        log(f"phases A and B skipped: weights from {resume}")
+        net.load_state_dict(torch.load(resume))
+        net.eval()
+    else:
+        # phase A: 128x128 crops of the 256x256 (PIL-resized) images, cheap on CPU
+        net = train(net, xs, ys4, steps=Q(700, 20), lr=3e-3, batch=16, crop=128, seed=SEED_TORCH,
+                    colour_aug=True, scale_aug=True)
+        ev(net)
+        # phase B: full 256x256 images (global context matters for very large lesions)
+        net = train(net, xs, ys4, steps=Q(500, 10), lr=1e-3, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 100,
+                    colour_aug=True, scale_aug=True)
+    if not final:
+        ev(net)
+        torch.save(net.state_dict(), os.path.join(SCRATCH, "unet_phase_b.pt"))
+    # phase C: a global-context branch (starting at zero) and more scaled pictures, zoomed with
+    # stronger anisotropy (tiles of tall/wide images), a quarter of them a large lesion cut by the
+    # picture's edge; the weights kept are an EMA over the second half of the steps
+    if not final:
+        net.add_global_context(dilated=True)
+        net = train(net, xs, ys4, steps=Q(300, 10), lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + 200,
+                    colour_aug=True, scale_aug=True, aspect=2.5, mix=PHASE_C_MIX, ema=0.99)
     val_iou = ev(net)
     samples = make_samples()
     held = native_set(SEED_VAL + 100_000, Q(40, 4))
 
     def native_ious(m):
+        """IoUs of the samples in colour, of the samples in gray (3 channels) and of the held-out set."""
         m.eval()
         res = []
+        pairs = [(s[1], s[2]) for s in samples]
         with torch.no_grad():
-            for img, gt in [(s[1], s[2]) for s in samples] + held:
+            for img, gt in pairs + [(gray3(i), g) for i, g in pairs] + held:
                 h, w = img.shape[:2]
                 lg = m(torch.from_numpy(preprocess_rgb(img, MODEL_SIZE)[None])).numpy()[0, 0]
                 res.append(iou(resize_float(sigmoid(lg), w, h) > 0.5, gt))
-        return res[:len(samples)], res[len(samples):]
+        n = len(samples)
+        return res[:n], res[n:2 * n], res[2 * n:]
 
-    s_ious, h_ious = native_ious(net)
-    log(f"samples IoU {np.round(s_ious, 4).tolist()} held-out native mean {np.mean(h_ious):.4f}")
+    def show(ious):
+        s_c, s_g, h_c = ious
+        log(f"samples IoU colour {np.round(s_c, 4).tolist()} gray {np.round(s_g, 4).tolist()} "
+            f"held-out native mean {np.mean(h_c):.4f}")
+
+    @torch.no_grad()
+    def tiled():
+        net.eval()
+        t = tiled_ious(lambda x: net(torch.from_numpy(x)).numpy(), samples)
+        log("tiled IoUs " + " ".join(f"{k} {v:.4f}" for k, v in t.items()))
+        return t
+
+    torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
+    s_ious, g_ious, h_ious = ious = native_ious(net)
+    show(ious)
+    t_ious = tiled()
     rounds = 0
-    while (val_iou < 0.92 or min(s_ious) < 0.9 or np.mean(h_ious) < 0.93) and rounds < Q(3, 0):
+    while (val_iou < 0.92 or min(s_ious + g_ious) < 0.9 or np.mean(h_ious) < 0.93
+           or min(t_ious.values()) < 0.95) and rounds < Q(3, 0) and not final:
         rounds += 1
         log(f"extra training round {rounds}")
-        net = train(net, xs, ys4, steps=150, lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + rounds)
+        net = train(net, xs, ys4, steps=150, lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + rounds,
+                    colour_aug=True, scale_aug=True, aspect=2.5, mix=PHASE_C_MIX, ema=0.99)
         val_iou = ev(net)
-        s_ious, h_ious = native_ious(net)
-        log(f"samples IoU {np.round(s_ious, 4).tolist()} held-out native mean {np.mean(h_ious):.4f}")
+        s_ious, g_ious, h_ious = ious = native_ious(net)
+        show(ious)
+        t_ious = tiled()
+        torch.save(net.state_dict(), os.path.join(SCRATCH, f"unet_round{rounds}.pt"))
+    report["extra_rounds_binary"] = rounds
     report["train_seconds_binary"] = round(time.time() - t_train, 1)
     torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
 
@@ -724,6 +1053,8 @@ def train_and_export(P, report):
     quantize_static(pre, P("demo_unet_int8.onnx"), Calib(), quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
     log(f"int8 model {os.path.getsize(P('demo_unet_int8.onnx'))/1e6:.2f} MB")
+    if only_demo:
+        return None
 
     # ---------------- gray (1-channel) model ----------------
     t_gray = time.time()
@@ -777,13 +1108,26 @@ def main():
     P = lambda *a: os.path.join(HERE, *a)  # noqa: E731
     report = {}
 
-    eval_only = "--eval-only" in sys.argv[1:]
-    if eval_only:
-        # re-create samples + reference_outputs.json from the existing ONNX files
+    args = sys.argv[1:]
+    eval_only = "--eval-only" in args
+    # `--only demo`: retrain the binary model and its exports (demo_unet*.onnx, test/unet_dynamic,
+    # test/unet_nhwc, test/unet_sigmoid); the gray and multiclass models stay as they are.
+    only_demo = "--only" in args and args[args.index("--only") + 1:][:1] == ["demo"]
+    if "--only" in args and not only_demo:
+        sys.exit("--only takes `demo`")
+    if eval_only or only_demo:
         with open(P("reference_outputs.json")) as f:
             old = json.load(f)
+    if eval_only:
+        # re-create samples + reference_outputs.json from the existing ONNX files
         report.update({k: v for k, v in old["build"].items() if k.startswith("train_seconds")})
         mc_val = old["multiclass"]["val_128_pooled_per_class_iou"]
+    elif only_demo:
+        report.update({k: v for k, v in old["build"].items()
+                       if k in ("train_seconds_gray", "train_seconds_multiclass")})
+        report["only_demo"] = True
+        mc_val = old["multiclass"]["val_128_pooled_per_class_iou"]
+        train_and_export(P, report, only_demo=True)
     else:
         mc_val = train_and_export(P, report)
     samples = make_samples()
@@ -848,6 +1192,19 @@ def main():
         ref["agreement_vs_fp32"][vname] = {
             "identical_mask_pixels_original_size_pct": round(100.0 * same / tot, 4),
             "identical_mask_pixels_model_res_pct": round(100.0 * same_m / tot_m, 4) if tot_m else None}
+    # the binary model on gray pictures: a GRAY8 image reaches a 3-channel model as R = G = B
+    # (16-bit files are read as 8-bit by segrt's CLI, so they score as these do)
+    ref["input_kinds"] = {}
+    for vname in ["demo_unet.onnx", "demo_unet_fp16.onnx", "demo_unet_int8.onnx"]:
+        seg = variants[vname]
+        e = {"samples": {}}
+        for name, img, gt in samples:
+            e["samples"][name + ".png"] = {"colour": round(iou(seg.predict(img)[1], gt), 5),
+                                           "gray": round(iou(seg.predict(gray3(img))[1], gt), 5)}
+        vals = [iou(seg.predict(gray3(img))[1], gt) for img, gt in held]
+        e["held_out_gray"] = {"n": len(vals), "mean_iou": round(float(np.mean(vals)), 5),
+                              "min_iou": round(float(np.min(vals)), 5)}
+        ref["input_kinds"][vname] = e
     # held-out set (40 native images, different seed)
     for vname, seg in variants.items():
         vals = [iou(seg.predict(img)[1], gt) for img, gt in held]
@@ -894,6 +1251,7 @@ def main():
         print(name, f"{e['width']}x{e['height']}",
               " ".join(f"{k.replace('test/', '').replace('.onnx', '')}={v['iou']:.4f}" for k, v in e["models"].items()))
     print("held-out:", {k: v["mean_iou"] for k, v in ref["held_out"].items()})
+    print("input kinds:", json.dumps(ref["input_kinds"], indent=1))
     print("agreement vs fp32:", json.dumps(ref["agreement_vs_fp32"], indent=1))
     print("multiclass:", json.dumps(ref["multiclass"], indent=1))
     for f, d in ref["files"].items():
