@@ -41,6 +41,7 @@ Multiclass (test/unet_multiclass.onnx): output [1,3,128,128] class logits,
   logits back with mode "F" bilinear before the argmax for original size).
 """
 
+import copy
 import json
 import math
 import os
@@ -52,7 +53,7 @@ import numpy as np
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRATCH = "/tmp/models-scratch"
+SCRATCH = os.environ.get("SEGRT_SCRATCH", "/tmp/models-scratch")
 
 MODEL_SIZE = 256
 MC_SIZE = 128
@@ -461,6 +462,7 @@ def _at_scale(img, m, sx, sy, cw, ch, rng):
 
 EDGE_CUT_FAINT = 0.5  # share of `_edge_cut` pictures whose lesion is made fainter
 PHASE_C_MIX = (0.28, 0.20, 0.15, 0.27)  # plain, zoom, mosaic, edge cut (`_compose`); flat 10 %
+GOAL_MARGIN = 0.01  # how far above its bar the binary model's weakest goal must be (`margin`)
 
 
 def _edge_cut(xs, ys, size, rng, aspect=2.5):
@@ -753,7 +755,7 @@ class SigmoidWrapper(nn.Module):
 
 def gray_from_rgb(net):
     """UNet with 1 input channel: first conv weights summed over RGB."""
-    g = UNet(in_ch=1, global_ctx=net.gctx is not None)
+    g = UNet(in_ch=1, global_ctx=net.gctx is not None, dilated_ctx=net.dctx is not None)
     sd = {k: v.clone() for k, v in net.state_dict().items()}
     sd["inc.net.0.weight"] = sd["inc.net.0.weight"].sum(1, keepdim=True)
     g.load_state_dict(sd)
@@ -964,22 +966,24 @@ def train_and_export(P, report, only_demo=False):
     held = native_set(SEED_VAL + 100_000, Q(40, 4))
 
     def native_ious(m):
-        """IoUs of the samples in colour, of the samples in gray (3 channels) and of the held-out set."""
+        """IoUs of the samples in colour, in gray (3 channels) and as BGR bytes read as RGB, and of the
+        held-out set."""
         m.eval()
         res = []
         pairs = [(s[1], s[2]) for s in samples]
+        kinds = pairs + [(gray3(i), g) for i, g in pairs] + [(np.ascontiguousarray(i[..., ::-1]), g) for i, g in pairs]
         with torch.no_grad():
-            for img, gt in pairs + [(gray3(i), g) for i, g in pairs] + held:
+            for img, gt in kinds + held:
                 h, w = img.shape[:2]
                 lg = m(torch.from_numpy(preprocess_rgb(img, MODEL_SIZE)[None])).numpy()[0, 0]
                 res.append(iou(resize_float(sigmoid(lg), w, h) > 0.5, gt))
         n = len(samples)
-        return res[:n], res[n:2 * n], res[2 * n:]
+        return res[:n], res[n:2 * n], res[2 * n:3 * n], res[3 * n:]
 
     def show(ious):
-        s_c, s_g, h_c = ious
+        s_c, s_g, s_b, h_c = ious
         log(f"samples IoU colour {np.round(s_c, 4).tolist()} gray {np.round(s_g, 4).tolist()} "
-            f"held-out native mean {np.mean(h_c):.4f}")
+            f"BGR {np.round(s_b, 4).tolist()} held-out native mean {np.mean(h_c):.4f}")
 
     @torch.no_grad()
     def tiled():
@@ -988,22 +992,40 @@ def train_and_export(P, report, only_demo=False):
         log("tiled IoUs " + " ".join(f"{k} {v:.4f}" for k, v in t.items()))
         return t
 
-    torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
-    s_ious, g_ious, h_ious = ious = native_ious(net)
+    def margin(val, ious, t):
+        """How far the weakest goal is above its bar (< 0: a goal missed). The goals are those of
+        tests/demo_model.rs and tests/tiling_c_abi.rs: every sample >= 0.9 in colour, gray and BGR;
+        lesion_04 tiled >= 0.94 and the tiled mosaic >= 0.95; the small lesion on a large frame >= 0.9;
+        and val >= 0.92, held-out native mean >= 0.93 (the model before the retraining: 0.94)."""
+        s_c, s_g, s_b, h_c = ious
+        return min(val - 0.92, min(s_c + s_g + s_b) - 0.9, float(np.mean(h_c)) - 0.93,
+                   t["lesion_04"] - 0.94, t["mosaic_04"] - 0.95, t["frame_05"] - 0.9)
+
+    ious = native_ious(net)
     show(ious)
-    t_ious = tiled()
+    best = (margin(val_iou, ious, tiled()), 0, copy.deepcopy(net.state_dict()))
+    log(f"weakest goal margin {best[0]:+.4f}")
+    # extra rounds until every goal is met with GOAL_MARGIN to spare (at most 4); the tiled figure
+    # swings from round to round, so the weights kept are those of the round with the largest margin
     rounds = 0
-    while (val_iou < 0.92 or min(s_ious + g_ious) < 0.9 or np.mean(h_ious) < 0.93
-           or min(t_ious.values()) < 0.95) and rounds < Q(3, 0) and not final:
+    while best[0] < GOAL_MARGIN and rounds < Q(4, 0) and not final:
         rounds += 1
         log(f"extra training round {rounds}")
         net = train(net, xs, ys4, steps=150, lr=5e-4, batch=4, crop=MODEL_SIZE, seed=SEED_TORCH + rounds,
                     colour_aug=True, scale_aug=True, aspect=2.5, mix=PHASE_C_MIX, ema=0.99)
-        val_iou = ev(net)
-        s_ious, g_ious, h_ious = ious = native_ious(net)
+        val_round = ev(net)
+        ious = native_ious(net)
         show(ious)
-        t_ious = tiled()
+        m = margin(val_round, ious, tiled())
+        log(f"weakest goal margin {m:+.4f}")
         torch.save(net.state_dict(), os.path.join(SCRATCH, f"unet_round{rounds}.pt"))
+        if m > best[0]:
+            best = (m, rounds, copy.deepcopy(net.state_dict()))
+    net.load_state_dict(best[2])
+    net.eval()
+    log(f"binary model: the weights after round {best[1]} of {rounds} (weakest goal margin {best[0]:+.4f})")
+    report["binary_weights_from_round"] = best[1]
+    report["binary_goal_margin"] = round(best[0], 4)
     report["extra_rounds_binary"] = rounds
     report["train_seconds_binary"] = round(time.time() - t_train, 1)
     torch.save(net.state_dict(), os.path.join(SCRATCH, "unet.pt"))
