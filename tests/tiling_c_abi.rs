@@ -9,11 +9,12 @@ use segrt::ffi::SegTileMode;
 use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
 
-/// A 2560x1920 RGB frame of flat, slightly noisy background with one 64x64 patch holding a bundled
+/// A 2560x1920 RGB frame of flat, slightly noisy background with one 40x40 patch holding a bundled
 /// lesion sample shrunk to that size, and the ground truth. Resized whole to the demo model's
-/// 256x256, the patch becomes about 6x8 pixels.
+/// 256x256, the patch becomes 4x5 pixels (the demo model trained with small pictures pasted in
+/// finds a 64x64 patch, 6x8 pixels there, untiled).
 fn frame_with_small_defect() -> (Rgb, Vec<u8>) {
-    const PATCH: u32 = 64;
+    const PATCH: u32 = 40;
     let (w, h, x0, y0) = (2560usize, 1920usize, 1600usize, 1200usize);
     let lesion = image::open(sample("lesion_05.png")).unwrap().to_rgb8();
     let truth = image::open(sample("lesion_05_gt.png")).unwrap().to_luma8();
@@ -69,7 +70,7 @@ fn foreground(mask: &[u8]) -> usize {
 fn a_small_defect_is_found_only_by_tiling() {
     let (img, gt) = frame_with_small_defect();
     let defect = foreground(&gt);
-    assert!(defect > 100, "the patch holds {defect} lesion pixels");
+    assert!(defect > 50, "the patch holds {defect} lesion pixels");
 
     let whole = create(&model("demo_unet.onnx"), None).unwrap();
     let (mask, info) = run_mask(&whole, &img);
@@ -85,7 +86,7 @@ fn a_small_defect_is_found_only_by_tiling() {
     println!("tiled (256x256 tiles): {} tiles, IoU {iou_tiled:.3}, {} foreground pixels", info.tiles, foreground(&mask_tiled));
     assert_eq!(info.tiles, 130);
     assert_eq!((info.model_width, info.model_height), (256, 256));
-    // The demo model trained without scale augmentation scores 0.949 here.
+    // The demo model: 0.95 (the model before #18 item 7: 0.949 on a 64x64 patch).
     assert!(iou_tiled > 0.9, "IoU {iou_tiled:.3}");
 
     // The same weights with dynamic batch and size axes: 4 tiles per run, the same answer.
