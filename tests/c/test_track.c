@@ -16,6 +16,7 @@
  *                and its growth is printed for comparison, not asserted.
  *   --soak-keep K  keep_frames of the asserted soak (default 8): 0 shows the bound can fail. */
 #define _POSIX_C_SOURCE 200809L
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,18 @@ static double rss_mb(void) {
     if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = -1;
     fclose(f);
     return resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
+}
+
+/* Bytes malloc has handed out and not had back (all arenas, mmapped chunks included): unlike RSS, it
+ * does not keep freed memory that malloc has not returned to the system, so a plateau of freed pages
+ * does not read as growth. */
+static double heap_mb(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    return rss_mb(); /* AddressSanitizer's allocator does not report to mallinfo2 */
+#else
+    struct mallinfo2 mi = mallinfo2();
+    return (double)(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+#endif
 }
 
 /* Frame t of the synthetic clip: a gradient with a bright disc of radius 28 moving right and down. */
@@ -633,19 +646,19 @@ static void session_freed_first(SegSession *video) {
 }
 
 /* ---- 4. soak: RSS over n frames through seg_track_next ---- */
-/* The lowest RSS over frames [from, to): RSS swings by ~12 MB from frame to frame as ONNX Runtime's
- * arena releases and takes back blocks; a leak raises the floor under the swings. */
-static double window_floor(const double *rss, int from, int to) {
-    double floor = rss[from];
+/* The lowest value over frames [from, to): memory in use swings by ~12 MB from frame to frame as ONNX
+ * Runtime's arena releases and takes back blocks; a leak raises the floor under the swings. */
+static double window_floor(const double *mb, int from, int to) {
+    double floor = mb[from];
     int i;
     for (i = from; i < to; i++)
-        if (rss[i] < floor) floor = rss[i];
+        if (mb[i] < floor) floor = mb[i];
     return floor;
 }
 
 static double soak(SegSession *video, uint32_t keep, int n, double *growth) {
     unsigned char *bgr = malloc((size_t)W * H * 3);
-    double *rss = calloc((size_t)n + 1, sizeof *rss);
+    double *rss = calloc((size_t)n + 1, sizeof *rss), *heap = calloc((size_t)n + 1, sizeof *heap);
     Out o;
     SegTrack *t;
     SegTrackState s;
@@ -664,13 +677,15 @@ static double soak(SegSession *video, uint32_t keep, int n, double *growth) {
         s = state_of(t);
         if (s.held_frames > max_held) max_held = s.held_frames;
         rss[i] = rss_mb();
+        heap[i] = heap_mb();
         if (i == 50 || i == 100 || i == 250 || i == n)
-            printf("soak keep_frames=%u: frame %d RSS %.1f MB, held_frames %u, held_outputs %u\n", keep, i, rss[i], s.held_frames,
-                   s.held_outputs);
+            printf("soak keep_frames=%u: frame %d RSS %.1f MB, heap in use %.1f MB, held_frames %u, held_outputs %u\n", keep, i, rss[i],
+                   heap[i], s.held_frames, s.held_outputs);
     }
-    /* growth: the floor over the last fifth of the frames against the floor over the second fifth
-     * (frames 400..500 against 100..200 for 500 frames), after the warm-up */
-    *growth = n >= 100 ? window_floor(rss, 4 * n / 5, n + 1) - window_floor(rss, n / 5, 2 * n / 5) : 0.0;
+    /* growth: the floor of the heap in use over the last fifth of the frames against its floor over the
+     * second fifth (frames 400..500 against 100..200 for 500 frames), after the warm-up. RSS is printed,
+     * not checked: in CI its floor once settled 17 MB higher with keep_frames 8 (freed pages malloc kept). */
+    *growth = n >= 100 ? window_floor(heap, 4 * n / 5, n + 1) - window_floor(heap, n / 5, 2 * n / 5) : 0.0;
     CHECK(bad == 0, "%d soak frames failed", bad);
     if (keep) CHECK(max_held <= keep, "held_frames reached %u with keep_frames %u", max_held, keep);
     else CHECK(max_held == (uint32_t)n + 1, "keep_frames 0 held %u of %d frames", max_held, n + 1);
@@ -682,12 +697,14 @@ static double soak(SegSession *video, uint32_t keep, int n, double *growth) {
     }
     printf("soak keep_frames=%u: %d frames, %.1f ms per frame", keep, n, (now_ms() - t0) / n);
     if (n >= 100)
-        printf(", lowest RSS frames %d..%d %.1f MB, frames %d..%d %.1f MB: growth %+.1f MB", n / 5, 2 * n / 5, window_floor(rss, n / 5, 2 * n / 5),
-               4 * n / 5, n, window_floor(rss, 4 * n / 5, n + 1), *growth);
+        printf(", lowest heap in use frames %d..%d %.1f MB, frames %d..%d %.1f MB: growth %+.1f MB (lowest RSS %+.1f MB)", n / 5,
+               2 * n / 5, window_floor(heap, n / 5, 2 * n / 5), 4 * n / 5, n, window_floor(heap, 4 * n / 5, n + 1), *growth,
+               window_floor(rss, 4 * n / 5, n + 1) - window_floor(rss, n / 5, 2 * n / 5));
     printf("\n");
     CHECK(seg_track_free(t) == SEG_OK, "free");
     out_free(&o);
     free(rss);
+    free(heap);
     free(bgr);
     return *growth;
 }
@@ -731,12 +748,12 @@ int main(int argc, char **argv) {
         /* the same soak without a window: the growth the bound must tell apart */
         if (soak_keep != 0 && soak_frames >= 100) soak(video, 0, soak_frames, &unbounded);
         if (soak_keep != 0 && soak_frames >= 100)
-            printf("soak: growth of the lowest RSS, frames %d..%d to %d..%d: keep_frames=%u %+.1f MB, keep_frames=0 %+.1f MB\n", soak_frames / 5,
+            printf("soak: growth of the lowest heap in use, frames %d..%d to %d..%d: keep_frames=%u %+.1f MB, keep_frames=0 %+.1f MB\n", soak_frames / 5,
                    2 * soak_frames / 5, 4 * soak_frames / 5, soak_frames, soak_keep, bounded,
                    unbounded);
         /* AddressSanitizer's quarantine holds freed memory: RSS moves by tens of MB either way there. */
 #if !defined(__SANITIZE_ADDRESS__)
-        if (soak_frames >= 500) CHECK(bounded < 15.0, "the lowest RSS grew %.1f MB from frames %d..%d to %d..%d with keep_frames %u", bounded, soak_frames / 5,
+        if (soak_frames >= 500) CHECK(bounded < 10.0, "the lowest heap in use grew %.1f MB from frames %d..%d to %d..%d with keep_frames %u", bounded, soak_frames / 5,
                                          2 * soak_frames / 5, 4 * soak_frames / 5, soak_frames, soak_keep);
 #endif
     }
