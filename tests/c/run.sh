@@ -29,7 +29,7 @@ gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${flags[@]}" -o
 # Leaks are checked by the --valgrind run, where third-party one-time allocations can be told apart.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_asan" . "$build/inputs"
 
-echo "-- SAM2 video tracking host (tests/c/test_track.c: lifecycle, threads, 500-frame RSS soak), plain and ASan + UBSan"
+echo "-- SAM2 video tracking host (tests/c/test_track.c: lifecycle, threads, 500-frame memory soak), plain and ASan + UBSan"
 # C11 for _Thread_local (per-thread error buffers of the worker threads) and pthreads.
 track=(-std=c11 -pthread -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.c -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 gcc -O1 "${track[@]}" -o "$build/test_track"
