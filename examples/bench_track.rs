@@ -1,4 +1,4 @@
-//! SAM2 video tracking per frame, split by module, and the memory it holds (issue #17; figures, not
+//! SAM2 video tracking per frame, split by module, and the memory it holds (figures, not
 //! assertions):
 //!
 //!   cargo run --release --example bench_track -- [--models DIR] [--frames 100] [--width 1280 --height 720]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SAM2 video tracking benchmark (issue #17): segrt (examples/bench_track.rs) against the official
+# SAM2 video tracking benchmark: segrt (examples/bench_track.rs) against the official
 # predictor's rules on the same ONNX modules in Python with ONNX Runtime (models/sam2/bench_video_ort.py,
 # which runs models/sam2/video_ort_tracker.py), on synthetic frames, alternating Rust then Python for
 # --rounds rounds; then the per-module ratio segrt / Python of the per-frame medians and the memory

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and C-ABI tests, the header checks, the C/C++ hosts, the .NET wrapper
-# and WinForms sample on Mono, and the parity test against a plain Python onnxruntime + numpy +
-# Pillow reference. Installs what it needs (ONNX Runtime from its PyPI wheel, a Python virtualenv in
-# .venv/, Mono + Xvfb from apt) on first use.
+# Runs every test: Rust unit and C-ABI tests, the docs book and its links, the header checks, the
+# C/C++ hosts, the .NET wrapper and WinForms sample on Mono, and the parity test against a plain
+# Python onnxruntime + numpy + Pillow reference. Installs what it needs (ONNX Runtime from its PyPI
+# wheel, a Python virtualenv in .venv/, Mono + Xvfb from apt, mdBook from crates.io) on first use.
+# The stages are listed in docs/src/quality/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,10 @@ fi
 
 echo "== soak, short form (figures only; the closing figures use --runs 10000 in release)"
 cargo run --quiet --example soak -- --runs 100 --warmup 20
+
+# Before the marker below: installing mdBook the first time is a compile of its own.
+echo "== docs book (mdBook builds docs/, no broken link or anchor in it or the README)"
+./scripts/docs.sh
 
 # The compile-heavy part is over: CI (.ci/run) starts its fuzzing beside the lighter stages from here.
 if [ -n "${SEGRT_HEAVY_STAGES_DONE:-}" ]; then touch "$SEGRT_HEAVY_STAGES_DONE"; fi

@@ -333,7 +333,7 @@ fn an_ort_path_that_is_not_a_library_gives_the_loaders_reason_and_the_cli_flag()
     assert!(err.contains("dlopen failed: ") && err.contains("invalid ELF header"), "{err}");
 }
 
-/// Needs the bound on intra_threads in Options::validate (4 x the logical cores), issue #18 item 5.
+/// Needs the bound on intra_threads in Options::validate (4 x the logical cores).
 #[test]
 fn too_many_threads_are_refused_with_one_line() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -1,12 +1,12 @@
-//! Reliability II (issue 13) through the C ABI: no allocation failure aborts the host, model files
+//! Reliability through the C ABI, second part: no allocation failure aborts the host, model files
 //! are read with bounds, SAM2 refinement belongs to its caller, handles are hard to hit by accident,
 //! per-thread scratch does not outlive its call, ONNX Runtime writes nothing to the host's stderr,
 //! the log callback may call segrt, and a wrong `ort_path` after loading is reported.
 //!
-//! Written before the fixes: on the library of commit 45458c3, 14 of the 15 tests here fail (each test's
-//! comment says what it saw); `oom_inside_onnx_runtime_...` passes: it guards what already works.
-//! Code for the options and fields that do not exist yet is behind `#[cfg(any())]`. Statuses are compared as raw `i32` values (`ST_*` below) so that the
-//! file compiles before `SEG_OUT_OF_MEMORY = 8` exists and whatever module the status enum moves to.
+//! 17 tests, none disabled. Most were written before the guards they check and failed on the library
+//! without them (such a test's comment says what the unguarded library did);
+//! `oom_inside_onnx_runtime_...` guards what already worked. Statuses are compared as raw `i32` values
+//! (`ST_*` below), the numbers of the C header, whatever module the status enum lives in.
 //!
 //! ## Tests in their own process
 //!
@@ -22,12 +22,13 @@
 //! the same under `cargo nextest run` (one process per test; CI, scripts/test.sh) and `cargo test`,
 //! needs no C compiler, and no test is `#[ignore]`d.
 //!
-//! Address-space limit for the out-of-memory cases: 1.5 GiB, as in the issue (`SEGRT_OOM_ADDRESS_LIMIT`
+//! Address-space limit for the out-of-memory cases: 1.5 GiB (`SEGRT_OOM_ADDRESS_LIMIT`
 //! overrides it, in bytes). Measured in the child (this machine: 2 cores, ONNX Runtime 1.31.1, debug
 //! build; the child prints these lines): VmSize 80 MB for the test harness, 197 MB once ONNX Runtime is
 //! loaded and the dynamic UNet session exists, 497 MB with the 9999x9999 BGR image allocated; so the
-//! harness starts comfortably and the 1.2 GB input tensor cannot fit. The file cases (item 2) run under
-//! 3 GiB so that reading /dev/zero today stops there instead of taking the machine's memory.
+//! harness starts comfortably and the 1.2 GB input tensor cannot fit. The file cases (section 2 below)
+//! run under 3 GiB so that a library that reads /dev/zero stops there instead of taking the machine's
+//! memory.
 
 mod common;
 
@@ -50,7 +51,7 @@ const ST_OK: i32 = 0;
 const ST_INVALID_ARGUMENT: i32 = 1;
 const ST_INVALID_HANDLE: i32 = 3;
 const ST_IMAGE_TOO_LARGE: i32 = 5;
-/// `SEG_OUT_OF_MEMORY`, appended by issue 13 (not in the enum yet).
+/// `SEG_OUT_OF_MEMORY`.
 const ST_OUT_OF_MEMORY: i32 = 8;
 const ST_RUNTIME_INIT_FAILED: i32 = 11;
 const ST_MODEL_NOT_FOUND: i32 = 20;
@@ -298,7 +299,7 @@ fn run_one_that_cannot_fit(model_file: &str, options: &SegOptions, w: usize, h: 
     println!("then a 64x64 run -> {st2} {}: {msg2}", status_name(st2));
 }
 
-/// Today: the child is killed by SIGABRT ("memory allocation of 1196163072 bytes failed", from
+/// Unguarded, the child was killed by SIGABRT ("memory allocation of 1196163072 bytes failed", from
 /// `Preprocessor::start_batch`).
 #[test]
 fn oom_dynamic_unet_9999x9999_bgr_returns_a_status_under_an_address_limit() {
@@ -312,7 +313,7 @@ fn oom_dynamic_unet_9999x9999_bgr_returns_a_status_under_an_address_limit() {
 }
 
 /// A fixed [1,3,20000,20000] model (models/test/unet_fixed_20000.onnx, 233 bytes) with max_pixels
-/// raised to 500 000 000: its input tensor alone is 4.8 GB. Today: SIGABRT.
+/// raised to 500 000 000: its input tensor alone is 4.8 GB. Unguarded: SIGABRT.
 #[test]
 fn oom_fixed_20000_model_returns_a_status_under_an_address_limit() {
     let name = "oom_fixed_20000_model_returns_a_status_under_an_address_limit";
@@ -327,8 +328,8 @@ fn oom_fixed_20000_model_returns_a_status_under_an_address_limit() {
 }
 
 /// ONNX Runtime's own allocation failure (a 17 GB intermediate tensor; segrt's buffers are small)
-/// already comes back as a status in the plain build: kept as a guard. The status may become
-/// SEG_OUT_OF_MEMORY with the fix; today it is SEG_INFERENCE_FAILED (40).
+/// came back as a status even before segrt's own guards (then SEG_INFERENCE_FAILED, 40; now
+/// SEG_OUT_OF_MEMORY): kept as a guard; the test asks for a failure whose message names the size.
 #[test]
 fn oom_inside_onnx_runtime_returns_a_status_under_an_address_limit() {
     let name = "oom_inside_onnx_runtime_returns_a_status_under_an_address_limit";
@@ -348,8 +349,8 @@ fn oom_inside_onnx_runtime_returns_a_status_under_an_address_limit() {
     assert!(names_a_size(&msg), "the message must name the size asked for: {msg}");
 }
 
-// The options of the fix: SegOptions.max_memory_bytes (u64, 0 = default) and max_model_bytes (u64,
-// 0 = default 2 GiB). Remove the `#[cfg(any())]` once the fields exist.
+// The limits a host sets: SegOptions.max_memory_bytes (u64, 0 = default 8 GiB) and max_model_bytes
+// (u64, 0 = default 2 GiB).
 #[test]
 fn memory_budget_refuses_a_run_before_allocating() {
     // No address limit is needed: the budget is checked before anything is allocated. The fixed
@@ -471,12 +472,12 @@ fn assert_refused_as_not_a_regular_file(case: &str, outcome: Result<((i32, Strin
 }
 
 /// Address limit for the file cases: ample for ONNX Runtime, but reading /dev/zero until memory runs
-/// out stops at it instead of taking the machine's memory (today: 8.9 GB of RSS without a limit).
+/// out stops at it instead of taking the machine's memory (unguarded: 8.9 GB of RSS without a limit).
 const FILE_CASE_ADDRESS_LIMIT: u64 = 3 << 30;
 
-/// Today (under the 3 GiB limit): status 20 after 2.1 s and a VmPeak of 2.3 GB, "cannot read model file
-/// '/dev/zero': out of memory" (no word of "regular file"); without a limit it reads until the machine's
-/// memory is gone.
+/// Unguarded (under the 3 GiB limit): status 20 after 2.1 s and a VmPeak of 2.3 GB, "cannot read model
+/// file '/dev/zero': out of memory" (no word of "regular file"); without a limit it read until the
+/// machine's memory was gone.
 #[test]
 fn model_path_dev_zero_is_refused_without_reading_it() {
     let name = "model_path_dev_zero_is_refused_without_reading_it";
@@ -488,7 +489,7 @@ fn model_path_dev_zero_is_refused_without_reading_it() {
     assert_refused_as_not_a_regular_file("seg_create(\"/dev/zero\")", r);
 }
 
-/// Today: blocks in open() until a writer appears (here: the test opens the write end after 10 s).
+/// Unguarded: blocked in open() until a writer appeared (here: the test opens the write end after 10 s).
 #[test]
 fn model_path_fifo_is_refused_without_blocking() {
     let name = "model_path_fifo_is_refused_without_blocking";
@@ -515,8 +516,8 @@ fn model_path_fifo_is_refused_without_blocking() {
     assert_refused_as_not_a_regular_file("seg_create(<a FIFO>)", r);
 }
 
-/// Today: as for seg_create, under the limit: status 20 "encoder: cannot read model file '/dev/zero': out
-/// of memory" (and the same for the decoder below).
+/// Unguarded: as for seg_create, under the limit: status 20 "encoder: cannot read model file
+/// '/dev/zero': out of memory" (and the same for the decoder below).
 #[test]
 fn sam2_encoder_dev_zero_is_refused_without_reading_it() {
     let name = "sam2_encoder_dev_zero_is_refused_without_reading_it";
@@ -541,9 +542,9 @@ fn sam2_decoder_dev_zero_is_refused_without_reading_it() {
 
 /// A 3 GiB model "in memory" (an untouched read-only anonymous mapping: address space, no RAM; reading
 /// it gives zeros) is over the default model size bound (2 GiB) and must be refused before it is
-/// copied. The address limit (mapping + 1.5 GiB) keeps today's copy from taking 3 GB of the machine's
-/// memory. Today: the copy's allocation fails and the child aborts ("memory allocation of 3221225472
-/// bytes failed").
+/// copied. The address limit (mapping + 1.5 GiB) keeps an unguarded copy from taking 3 GB of the
+/// machine's memory. Unguarded: the copy's allocation failed and the child aborted ("memory allocation
+/// of 3221225472 bytes failed").
 #[test]
 fn from_memory_with_an_absurd_length_is_refused_before_copying() {
     let name = "from_memory_with_an_absurd_length_is_refused_before_copying";
@@ -713,8 +714,8 @@ fn sam2_mask_input_passed_back_by_each_caller_gives_single_thread_results() {
 // 4. Handles are hard to hit by accident.
 // =====================================================================================================
 
-/// Today: h+16 of a live handle is the next live session (ids are 0x5e600000 + 16n): seg_session_info
-/// and seg_run_unet act on it and seg_free frees it.
+/// With sequential ids (0x5e600000 + 16n), h+16 of a live handle was the next live session:
+/// seg_session_info and seg_run_unet acted on it and seg_free freed it.
 #[test]
 fn neighbouring_and_recycled_handle_values_are_invalid() {
     let name = "neighbouring_and_recycled_handle_values_are_invalid";
@@ -798,8 +799,9 @@ fn neighbouring_and_recycled_handle_values_are_invalid() {
 // 5. Per-thread scratch does not outlive its call.
 // =====================================================================================================
 
-/// Today (RSS after malloc_trim, measured on the thread that made the call): +197.7 MB after the call
-/// (8000 x 8000 x 3 = 192 MB of gathered rows of the bottom-up image), still +154.3 MB after seg_free.
+/// Unguarded (RSS after malloc_trim, measured on the thread that made the call): +197.7 MB after the
+/// call (8000 x 8000 x 3 = 192 MB of gathered rows of the bottom-up image), still +154.3 MB after
+/// seg_free.
 #[test]
 fn large_bottom_up_frame_leaves_no_scratch_on_the_calling_thread() {
     let name = "large_bottom_up_frame_leaves_no_scratch_on_the_calling_thread";
@@ -884,7 +886,7 @@ fn capture_stdout_stderr<T>(f: impl FnOnce() -> T) -> (T, Vec<u8>, Vec<u8>) {
     (r, std::fs::read(&p1).unwrap(), std::fs::read(&p2).unwrap())
 }
 
-/// Today: the run fails with SEG_INFERENCE_FAILED as it should, but ONNX Runtime also writes a
+/// Unguarded, the run failed with SEG_INFERENCE_FAILED as it should, but ONNX Runtime also wrote a
 /// coloured "[E:onnxruntime:...] Non-zero status code returned while running Reshape node ..." line
 /// to fd 2.
 #[test]
@@ -936,7 +938,7 @@ unsafe extern "C" fn fail_inside(_level: i32, _message: *const c_char, _user_dat
     IN_CALLBACK.with(|c| c.set(false));
 }
 
-/// Today: the outer seg_last_error becomes the callback's "session handle is NULL", after a failed
+/// Unguarded, the outer seg_last_error became the callback's "session handle is NULL", after a failed
 /// call and after a successful one.
 #[test]
 fn a_failing_call_inside_the_log_callback_keeps_the_outer_last_error() {
@@ -985,8 +987,8 @@ unsafe extern "C" fn free_what_is_created(_level: i32, message: *const c_char, _
     FREED_IN_CALLBACK.lock().unwrap_or_else(|p| p.into_inner()).push((id, st));
 }
 
-/// Today: the callback's seg_free succeeds, seg_create still returns SEG_OK with that handle, and
-/// seg_session_info on it gives SEG_INVALID_HANDLE.
+/// Unguarded, the callback's seg_free succeeded, seg_create still returned SEG_OK with that handle,
+/// and seg_session_info on it gave SEG_INVALID_HANDLE.
 #[test]
 fn a_handle_freed_by_the_log_callback_is_never_returned_as_ok() {
     let name = "a_handle_freed_by_the_log_callback_is_never_returned_as_ok";
@@ -1021,8 +1023,8 @@ fn a_handle_freed_by_the_log_callback_is_never_returned_as_ok() {
 // 8. A wrong ort_path after ONNX Runtime is loaded is reported.
 // =====================================================================================================
 
-/// Today: every wrong path returns SEG_OK (only a warning reaches a log callback), and seg_create
-/// with another ort_path succeeds.
+/// Unguarded, every wrong path returned SEG_OK (only a warning reached a log callback), and seg_create
+/// with another ort_path succeeded.
 #[test]
 fn a_different_ort_path_after_loading_is_refused() {
     let name = "a_different_ort_path_after_loading_is_refused";
@@ -1079,6 +1081,6 @@ fn a_different_ort_path_after_loading_is_refused() {
 }
 
 // =====================================================================================================
-// 9. bytes_per_extra_thread: replaced by pool figures in seg_session_info; the stability test is
-//    written with that change (see the report of issue 13).
+// 9. The memory a session costs: reported as the pool figures of seg_session_info
+//    (`bytes_first_session`, `bytes_per_extra_session`), which tests/unet_c_abi.rs checks.
 // =====================================================================================================

@@ -1,6 +1,6 @@
 //! SAM2 video tracking through the C ABI (`seg_create_sam2_video`, `seg_track_*`): the official
 //! predictor's masks through the ABI, the ABI against the Rust tracker it wraps, and every bad input
-//! and lifecycle case the issue lists (frames of another size, prompts on frames never fed, buffers
+//! and lifecycle case a host meets (frames of another size, prompts on frames never fed, buffers
 //! too small, several threads, reset and free during a run, a 500-frame soak).
 
 mod common;

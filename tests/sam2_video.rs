@@ -296,7 +296,7 @@ fn broken_memory_rules_break_parity() {
     assert!(s.worst_dlogit > LOGIT_TOL, "float32 memory went unnoticed: {:.2e}", s.worst_dlogit);
 }
 
-/// Box prompts (#17): `add_prompt` gives the box to the decoder as two points labelled 2 and 3 before
+/// Box prompts: `add_prompt` gives the box to the decoder as two points labelled 2 and 3 before
 /// the clicks, as `add_new_points_or_box` does. Box + 2 clicks and a box alone on frame 0, propagation
 /// over 10 frames (object-pointer distances scaled by 9), a box and a box + click as corrections on
 /// tracked frames; on the committed PIL-resized frames and on the original ones through our resize.

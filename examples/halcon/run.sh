@@ -9,7 +9,7 @@ build=target/halcon-example   # under target/: ignored by git
 if [ ! -f "$lib/libsegrt.so" ]; then echo "no $lib/libsegrt.so: run cargo build first" >&2; exit 1; fi
 mkdir -p "$build"
 .venv/bin/python tests/c/make_inputs.py . "$build/inputs"
-# ONNX Runtime: the debug/release libsegrt finds .onnxruntime/ of this build tree (see README, "Finding ONNX Runtime").
+# ONNX Runtime: the debug/release libsegrt finds .onnxruntime/ of this build tree (docs/src/guide/finding-onnx-runtime.md).
 src=(examples/halcon/segrt_halcon.c examples/halcon/halcon_standin.c examples/halcon/test_halcon_glue.c)
 flags=(-std=c99 -Wall -Wextra -Wpedantic -Werror -DSEGRT_HALCON_STANDIN -Iinclude -Iexamples/halcon "${src[@]}"
        -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")

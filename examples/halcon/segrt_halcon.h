@@ -21,7 +21,7 @@
 #endif
 #define SEGRT_H_ERR(status) ((Herror)(SEGRT_H_ERR_BASE + (status)))
 
-/* Checks the ABI, loads ONNX Runtime (beside libsegrt, see the main README) and opens a UNet model
+/* Checks the ABI, loads ONNX Runtime (beside libsegrt, see docs/src/guide/finding-onnx-runtime.md) and opens a UNet model
  * (UTF-8 path). Release the session with segrt_halcon_close. */
 Herror segrt_halcon_open(const char *model_path, SegSession **out_session);
 
@@ -35,8 +35,8 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
 /* Releases the session (NULL is fine). */
 Herror segrt_halcon_close(SegSession *session);
 
-/* ---- SAM2 tracking through video frames or the slices of a volume (see the main README,
- * "SAM2: tracking through frames and slices"). Frames are byte images of 1 or 3 channels, all of one
+/* ---- SAM2 tracking through video frames or the slices of a volume (see
+ * docs/src/pipelines/sam2-tracking.md). Frames are byte images of 1 or 3 channels, all of one
  * size, added in order. Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
 
 /* Loads the video modules in `models_dir` (UTF-8) and starts a track on them (default options: the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SAM2 video tracking per frame, split by module, through video_ort_tracker.py (the official
 SAM2VideoPredictor's rules on the four ONNX modules, numpy + onnxruntime; its parity with the predictor
-is asserted by that script), and the memory it holds (issue #17; figures, not assertions). The Python
+is asserted by that script), and the memory it holds (figures, not assertions). The Python
 side of examples/bench_track.rs; scripts/bench_track.sh runs both.
 
     .venv/bin/python models/sam2/bench_video_ort.py [--models DIR] [--frames 100] [--width 1280 --height 720]

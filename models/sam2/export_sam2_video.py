@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export the SAM2 *video* (memory) modules as ONNX + prove each one against PyTorch (issue #17, stage 1).
+"""Export the SAM2 *video* (memory) modules as ONNX + prove each one against PyTorch.
 
 Run from the repository root (same environment as export_sam2.py):
 

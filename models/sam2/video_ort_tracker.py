@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """SAM2 video tracking with ONLY the exported ONNX modules + numpy (+ PIL to read/resize frames), checked
-against the official SAM2VideoPredictor's outputs recorded by video_reference.py (issue #17, stage 1).
+against the official SAM2VideoPredictor's outputs recorded by video_reference.py.
 
     .venv/bin/python models/sam2/video_ort_tracker.py   # numpy + onnxruntime + pillow (scripts/test.sh runs it); asserts parity
     .venv/bin/python models/sam2/video_ort_tracker.py --scenario box --ablate box-labels   # show a broken rule

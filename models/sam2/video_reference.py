@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference outputs of the OFFICIAL SAM2 video predictor on a synthetic sequence (issue #17).
+"""Reference outputs of the OFFICIAL SAM2 video predictor on a synthetic sequence.
 
     .venv-torch/bin/python models/sam2/video_reference.py      # -> models/sam2/video/reference/ (+ box/)
     .venv-torch/bin/python models/sam2/video_reference.py --scenario box   # only reference/box/
@@ -32,7 +32,7 @@ Interaction (what the file records, in this order; all through the predictor's p
 Outputs (models/sam2/video/reference/): index.json (everything but arrays), *.bin raw little-endian
 float32 C order (shapes in index.json), masks as 0/255 PNGs at video resolution.
 
-Second scenario, box prompts (issue #17; models/sam2/video/reference/box/, same model, same frames: its
+Second scenario, box prompts (models/sam2/video/reference/box/, same model, same frames: its
 index.json names them relative to box/, i.e. ../frames/NNNNN.png; the first BOX_N_FRAMES frames only, so
 the video is shorter than max_obj_ptrs_in_encoder and the object-pointer distances are scaled by
 BOX_N_FRAMES - 1):

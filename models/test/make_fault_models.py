@@ -8,18 +8,18 @@ not_segmentation.onnx: a valid ONNX classifier, image [1,3,32,32] -> class_score
 unet_fixed_20000.onnx: a valid UNet-shaped model with a FIXED input [1,3,20000,20000] (a 1x1 Conv to
 one channel, then Sigmoid -> mask [1,1,20000,20000]). Its input tensor alone is 4.8 GB: with
 max_pixels raised to 5e8, a run must be refused with a status (out of memory / too large), never abort
-(issue 13 item 1, tests/reliability2_c_abi.rs).
+(tests/reliability2_c_abi.rs, "an allocation failure never aborts the process").
 
 run_fails_reshape.onnx: loads (dynamic input [1,3,H,W] float, rank-4 output), but every run fails
 inside ONNX Runtime: a Reshape of the 3*H*W input values to [1,1,-1,7] fails unless H or W is a
 multiple of 7 (segrt rounds dynamic sizes to a multiple of 32; a 64x64 image gives 12288 values).
 Used to check that ONNX Runtime's own error output reaches the log callback and not the host's
-stderr (issue 13 item 6).
+stderr.
 
 ort_huge_intermediate.onnx: dynamic input [1,3,H,W] -> 1x1 Conv to 4096 channels -> ReduceMean over
 channels -> Sigmoid -> mask [1,1,H,W]. segrt's own buffers stay small (12 MB for 1024x1024), but ONNX
 Runtime's intermediate tensor is 4096*H*W floats (17 GB at 1024x1024): under an address-space limit it is
-ONNX Runtime's allocation that fails, which must come back as a status (issue 13 item 1).
+ONNX Runtime's allocation that fails, which must come back as a status.
 """
 from pathlib import Path
 

@@ -163,7 +163,7 @@ impl<'a> ImageView<'a> {
 
     /// The `w` x `h` region whose top-left pixel is `(x, y)`; it borrows the same pixels.
     pub fn crop(&self, x: usize, y: usize, w: usize, h: usize) -> Result<Self> {
-        if w == 0 || h == 0 || x.checked_add(w).map_or(true, |r| r > self.width) || y.checked_add(h).map_or(true, |b| b > self.height) {
+        if w == 0 || h == 0 || x.checked_add(w).is_none_or(|r| r > self.width) || y.checked_add(h).is_none_or(|b| b > self.height) {
             return Err(Error::invalid(format!("region {w}x{h} at ({x}, {y}) is not inside the {}x{} image", self.width, self.height)));
         }
         let bpp = self.format.bytes_per_pixel();
@@ -265,7 +265,7 @@ impl<'a> MaskMut<'a> {
             return Err(Error::invalid(format!("mask {width}x{height} with stride {stride}: sizes must be positive and stride >= width")));
         }
         let needed = stride.checked_mul(height - 1).and_then(|v| v.checked_add(width));
-        if needed.map_or(true, |n| data.len() < n) {
+        if needed.is_none_or(|n| data.len() < n) {
             return Err(Error::new(
                 ErrorKind::BufferTooSmall,
                 format!("mask buffer holds {} bytes, {width}x{height} with stride {stride} needs more", data.len()),

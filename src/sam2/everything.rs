@@ -430,7 +430,7 @@ impl Sam2Segmenter {
         let key = key.transpose()?;
         let cached = {
             let state = self.state();
-            let embedding = state.embedding.clone().filter(|e| key.map_or(true, |k| k == e.key));
+            let embedding = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
             let result = match (&embedding, &state.everything) {
                 (Some(e), Some((k, o, r))) if *k == e.key && o == options => Some(r.clone()),
                 _ => None,

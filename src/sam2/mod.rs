@@ -372,7 +372,7 @@ impl Sam2Segmenter {
         let key = key.transpose()?;
         let (cached, previous) = {
             let state = self.state();
-            let cached = state.embedding.clone().filter(|e| key.map_or(true, |k| k == e.key));
+            let cached = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
             (cached, state.previous.clone())
         };
         let (embedding, encoder_stats) = match (cached, image) {

@@ -1,4 +1,4 @@
-//! SAM2 video tracking (issue #17): the official `SAM2VideoPredictor` (sam2 1.1.0) rebuilt on four
+//! SAM2 video tracking: the official `SAM2VideoPredictor` (sam2 1.1.0) rebuilt on four
 //! ONNX modules exported by `models/sam2/export_sam2_video.py` (image encoder, memory attention,
 //! memory encoder, mask decoder with object pointer and object score) plus `video_metadata.json`.
 //!

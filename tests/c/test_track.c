@@ -1,4 +1,4 @@
-/* A C host for SAM2 video tracking (issue #17): the lifecycle of a track through the C ABI as a
+/* A C host for SAM2 video tracking: the lifecycle of a track through the C ABI as a
  * caller meets it. Frames of another size mid-track, prompts on frames never fed, buffers too small
  * (sentinels untouched, the track unchanged), handles of the wrong kind, double frees, one track fed
  * from several threads, a reset and a free while other threads run on the track, the video session

@@ -1,4 +1,4 @@
-// Tests of the wrapper's API of issue #19: enums mirrored from the generated bindings, typed session
+// Tests of the wrapper's API: enums mirrored from the generated bindings, typed session
 // info, async calls with cancellation, buffer-reuse overloads (with allocations per frame), planar input.
 using System;
 using System.Collections.Generic;

@@ -1,4 +1,6 @@
-// The four bugs of issue #19, each as a test that fails on the wrapper as it was and passes now.
+// Four bugs of the wrapper's first version (calls racing Dispose, rejected prompts kept, SegException
+// losing its fields when serialized, native memory unknown to the GC), each as a test that fails on the
+// wrapper as it was and passes now.
 // Written against the public API both versions share (plus reflection for what only the fixed wrapper
 // has), so the same file runs against the old wrapper too; each prints its counts.
 using System;
@@ -18,11 +20,11 @@ static partial class SegrtTests
 {
     static void RunBugTests()
     {
-        Test("#19.1 UNet: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(false));
-        Test("#19.1 SAM2: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(true));
-        Test("#19.2 a rejected SAM2 click or box leaves the prompts as they were", RejectedPromptsAreNotKept);
-        Test("#19.3 SegException keeps Status and NativeMessage through BinaryFormatter", SegExceptionSerializes);
-        Test("#19.4 the GC is told the native memory of each session, and untold when it is freed", MemoryPressureFollowsSessions);
+        Test("Dispose race, UNet: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(false));
+        Test("Dispose race, SAM2: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(true));
+        Test("Rejected prompts: a rejected SAM2 click or box leaves the prompts as they were", RejectedPromptsAreNotKept);
+        Test("Serialization: SegException keeps Status and NativeMessage through BinaryFormatter", SegExceptionSerializes);
+        Test("Memory pressure: the GC is told the native memory of each session, and untold when it is freed", MemoryPressureFollowsSessions);
     }
 
     /// <summary>The native session pointer inside a segmenter (whatever field holds its SafeHandle).</summary>

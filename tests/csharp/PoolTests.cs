@@ -1,4 +1,4 @@
-// Tests of the wrapper over segrt's session pool (#14) and per-caller SAM2 refinement: pool figures under
+// Tests of the wrapper over segrt's session pool and per-caller SAM2 refinement: pool figures under
 // 8 threads with MaxSessions = 2, the memory declared as the pool grows, the new options (MaxMemoryBytes,
 // MaxModelBytes, OutputName), a non-segmentation model refused, and refinement that never mixes callers.
 using System;

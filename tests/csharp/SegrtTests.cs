@@ -250,7 +250,7 @@ static partial class SegrtTests
             double iou = IoU(r.Mask, LoadMask(Model("samples/lesion_04_gt.png")));
             Console.WriteLine(string.Format("      {0} tiles, IoU {1:F3}, {2:F1} ms", r.Tiles, iou, r.TotalMs));
             Check(r.Tiles == 8 && r.ModelWidth == 256 && r.Width == 333 && r.Height == 777, "8 tiles of 256x256, mask at the image's size");
-            // the demo model: 0.9498 (models/README.md, #18 item 7); scale-blind models 0.38-0.86
+            // the demo model: 0.9498 (models/README.md, "Gray, colour and scale robustness"); scale-blind models 0.38-0.86
             Check(iou > 0.94, "tiled IoU with ground truth " + iou);
         }
         var bad = new SegmenterOptions { TileMode = TileMode.On, TileBatch = 0 };
@@ -621,7 +621,7 @@ static partial class SegrtTests
 
     static void FinalizerFrees()
     {
-        // The FFI-NOTES crash: a log callback alive while finalizers free sessions. Subscribe on purpose.
+        // A known Mono crash: a log callback alive while finalizers free sessions. Subscribe on purpose.
         EventHandler<SegLogEventArgs> handler = (s, e) => { };
         SegRuntime.Log += handler;
         byte[] model = File.ReadAllBytes(Model("demo_unet.onnx"));

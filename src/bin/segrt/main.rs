@@ -1,5 +1,7 @@
 //! `segrt`: the command-line tool. `segrt demo` runs the bundled model on the bundled samples;
-//! `segrt unet` segments files or folders; `segrt info` shows what segrt sees in a model.
+//! `segrt unet` segments files or folders; `segrt sam2` segments clicked objects (or everything);
+//! `segrt info` shows what segrt sees in a model; `segrt providers` lists the execution providers.
+//! `segrt track` (track.rs) and `segrt bench` (bench.rs) have files of their own.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -100,7 +102,7 @@ enum Command {
     },
 }
 
-/// Where the optimised model is cached between runs (see the README's "Model cache").
+/// Where the optimised model is cached between runs (see docs/src/guide/model-cache.md).
 #[derive(clap::Args, Clone)]
 pub struct CacheArgs {
     /// Cache ONNX Runtime's optimised model in this folder (created if missing): later starts skip the optimiser
