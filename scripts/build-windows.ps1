@@ -56,7 +56,8 @@ if (-not (Test-Path "$netfx\mscorlib.dll")) { throw ".NET Framework 4.6.1 target
 # here: Roslyn warns about things mcs does not, and the Linux run already keeps the wrapper warning-free.
 $cscArgs = @('-nologo', '-noconfig', '-nostdlib+', '-unsafe+', '-platform:x64', '-langversion:7.2',
     "-r:$netfx\mscorlib.dll", "-r:$netfx\System.dll", "-r:$netfx\System.Core.dll", "-r:$netfx\System.Drawing.dll")
-$wrapper = (Get-ChildItem "$repo\bindings\csharp\*.cs").FullName
+# The wrapper's sources as Segrt.Net.csproj compiles them (*.cs and *\*.cs, without bin\ and obj\).
+$wrapper = (Get-ChildItem "$repo\bindings\csharp\*.cs", "$repo\bindings\csharp\*\*.cs" | Where-Object { $_.FullName -notmatch '\\(bin|obj)\\' }).FullName
 
 $build = Join-Path $repo 'tests\windows-build'   # git-ignored, like tests/c/build
 if (-not $SkipTests) {
@@ -107,8 +108,12 @@ foreach ($d in 'lib', 'include', 'bindings\csharp', 'runtimes\win-x64\native', '
 Copy-Item "$lib\segrt.dll", "$lib\segrt.dll.lib", $ortDll "$pkg\lib\"
 Copy-Item "$lib\segrt.dll", $ortDll "$pkg\runtimes\win-x64\native\"
 Copy-Item include\segrt.h, include\segrt.hpp "$pkg\include\"
-Copy-Item bindings\csharp\*.cs "$pkg\bindings\csharp\"
-Copy-Item packaging\msbuild\Segrt.props, packaging\msbuild\Segrt.targets "$pkg\build\"
+foreach ($f in $wrapper) {   # the C# sources keep their folders
+    $dst = Join-Path "$pkg\bindings\csharp" $f.Substring("$repo\bindings\csharp\".Length)
+    New-Item -ItemType Directory -Force (Split-Path $dst) | Out-Null
+    Copy-Item $f $dst
+}
+Copy-Item packaging\msbuild\Segrt.Net.props, packaging\msbuild\Segrt.Net.targets "$pkg\build\"
 Copy-Item models\demo_unet.onnx "$pkg\models\"
 Copy-Item models\samples\lesion_01.png, models\samples\lesion_01_gt.png "$pkg\models\samples\"
 Copy-Item packaging\README.txt "$pkg\"

@@ -12,6 +12,10 @@ out="$repo/tests/csharp/build"
 python="$repo/.venv/bin/python"
 rm -rf "$out" && mkdir -p "$out"
 
+# The wrapper's sources as its project compiles them (Segrt.Net.csproj: *.cs and */*.cs, without bin/ and obj/).
+mapfile -t wrapper_files < <(cd "$repo/bindings/csharp" && find . -maxdepth 2 -name '*.cs' -not -path './bin/*' -not -path './obj/*' | sort)
+wrapper_sources=("${wrapper_files[@]/#./$repo/bindings/csharp}")
+
 cp "$repo/target/$profile/libsegrt.so" "$out/"
 cp "$repo"/.onnxruntime/libonnxruntime.so.* "$out/"
 
@@ -23,7 +27,8 @@ xbuild_lib "$repo/bindings/csharp" "$out/lib" > "$out/xbuild-lib.log" 2>&1 || { 
 test -f "$out/lib/Segrt.Net.dll" && test -f "$out/lib/Segrt.Net.xml"
 # ... and an undocumented public member fails that build (the check itself can fail).
 undocumented="$out/undocumented"
-mkdir -p "$undocumented" && cp "$repo"/bindings/csharp/*.cs "$repo/bindings/csharp/Segrt.Net.csproj" "$undocumented/"
+mkdir -p "$undocumented" && cp "$repo/bindings/csharp/Segrt.Net.csproj" "$undocumented/"
+(cd "$repo/bindings/csharp" && for f in "${wrapper_files[@]}"; do cp --parents "$f" "$undocumented/"; done)
 echo 'namespace Segrt { public static class Undocumented { public static int Member; } }' > "$undocumented/Undocumented.cs"
 if xbuild_lib "$undocumented" "$undocumented/bin" > "$out/xbuild-undocumented.log" 2>&1; then
     echo "an undocumented public member should fail the Segrt.Net build (CS1591)"; exit 1
@@ -37,7 +42,7 @@ MCS=(mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+
      -r:System.dll -r:System.Core.dll -r:System.Drawing.dll)
 # 2. The tests compile the wrapper sources in, to reach internals (the native options struct, raw handles).
 "${MCS[@]}" -unsafe+ -r:System.Xml.dll -r:System.Runtime.Serialization.dll -target:exe -out:"$out/SegrtTests.exe" \
-    "$repo"/bindings/csharp/*.cs "$repo"/tests/csharp/*.cs
+    "${wrapper_sources[@]}" "$repo"/tests/csharp/*.cs
 # 3. Programs reference Segrt.Net.dll, as an application would. The consumer is compiled without -unsafe:
 #    Segrt.Net needs no AllowUnsafeBlocks in the projects using it.
 "${MCS[@]}" -target:exe -r:"$out/Segrt.Net.dll" -out:"$out/Consumer.exe" "$repo/tests/csharp/consumer/Program.cs"

@@ -8,29 +8,6 @@ using Segrt.Native;
 namespace Segrt
 {
     /// <summary>
-    /// Pixel layouts segrt reads directly (the C header's SegPixelFormat, mirrored by hand; a test checks
-    /// every name and value against the generated header).
-    /// </summary>
-    public enum SegPixelFormat
-    {
-        /// <summary>8-bit gray.</summary>
-        Gray8 = 0,
-        /// <summary>B,G,R bytes: GDI+ Format24bppRgb, OpenCV CV_8UC3.</summary>
-        Bgr24 = 1,
-        /// <summary>B,G,R,A bytes: GDI+ Format32bppArgb/Rgb/PArgb, WPF Bgra32/Pbgra32 (alpha ignored).</summary>
-        Bgra32 = 2,
-        /// <summary>R,G,B bytes (e.g. WPF Rgb24).</summary>
-        Rgb24 = 3,
-        /// <summary>R,G,B,A bytes (alpha ignored).</summary>
-        Rgba32 = 4,
-        /// <summary>
-        /// Three 8-bit planes, R then G then B (HALCON's byte images). In one buffer: the planes one after
-        /// another, each <c>height</c> rows of <c>stride</c> bytes (stride 0 = width); stride must not be negative.
-        /// </summary>
-        PlanarRgb8 = 5,
-    }
-
-    /// <summary>
     /// Pixels made readable for one native call: a Bitmap locked with LockBits (its real Stride, no
     /// GetPixel), or a byte[] pinned. Dispose unlocks/unpins.
     /// </summary>
@@ -207,39 +184,6 @@ namespace Segrt
                 _converted = null;
             }
             if (_pin.IsAllocated) _pin.Free();
-        }
-    }
-
-    /// <summary>Turns masks into 8bpp gray Bitmaps.</summary>
-    public static class MaskBitmap
-    {
-        /// <summary>An 8bpp indexed Bitmap with a gray palette (value v shows as gray level v).</summary>
-        /// <param name="mask">Row-major mask bytes, at least width x height.</param>
-        /// <param name="width">Mask width in pixels.</param>
-        /// <param name="height">Mask height in pixels.</param>
-        /// <returns>A new Bitmap (the caller disposes it).</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="mask"/> is null.</exception>
-        /// <exception cref="ArgumentException">The size is not positive or the mask holds fewer than width x height bytes.</exception>
-        public static Bitmap FromMask(byte[] mask, int width, int height)
-        {
-            if (mask == null) throw new ArgumentNullException(nameof(mask));
-            if (width <= 0 || height <= 0 || mask.Length < (long)width * height)
-                throw new ArgumentException("mask must hold width x height bytes", nameof(mask));
-            var bmp = new Bitmap(width, height, PixelFormat.Format8bppIndexed);
-            var palette = bmp.Palette;
-            for (int i = 0; i < 256; i++) palette.Entries[i] = Color.FromArgb(i, i, i);
-            bmp.Palette = palette;
-            var data = bmp.LockBits(new Rectangle(0, 0, width, height), ImageLockMode.WriteOnly, PixelFormat.Format8bppIndexed);
-            try
-            {
-                for (int y = 0; y < height; y++)
-                    Marshal.Copy(mask, y * width, data.Scan0 + y * data.Stride, width);
-            }
-            finally
-            {
-                bmp.UnlockBits(data);
-            }
-            return bmp;
         }
     }
 }

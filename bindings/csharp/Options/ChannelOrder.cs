@@ -1,0 +1,14 @@
+using System;
+using Segrt.Native;
+
+namespace Segrt
+{
+    /// <summary>Channel order a 3-channel model was trained with.</summary>
+    public enum ChannelOrder
+    {
+        /// <summary>Red, green, blue (PIL, torchvision).</summary>
+        Rgb = 0,
+        /// <summary>Blue, green, red (OpenCV).</summary>
+        Bgr = 1,
+    }
+}
