@@ -1,11 +1,10 @@
-using System;
 using System.IO;
-using System.Runtime.Serialization;
 using System.Runtime.Serialization.Json;
 using System.Text;
 
 namespace Segrt
 {
+    /// <summary>segrt's JSON texts as DataContract objects.</summary>
     internal static class Json
     {
         internal static T Read<T>(string json)

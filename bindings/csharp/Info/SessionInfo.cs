@@ -1,11 +1,8 @@
-// segrt .NET wrapper: seg_session_info's JSON as typed objects (DataContractJsonSerializer, which
-// .NET Framework 4.6.1 ships). Members segrt does not send are left at their defaults (null), and members
-// this wrapper does not know are ignored, so the wrapper and the library can gain fields independently.
+// seg_session_info's JSON as typed objects (DataContractJsonSerializer, which .NET Framework 4.6.1 ships).
+// Members segrt does not send are left at their defaults (null), and members this wrapper does not know are
+// ignored, so the wrapper and the library can gain fields independently.
 using System;
-using System.IO;
 using System.Runtime.Serialization;
-using System.Runtime.Serialization.Json;
-using System.Text;
 
 namespace Segrt
 {

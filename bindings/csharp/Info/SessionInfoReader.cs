@@ -3,6 +3,7 @@ using Segrt.Native;
 
 namespace Segrt
 {
+    /// <summary>seg_session_info's text (sized by a first call without a buffer).</summary>
     internal static unsafe class SessionInfoReader
     {
         internal static string Read(SegSession* session)

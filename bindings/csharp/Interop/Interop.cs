@@ -1,10 +1,8 @@
-// segrt .NET wrapper: loading checks, UTF-8 strings, the session SafeHandle and status checks.
+// segrt .NET wrapper: loading checks, UTF-8 strings and status checks.
 // Hand-written; the P/Invoke declarations themselves are generated (NativeMethods.g.cs).
 using System;
 using System.IO;
-using System.Runtime.InteropServices;
 using System.Text;
-using System.Threading;
 using Segrt.Native;
 
 namespace Segrt
@@ -127,11 +125,11 @@ namespace Segrt
             }
         }
 
-        /// <summary>Throws a SegException carrying the native message unless the call succeeded.</summary>
-        internal static void Check(Native.SegStatus status)
+        /// <summary>Throws a SegrtException carrying the native message unless the call succeeded.</summary>
+        internal static void Check(SegStatus status)
         {
-            if (status != Native.SegStatus.SEG_OK)
-                throw new SegException((Segrt.SegStatus)(int)status, LastError());
+            if (status != SegStatus.SEG_OK)
+                throw new SegrtException((Status)(int)status, LastError());
         }
     }
 }

@@ -1,9 +1,5 @@
 using System;
-using System.IO;
-using System.Runtime.InteropServices;
-using System.Text;
 using System.Threading;
-using Segrt.Native;
 
 namespace Segrt
 {

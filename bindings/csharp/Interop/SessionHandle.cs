@@ -1,7 +1,4 @@
 using System;
-using System.IO;
-using System.Runtime.InteropServices;
-using System.Text;
 using System.Threading;
 using Segrt.Native;
 
@@ -99,7 +96,7 @@ namespace Segrt
 
         protected override bool ReleaseHandle()
         {
-            bool ok = NativeMethods.seg_free((SegSession*)handle) == Native.SegStatus.SEG_OK;
+            bool ok = NativeMethods.seg_free((SegSession*)handle) == SegStatus.SEG_OK;
             long bytes = Interlocked.Exchange(ref _pressure, 0);
             if (bytes > 0) MemoryPressure.Remove(bytes);
             return ok;

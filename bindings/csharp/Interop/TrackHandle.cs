@@ -1,11 +1,4 @@
 using System;
-using System.Collections.Generic;
-using System.Drawing;
-using System.Drawing.Imaging;
-using System.IO;
-using System.Runtime.InteropServices;
-using System.Threading;
-using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
@@ -23,7 +16,7 @@ namespace Segrt
 
         protected override bool ReleaseHandle()
         {
-            return NativeMethods.seg_track_free((SegTrack*)handle) == Native.SegStatus.SEG_OK;
+            return NativeMethods.seg_track_free((SegTrack*)handle) == SegStatus.SEG_OK;
         }
 
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>

@@ -1,12 +1,9 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
-    /// <summary>Severity of a <see cref="SegRuntime.Log"/> message (the C header's SegLogLevel).</summary>
+    /// <summary>Severity of a <see cref="SegrtLibrary.Log"/> message (the C header's SegLogLevel).</summary>
     public enum LogLevel
     {
-        /// <summary>A call failed (the same text as the SegException's NativeMessage).</summary>
+        /// <summary>A call failed (the same text as the <see cref="SegrtException.NativeMessage"/>).</summary>
         Error = 1,
         /// <summary>Something works differently than asked, e.g. a provider fallback.</summary>
         Warn = 2,

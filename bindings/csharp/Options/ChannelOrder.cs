@@ -1,6 +1,3 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>Channel order a 3-channel model was trained with.</summary>

@@ -1,11 +1,8 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>
     /// Execution providers (the C header's SegProvider, mirrored by hand and checked by a test);
-    /// <see cref="SegRuntime.ProbeProvidersJson"/> says which work on this PC.
+    /// <see cref="SegrtLibrary.ProbeProvidersJson"/> says which work on this PC.
     /// </summary>
     public enum ExecutionProvider
     {

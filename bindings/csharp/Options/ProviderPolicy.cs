@@ -1,14 +1,11 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>What happens when the requested execution provider cannot start.</summary>
     public enum ProviderPolicy
     {
-        /// <summary>Creating the segmenter fails with ONNX Runtime's reason (SegStatus.ProviderUnavailable).</summary>
+        /// <summary>Creating the segmenter fails with ONNX Runtime's reason (<see cref="Status.ProviderUnavailable"/>).</summary>
         Require = 0,
-        /// <summary>Run on the CPU; the reason is in <see cref="Segmenter.FallbackReason"/> and the Log event.</summary>
+        /// <summary>Run on the CPU; the reason is in <see cref="Segmenter.FallbackReason"/> and the <see cref="SegrtLibrary.Log"/> event.</summary>
         Fallback = 1,
     }
 }

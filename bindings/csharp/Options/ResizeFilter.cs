@@ -1,6 +1,3 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>How images are resized to the model's input size.</summary>

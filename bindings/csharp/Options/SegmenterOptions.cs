@@ -1,12 +1,12 @@
-// segrt .NET wrapper: session options (the C header's SegOptions) and the runtime-wide functions.
 using System;
 using Segrt.Native;
 
 namespace Segrt
 {
     /// <summary>
-    /// Options for creating a segmenter. The defaults are segrt's own (seg_options_default); set only
-    /// what your model needs. Read only while the segmenter is created.
+    /// Options for creating a segmenter (<see cref="UnetSegmenter"/>, <see cref="Sam2Segmenter"/>,
+    /// <see cref="Sam2VideoModel"/>; the C header's SegOptions). The defaults are segrt's own
+    /// (seg_options_default); set only what your model needs. Read only while the segmenter is created.
     /// </summary>
     public sealed class SegmenterOptions
     {
@@ -70,8 +70,8 @@ namespace Segrt
         /// <summary>Images with more pixels are refused before anything is allocated.</summary>
         public long MaxPixels { get; set; } = 100000000;
 
-        /// <summary>Tiled inference for large images (small defects survive; see TileMode).</summary>
-        public TileMode TileMode { get; set; } = TileMode.Off;
+        /// <summary>Tiled inference for large images (small defects survive; see <see cref="TilingMode"/>).</summary>
+        public TilingMode TileMode { get; set; } = TilingMode.Off;
 
         /// <summary>Tile width for models with dynamic input size; 0 = InputWidth, else 512. Fixed-size models use their own.</summary>
         public int TileWidth { get; set; }
@@ -101,20 +101,20 @@ namespace Segrt
 
         /// <summary>
         /// Model files (and model bytes) larger than this are refused before they are read
-        /// (SegStatus.ModelInvalid); 0 (default) = 2 GiB, ONNX's own limit.
+        /// (Status.ModelInvalid); 0 (default) = 2 GiB, ONNX's own limit.
         /// </summary>
         public long MaxModelBytes { get; set; }
 
         /// <summary>
         /// Memory budget for one call's own buffers (input tensors, score maps, tiles): a call that would need
-        /// more is refused with SegStatus.OutOfMemory before anything is allocated. 0 (default) = 8 GiB.
+        /// more is refused with Status.OutOfMemory before anything is allocated. 0 (default) = 8 GiB.
         /// </summary>
         public long MaxMemoryBytes { get; set; }
 
         /// <summary>
         /// UNet: the name of the model output to read, for models with several outputs; null (default) = the
         /// one float output with the input's spatial size. A model with no such output (e.g. a SAM2 encoder)
-        /// is refused with SegStatus.ModelUnsupported, listing its outputs, unless this names one.
+        /// is refused with Status.ModelUnsupported, listing its outputs, unless this names one.
         /// </summary>
         public string OutputName { get; set; }
 
@@ -123,9 +123,9 @@ namespace Segrt
         /// provider and CPU) load it instead of optimising again; a stale or damaged cache file is detected,
         /// deleted and rebuilt (Log event), and a folder that cannot be written only costs the cache. Off by default.
         /// </summary>
-        public CacheMode CacheMode { get; set; }
+        public ModelCacheMode CacheMode { get; set; }
 
-        /// <summary>The cache folder for <see cref="Segrt.CacheMode.Dir"/> (created if missing); must be null otherwise.</summary>
+        /// <summary>The cache folder for <see cref="ModelCacheMode.Dir"/> (created if missing); must be null otherwise.</summary>
         public string CacheDirectory { get; set; }
 
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>

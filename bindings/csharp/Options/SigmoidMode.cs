@@ -1,6 +1,3 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>Whether segrt applies a sigmoid to the model's output.</summary>

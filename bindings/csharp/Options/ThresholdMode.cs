@@ -1,6 +1,3 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>How a binary model's probability becomes the 0/255 mask.</summary>

@@ -1,15 +1,9 @@
-using System;
-using System.Collections.Generic;
-using System.Drawing;
-using System.Drawing.Imaging;
-using System.Threading;
-using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
 {
     /// <summary>
-    /// Options of <see cref="Sam2Segmenter.SegmentEverything"/>, with the defaults and meaning of SAM2's
+    /// Options of <see cref="Sam2Segmenter.SegmentEverything"/> and <see cref="Sam2Annotator.SegmentEverything"/>, with the defaults and meaning of SAM2's
     /// automatic mask generator (SAM2AutomaticMaskGenerator).
     /// </summary>
     public sealed class EverythingOptions

@@ -1,13 +1,11 @@
-using System;
-using System.Collections.Generic;
 using System.Drawing;
-using System.Threading;
-using System.Threading.Tasks;
-using Segrt.Native;
 
 namespace Segrt
 {
-    /// <summary>The clicked object's mask at the image's size, with the decoder's scores and timings.</summary>
+    /// <summary>
+    /// The prompted object's mask at the image's size, with the decoder's scores and timings
+    /// (<see cref="Sam2Segmenter.Segment"/>, <see cref="Sam2Annotator.Click(float, float, bool)"/>, <see cref="Sam2Annotator.Box"/>).
+    /// </summary>
     public sealed class Sam2Result
     {
         /// <summary>Width of the image and of the mask, in pixels.</summary>
@@ -17,7 +15,7 @@ namespace Segrt
         public int Height { get; internal set; }
 
         /// <summary>
-        /// Row-major Width x Height bytes, 0 or 255. With the buffer-reuse overloads this is the caller's buffer.
+        /// Row-major Width x Height bytes, 0 or 255. When a mask buffer was given (<c>maskBuffer</c>), this is that buffer.
         /// </summary>
         public byte[] Mask { get; internal set; }
 
@@ -47,7 +45,7 @@ namespace Segrt
 
         /// <summary>
         /// The chosen mask's low-resolution logits (<see cref="LowResWidth"/> x <see cref="LowResHeight"/> floats,
-        /// row-major): pass them as <c>previousLowRes</c> to the next stateless Segment call on the same image to
+        /// row-major): pass them as <c>previousLowRes</c> to the next <see cref="Sam2Segmenter.Segment"/> call on the same image to
         /// refine this mask (SAM2's iterative refinement). A copy: changing it changes nothing in the segmenter.
         /// Null only when segrt did not report the decoder's low-res size.
         /// </summary>

@@ -1,9 +1,6 @@
-// segrt .NET wrapper: SAM2 video tracking (a video model, tracks made from it, frames fed in order).
 using System;
 using System.Collections.Generic;
 using System.Drawing;
-using System.Drawing.Imaging;
-using System.IO;
 using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -12,8 +9,8 @@ using Segrt.Native;
 namespace Segrt
 {
     /// <summary>
-    /// One video being tracked with SAM2: feed frames in order (<see cref="AddFrame(Bitmap)"/>, or
-    /// <see cref="Next(Bitmap)"/> to add and track in one call), prompt objects with clicks or a box on a frame
+    /// One video being tracked with SAM2: feed frames in order (<see cref="AddFrame"/>, or
+    /// <see cref="Next"/> to add and track in one call), prompt objects with clicks or a box on a frame
     /// already added, then track frame after frame; every call returns every object's mask on that frame.
     /// Typical streaming use: <c>AddFrame(first)</c>, <c>AddPoints(0, 1, click)</c>, then <c>Next(frame)</c> for
     /// each further frame. Every frame must have the first frame's size.
@@ -57,18 +54,8 @@ namespace Segrt
                     SegTrackState s = default(SegTrackState);
                     s.struct_size = (uint)sizeof(SegTrackState);
                     Interop.Check(NativeMethods.seg_track_state(lease.Track, &s));
-                    return new TrackerState
-                    {
-                        Objects = (int)s.objects,
-                        Frames = s.frames,
-                        Width = s.width,
-                        Height = s.height,
-                        HeldFrames = (int)s.held_frames,
-                        HeldOutputs = (int)s.held_outputs,
-                        NumFrames = (int)s.num_frames,
-                        KeepFrames = (int)s.keep_frames,
-                        TrackingStarted = s.tracking_started != 0,
-                    };
+                    return new TrackerState((int)s.objects, s.frames, s.width, s.height, (int)s.held_frames, (int)s.held_outputs,
+                        (int)s.num_frames, (int)s.keep_frames, s.tracking_started != 0);
                 }
             }
         }
@@ -84,55 +71,15 @@ namespace Segrt
         // ---- frames ----
 
         /// <summary>Adds the next frame and encodes it (no tracking).</summary>
-        /// <param name="image">The frame; locked with LockBits for the call.</param>
+        /// <param name="image">The frame (a Bitmap converts implicitly); read only during the call.</param>
         /// <returns>The frame's index (0, 1, ...).</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the frame (e.g. InvalidArgument: not the first frame's size) or the encoder failed.</exception>
-        public long AddFrame(Bitmap image)
+        /// <exception cref="SegrtException">segrt refused the frame (e.g. InvalidArgument: not the first frame's size) or the encoder failed.</exception>
+        public unsafe long AddFrame(InputImage image)
         {
-            using (var input = ImageInput.FromBitmap(image))
-                return AddFrame(input);
-        }
-
-        /// <summary>Adds the next frame from raw pixels and encodes it (no tracking).</summary>
-        /// <param name="pixels">Rows of pixels; only read during the call.</param>
-        /// <param name="width">Frame width in pixels.</param>
-        /// <param name="height">Frame height in pixels.</param>
-        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer whose top row is the last one in the array.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <returns>The frame's index.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
-        /// <exception cref="ArgumentException">The geometry does not fit the buffer.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the frame or the encoder failed.</exception>
-        public long AddFrame(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
-        {
-            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
-                return AddFrame(input);
-        }
-
-        /// <summary>Adds the next frame from unmanaged pixels and encodes it (no tracking).</summary>
-        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
-        /// <param name="width">Frame width in pixels.</param>
-        /// <param name="height">Frame height in pixels.</param>
-        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <returns>The frame's index.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
-        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the frame or the encoder failed.</exception>
-        public long AddFrame(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
-        {
-            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
-                return AddFrame(input);
-        }
-
-        unsafe long AddFrame(ImageInput input)
-        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            using (var input = image.Lock())
             using (var lease = _handle.Acquire(this))
             {
                 SegImage desc = input.Desc;
@@ -146,63 +93,37 @@ namespace Segrt
         /// Streaming: adds the next frame and tracks it (one native call, under the track's lock). Needs at least
         /// one object prompted.
         /// </summary>
-        /// <param name="image">The frame; locked with LockBits for the call.</param>
+        /// <param name="image">The frame (a Bitmap converts implicitly); read only during the call.</param>
         /// <returns>Every object's mask on the new frame.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the call (e.g. InvalidArgument: no object prompted yet, or not the first frame's size) or a model failed.</exception>
-        public TrackedFrame Next(Bitmap image)
+        /// <exception cref="SegrtException">segrt refused the call (e.g. InvalidArgument: no object prompted yet, or not the first frame's size) or a model failed.</exception>
+        public unsafe TrackedFrame Next(InputImage image)
         {
-            using (var input = ImageInput.FromBitmap(image))
-                return Next(input);
-        }
-
-        /// <summary>Streaming from raw pixels: adds the next frame and tracks it.</summary>
-        /// <param name="pixels">Rows of pixels; only read during the call.</param>
-        /// <param name="width">Frame width in pixels.</param>
-        /// <param name="height">Frame height in pixels.</param>
-        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <returns>Every object's mask on the new frame.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
-        /// <exception cref="ArgumentException">The geometry does not fit the buffer.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the call or a model failed.</exception>
-        public TrackedFrame Next(byte[] pixels, int width, int height, int stride, SegPixelFormat format)
-        {
-            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
-                return Next(input);
-        }
-
-        /// <summary>Streaming from unmanaged pixels: adds the next frame and tracks it.</summary>
-        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
-        /// <param name="width">Frame width in pixels.</param>
-        /// <param name="height">Frame height in pixels.</param>
-        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <returns>Every object's mask on the new frame.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
-        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the call or a model failed.</exception>
-        public TrackedFrame Next(IntPtr topRow, int width, int height, int stride, SegPixelFormat format)
-        {
-            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
-                return Next(input);
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            using (var input = image.Lock())
+            {
+                SegImage desc = input.Desc;
+                // Masks have the track's frame size; before the first frame, the image's. A frame of another size is
+                // then refused by segrt as such (InvalidArgument), not as a mask mismatch.
+                return RunOutputs(0, input.Width, input.Height, (lease, objects, masks, capacity, count, info) =>
+                {
+                    SegImage d = desc;
+                    return NativeMethods.seg_track_next(lease.Track, &d, objects, masks, capacity, count, info);
+                });
+            }
         }
 
         /// <summary>
-        /// <see cref="Next(Bitmap)"/> on a thread-pool thread. The token is checked before the native call
-        /// starts; the call itself cannot be cancelled (it runs to its end, and the frame is then added).
-        /// Do not touch the Bitmap until the task completes.
+        /// <see cref="Next"/> on a thread-pool thread. The token is checked before the native call starts; the
+        /// call itself cannot be cancelled (it runs to its end, and the frame is then added). Do not touch the
+        /// pixels until the task completes.
         /// </summary>
         /// <param name="image">The frame.</param>
         /// <param name="cancellationToken">Cancels the call if it has not started yet (the frame is then not added).</param>
         /// <returns>A task giving every object's mask on the new frame; cancelled when the token fired before the call started.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<TrackedFrame> NextAsync(Bitmap image, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<TrackedFrame> NextAsync(InputImage image, CancellationToken cancellationToken = default(CancellationToken))
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
             return Task.Run(() =>
@@ -210,41 +131,6 @@ namespace Segrt
                 cancellationToken.ThrowIfCancellationRequested();
                 return Next(image);
             }, cancellationToken);
-        }
-
-        /// <summary>
-        /// <see cref="Next(byte[], int, int, int, SegPixelFormat)"/> on a thread-pool thread; the token is checked
-        /// before the native call starts (the call itself cannot be cancelled).
-        /// </summary>
-        /// <param name="pixels">Rows of pixels; not to be changed until the task completes.</param>
-        /// <param name="width">Frame width in pixels.</param>
-        /// <param name="height">Frame height in pixels.</param>
-        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <param name="cancellationToken">Cancels the call if it has not started yet.</param>
-        /// <returns>A task giving every object's mask on the new frame.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
-        public Task<TrackedFrame> NextAsync(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
-            CancellationToken cancellationToken = default(CancellationToken))
-        {
-            if (pixels == null) throw new ArgumentNullException(nameof(pixels));
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return Next(pixels, width, height, stride, format);
-            }, cancellationToken);
-        }
-
-        unsafe TrackedFrame Next(ImageInput input)
-        {
-            SegImage desc = input.Desc;
-            // Masks have the track's frame size; before the first frame, the image's. A frame of another size is
-            // then refused by segrt as such (InvalidArgument), not as a mask mismatch.
-            return RunOutputs(0, input.Width, input.Height, (lease, objects, masks, capacity, count, info) =>
-            {
-                SegImage d = desc;
-                return NativeMethods.seg_track_next(lease.Track, &d, objects, masks, capacity, count, info);
-            });
         }
 
         // ---- prompts and tracking ----
@@ -261,7 +147,7 @@ namespace Segrt
         /// <returns>Every object on that frame (the prompted one with its new mask).</returns>
         /// <exception cref="ArgumentException">No point given.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the prompt (e.g. a frame never added or no longer held, a new object after tracking started, a click outside the frame).</exception>
+        /// <exception cref="SegrtException">segrt refused the prompt (e.g. a frame never added or no longer held, a new object after tracking started, a click outside the frame).</exception>
         public TrackedFrame AddPoints(long frame, int objectId, params Sam2Point[] points)
         {
             if (points == null || points.Length == 0) throw new ArgumentException("give at least one point", nameof(points));
@@ -274,7 +160,7 @@ namespace Segrt
         /// <param name="box">The box in frame pixels.</param>
         /// <returns>Every object on that frame.</returns>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the prompt.</exception>
+        /// <exception cref="SegrtException">segrt refused the prompt.</exception>
         public TrackedFrame AddBox(long frame, int objectId, RectangleF box)
         {
             return AddPrompt(frame, objectId, null, box);
@@ -288,26 +174,13 @@ namespace Segrt
         /// <returns>Every object on that frame.</returns>
         /// <exception cref="ArgumentException">Neither points nor a box given.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the prompt.</exception>
+        /// <exception cref="SegrtException">segrt refused the prompt.</exception>
         public unsafe TrackedFrame AddPrompt(long frame, int objectId, IList<Sam2Point> points, RectangleF? box)
         {
             int n = points != null ? points.Count : 0;
             if (n == 0 && !box.HasValue) throw new ArgumentException("give points, a box or both", nameof(points));
-            var native = new SegPoint[Math.Max(n, 1)];
-            for (int i = 0; i < n; i++)
-            {
-                native[i].x = points[i].X;
-                native[i].y = points[i].Y;
-                native[i].label = points[i].Foreground ? 1 : 0;
-            }
-            SegBox nativeBox = default(SegBox);
-            if (box.HasValue)
-            {
-                nativeBox.x1 = box.Value.Left;
-                nativeBox.y1 = box.Value.Top;
-                nativeBox.x2 = box.Value.Right;
-                nativeBox.y2 = box.Value.Bottom;
-            }
+            SegPoint[] native = NativePrompts.Points(points);
+            SegBox nativeBox = NativePrompts.Box(box);
             bool hasBox = box.HasValue;
             // A new object adds one record: room for it from the start.
             return RunOutputs(1, 0, 0, (lease, objects, masks, capacity, count, info) =>
@@ -326,14 +199,14 @@ namespace Segrt
         /// <param name="frame">The frame's index; -1 = the last frame added.</param>
         /// <returns>Every object's mask on that frame.</returns>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the call (e.g. a frame never added or no longer held, no object) or a model failed.</exception>
+        /// <exception cref="SegrtException">segrt refused the call (e.g. a frame never added or no longer held, no object) or a model failed.</exception>
         public unsafe TrackedFrame TrackFrame(long frame)
         {
             return RunOutputs(0, 0, 0, (lease, objects, masks, capacity, count, info) =>
                 NativeMethods.seg_track_frame(lease.Track, frame, objects, masks, capacity, count, info));
         }
 
-        internal unsafe delegate Native.SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info);
+        internal unsafe delegate SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info);
 
         /// <summary>
         /// Runs a call that writes every object of a frame: buffers for the objects the track has now
@@ -374,11 +247,11 @@ namespace Segrt
                         UIntPtr count = UIntPtr.Zero;
                         SegTrackInfo info = default(SegTrackInfo);
                         info.struct_size = (uint)sizeof(SegTrackInfo);
-                        Native.SegStatus st;
+                        SegStatus st;
                         fixed (SegTrackObject* o = objects)
                         fixed (SegMask* m = masks)
                             st = call(lease, o, withMasks ? m : null, (UIntPtr)capacity, &count, &info);
-                        if (st == Native.SegStatus.SEG_BUFFER_TOO_SMALL && attempt < 8 && (int)count > capacity)
+                        if (st == SegStatus.SEG_BUFFER_TOO_SMALL && attempt < 8 && (int)count > capacity)
                         {
                             capacity = (int)count;
                             continue;
@@ -390,15 +263,8 @@ namespace Segrt
                         for (int i = 0; i < n; i++)
                         {
                             SegTrackObject r = objects[i];
-                            records[i] = new TrackedObject
-                            {
-                                ObjectId = r.object_id,
-                                Present = r.present != 0,
-                                HasOutput = r.has_output != 0,
-                                Score = r.score,
-                                Area = (long)r.area,
-                                Bounds = r.area > 0 ? Rectangle.FromLTRB(r.x0, r.y0, r.x1 + 1, r.y1 + 1) : Rectangle.Empty,
-                            };
+                            records[i] = new TrackedObject(r.object_id, r.present != 0, r.has_output != 0, r.score, (long)r.area,
+                                r.area > 0 ? Rectangle.FromLTRB(r.x0, r.y0, r.x1 + 1, r.y1 + 1) : Rectangle.Empty);
                             result[i] = maskData[i] ?? new byte[(long)w * h];
                         }
                         return new TrackedFrame

@@ -1,11 +1,5 @@
 using System;
-using System.Collections.Generic;
-using System.Drawing;
-using System.Drawing.Imaging;
 using System.IO;
-using System.Runtime.InteropServices;
-using System.Threading;
-using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
@@ -25,7 +19,7 @@ namespace Segrt
         /// <param name="options">Session options; null for segrt's defaults.</param>
         /// <exception cref="ArgumentNullException"><paramref name="modelsDir"/> is null.</exception>
         /// <exception cref="ArgumentException">An option is out of range before reaching segrt.</exception>
-        /// <exception cref="SegException">segrt refused the folder (e.g. ModelNotFound) or the options.</exception>
+        /// <exception cref="SegrtException">segrt refused the folder (e.g. ModelNotFound) or the options.</exception>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         public Sam2VideoModel(string modelsDir, SegmenterOptions options = null)
             : base(Create(modelsDir, options), FolderBytes(modelsDir))
@@ -68,7 +62,7 @@ namespace Segrt
         /// <returns>The new tracker.</returns>
         /// <exception cref="ArgumentOutOfRangeException">An option is negative.</exception>
         /// <exception cref="ObjectDisposedException">The model has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the options.</exception>
+        /// <exception cref="SegrtException">segrt refused the options.</exception>
         public unsafe Sam2Tracker CreateTracker(TrackerOptions options = null)
         {
             SegTrackOptions o = (options ?? new TrackerOptions()).ToNative();

@@ -1,6 +1,4 @@
-// segrt .NET wrapper: UNet semantic segmentation.
 using System;
-using System.Drawing;
 using System.Threading;
 using System.Threading.Tasks;
 using Segrt.Native;
@@ -19,7 +17,7 @@ namespace Segrt
         /// <param name="options">Session options; null for segrt's defaults.</param>
         /// <exception cref="ArgumentNullException"><paramref name="modelPath"/> is null.</exception>
         /// <exception cref="ArgumentException">An option is out of range before reaching segrt (e.g. Mean without 3 values).</exception>
-        /// <exception cref="SegException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="SegrtException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         /// <exception cref="PlatformNotSupportedException">The process is 32-bit.</exception>
         public UnetSegmenter(string modelPath, SegmenterOptions options = null)
@@ -53,7 +51,7 @@ namespace Segrt
         /// <param name="options">Session options; null for segrt's defaults.</param>
         /// <returns>The new segmenter (the caller disposes it).</returns>
         /// <exception cref="ArgumentException"><paramref name="model"/> is null or empty, or an option is out of range.</exception>
-        /// <exception cref="SegException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="SegrtException">segrt refused the model or the options, or ONNX Runtime could not be loaded.</exception>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         public static UnetSegmenter FromBytes(byte[] model, SegmenterOptions options = null)
         {
@@ -76,127 +74,49 @@ namespace Segrt
             }
         }
 
-        /// <summary>Segments a Bitmap (24bpp, 32bpp and 8bpp gray are read in place; other formats are converted once).</summary>
-        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <summary>Segments an image: the mask at the image's size, with the run's figures.</summary>
+        /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
         /// <param name="withProbability">Also return the per-pixel probability.</param>
         /// <returns>The mask at the image's size, with timings.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the image (e.g. over MaxPixels) or ONNX Runtime failed.</exception>
-        public UnetResult Segment(Bitmap image, bool withProbability = false)
+        /// <exception cref="SegrtException">segrt refused the image (e.g. over MaxPixels) or ONNX Runtime failed.</exception>
+        public UnetResult Segment(InputImage image, bool withProbability = false)
         {
-            using (var input = ImageInput.FromBitmap(image))
-                return Run(input, null, null, withProbability);
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            using (var pixels = image.Lock())
+                return Run(pixels, null, null, withProbability);
         }
 
         /// <summary>
-        /// Segments a Bitmap into caller-owned buffers, so a video loop allocates no mask per frame.
+        /// Segments an image into caller-owned buffers, so a video loop allocates no mask per frame.
         /// </summary>
-        /// <param name="image">The picture; locked with LockBits for the call.</param>
+        /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
         /// <param name="maskBuffer">Receives the mask: at least width x height bytes, row-major.</param>
         /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
         /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> or <paramref name="maskBuffer"/> is null.</exception>
         /// <exception cref="ArgumentException">A buffer is smaller than width x height.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
-        public UnetResult Segment(Bitmap image, byte[] maskBuffer, float[] probabilityBuffer = null)
+        /// <exception cref="SegrtException">segrt refused the image or ONNX Runtime failed.</exception>
+        public UnetResult Segment(InputImage image, byte[] maskBuffer, float[] probabilityBuffer = null)
         {
+            if (image == null) throw new ArgumentNullException(nameof(image));
             if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
-            using (var input = ImageInput.FromBitmap(image))
-                return Run(input, maskBuffer, probabilityBuffer, probabilityBuffer != null);
-        }
-
-        /// <summary>Segments raw pixels in a byte array.</summary>
-        /// <param name="pixels">Rows of pixels; only read during the call.</param>
-        /// <param name="width">Image width in pixels.</param>
-        /// <param name="height">Image height in pixels.</param>
-        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer whose top row is the last one in the array.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <param name="withProbability">Also return the per-pixel probability.</param>
-        /// <returns>The mask at the image's size, with timings.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
-        /// <exception cref="ArgumentException">The geometry does not fit the buffer (stride smaller than a row, buffer too small).</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
-        public UnetResult Segment(byte[] pixels, int width, int height, int stride, SegPixelFormat format, bool withProbability = false)
-        {
-            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
-                return Run(input, null, null, withProbability);
-        }
-
-        /// <summary>Segments raw pixels in a byte array into caller-owned buffers (no allocation per frame).</summary>
-        /// <param name="pixels">Rows of pixels; only read during the call.</param>
-        /// <param name="width">Image width in pixels.</param>
-        /// <param name="height">Image height in pixels.</param>
-        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <param name="maskBuffer">Receives the mask: at least width x height bytes.</param>
-        /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
-        /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> or <paramref name="maskBuffer"/> is null.</exception>
-        /// <exception cref="ArgumentException">The geometry does not fit a buffer.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
-        public UnetResult Segment(byte[] pixels, int width, int height, int stride, SegPixelFormat format, byte[] maskBuffer, float[] probabilityBuffer = null)
-        {
-            if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
-            using (var input = ImageInput.FromBytes(pixels, width, height, stride, format))
-                return Run(input, maskBuffer, probabilityBuffer, probabilityBuffer != null);
-        }
-
-        /// <summary>Segments unmanaged pixels (e.g. an OpenCV Mat's data, or BitmapData.Scan0).</summary>
-        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
-        /// <param name="width">Image width in pixels.</param>
-        /// <param name="height">Image height in pixels.</param>
-        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <param name="withProbability">Also return the per-pixel probability.</param>
-        /// <returns>The mask at the image's size, with timings.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero.</exception>
-        /// <exception cref="ArgumentException">The stride is smaller than a row.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
-        public UnetResult Segment(IntPtr topRow, int width, int height, int stride, SegPixelFormat format, bool withProbability = false)
-        {
-            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
-                return Run(input, null, null, withProbability);
-        }
-
-        /// <summary>Segments unmanaged pixels into caller-owned buffers (no allocation per frame).</summary>
-        /// <param name="topRow">The first byte of the top row; only read during the call.</param>
-        /// <param name="width">Image width in pixels.</param>
-        /// <param name="height">Image height in pixels.</param>
-        /// <param name="stride">Bytes from one row to the next (0 = packed); negative for bottom-up memory.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <param name="maskBuffer">Receives the mask: at least width x height bytes.</param>
-        /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
-        /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="topRow"/> is zero or <paramref name="maskBuffer"/> is null.</exception>
-        /// <exception cref="ArgumentException">The stride is smaller than a row, or a buffer is too small.</exception>
-        /// <exception cref="ArgumentOutOfRangeException">Width or height is not positive, or the format is unknown.</exception>
-        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="SegException">segrt refused the image or ONNX Runtime failed.</exception>
-        public UnetResult Segment(IntPtr topRow, int width, int height, int stride, SegPixelFormat format, byte[] maskBuffer, float[] probabilityBuffer = null)
-        {
-            if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
-            using (var input = ImageInput.FromPointer(topRow, width, height, stride, format))
-                return Run(input, maskBuffer, probabilityBuffer, probabilityBuffer != null);
+            using (var pixels = image.Lock())
+                return Run(pixels, maskBuffer, probabilityBuffer, probabilityBuffer != null);
         }
 
         /// <summary>
-        /// <see cref="Segment(Bitmap, bool)"/> on a thread-pool thread. Do not touch the Bitmap until the
-        /// task completes (GDI+ bitmaps are not thread-safe).
+        /// <see cref="Segment(InputImage, bool)"/> on a thread-pool thread. Do not touch the pixels until the
+        /// task completes (a Bitmap is locked while the task reads it; GDI+ bitmaps are not thread-safe).
         /// </summary>
-        /// <param name="image">The picture.</param>
+        /// <param name="image">The pixels.</param>
         /// <param name="withProbability">Also return the per-pixel probability.</param>
         /// <param name="cancellationToken">Cancels the call if it has not started yet (a run in progress finishes).</param>
         /// <returns>A task giving the result; cancelled when the token fired before the run started.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<UnetResult> SegmentAsync(Bitmap image, bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<UnetResult> SegmentAsync(InputImage image, bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken))
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
             return Task.Run(() =>
@@ -206,31 +126,7 @@ namespace Segrt
             }, cancellationToken);
         }
 
-        /// <summary>
-        /// <see cref="Segment(byte[], int, int, int, SegPixelFormat, bool)"/> on a thread-pool thread. Do not
-        /// change the pixels until the task completes.
-        /// </summary>
-        /// <param name="pixels">Rows of pixels.</param>
-        /// <param name="width">Image width in pixels.</param>
-        /// <param name="height">Image height in pixels.</param>
-        /// <param name="stride">Bytes per row (0 = packed); negative for a bottom-up buffer.</param>
-        /// <param name="format">The pixel layout.</param>
-        /// <param name="withProbability">Also return the per-pixel probability.</param>
-        /// <param name="cancellationToken">Cancels the call if it has not started yet.</param>
-        /// <returns>A task giving the result; cancelled when the token fired before the run started.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="pixels"/> is null.</exception>
-        public Task<UnetResult> SegmentAsync(byte[] pixels, int width, int height, int stride, SegPixelFormat format,
-            bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken))
-        {
-            if (pixels == null) throw new ArgumentNullException(nameof(pixels));
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return Segment(pixels, width, height, stride, format, withProbability);
-            }, cancellationToken);
-        }
-
-        unsafe UnetResult Run(ImageInput input, byte[] maskBuffer, float[] probabilityBuffer, bool withProbability)
+        unsafe UnetResult Run(LockedImage input, byte[] maskBuffer, float[] probabilityBuffer, bool withProbability)
         {
             var clock = System.Diagnostics.Stopwatch.StartNew();
             int w = input.Width, h = input.Height;

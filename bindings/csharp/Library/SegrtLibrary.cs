@@ -3,8 +3,11 @@ using Segrt.Native;
 
 namespace Segrt
 {
-    /// <summary>Process-wide functions: versions, loading ONNX Runtime early, diagnostics.</summary>
-    public static class SegRuntime
+    /// <summary>
+    /// The native segrt library as a whole, for this process: its version and C ABI, loading ONNX Runtime early,
+    /// the execution providers this machine can run, and segrt's diagnostics (<see cref="Log"/>).
+    /// </summary>
+    public static class SegrtLibrary
     {
         /// <summary>e.g. "segrt 0.1.0 (ABI 1); ONNX Runtime 1.31.1 loaded from C:\App\onnxruntime.dll".</summary>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
@@ -32,7 +35,7 @@ namespace Segrt
         /// </summary>
         /// <param name="deviceId">GPU index to probe GPU providers on.</param>
         /// <returns>segrt's JSON text.</returns>
-        /// <exception cref="SegException">ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="SegrtException">ONNX Runtime could not be loaded.</exception>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         public static string ProbeProvidersJson(int deviceId = 0)
         {
@@ -65,7 +68,7 @@ namespace Segrt
         /// or null for the default search (beside segrt first).
         /// </summary>
         /// <param name="onnxRuntimePath">Absolute path of the ONNX Runtime library, or null.</param>
-        /// <exception cref="SegException">RuntimeNotFound (every path tried) or RuntimeInitFailed; InvalidArgument for a relative path.</exception>
+        /// <exception cref="SegrtException">RuntimeNotFound (every path tried) or RuntimeInitFailed; InvalidArgument for a relative path.</exception>
         /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
         public static void Initialize(string onnxRuntimePath = null)
         {
@@ -77,11 +80,11 @@ namespace Segrt
             }
         }
 
-        // One static delegate for the process lifetime: the native side keeps a pointer to its thunk,
-        // so it must never be collected (FFI-NOTES: a collected thunk crashed Mono from a finalizer).
+        // One static delegate for the process lifetime: the native side keeps a pointer to its thunk, so it must
+        // never be collected (a collected thunk called from a finalizer's seg_free crashed Mono).
         static readonly unsafe NativeMethods.seg_set_log_callback_callback_delegate LogThunk = OnNativeLog;
         static readonly object LogGate = new object();
-        static EventHandler<SegLogEventArgs> s_log;
+        static EventHandler<LogEventArgs> s_log;
 
         /// <summary>
         /// segrt's diagnostics: the ONNX Runtime it loaded, the execution provider each segmenter got,
@@ -89,7 +92,7 @@ namespace Segrt
         /// thread making the segrt call (WinForms handlers must BeginInvoke to the UI thread). Exceptions
         /// thrown by handlers are swallowed: they must not unwind into native code.
         /// </summary>
-        public static event EventHandler<SegLogEventArgs> Log
+        public static event EventHandler<LogEventArgs> Log
         {
             add
             {
@@ -120,7 +123,7 @@ namespace Segrt
             try
             {
                 var handlers = s_log;
-                if (handlers != null) handlers(null, new SegLogEventArgs((LogLevel)level, Interop.FromUtf8z(message)));
+                if (handlers != null) handlers(null, new LogEventArgs((LogLevel)level, Interop.FromUtf8z(message)));
             }
             catch (Exception)
             {

@@ -1,16 +1,10 @@
-using System;
-using System.Drawing;
-using System.Drawing.Imaging;
-using System.Runtime.InteropServices;
-using Segrt.Native;
-
 namespace Segrt
 {
     /// <summary>
     /// Pixel layouts segrt reads directly (the C header's SegPixelFormat, mirrored by hand; a test checks
-    /// every name and value against the generated header).
+    /// every name and value against the header). Used with <see cref="InputImage.FromPixels(byte[], int, int, int, PixelLayout)"/>.
     /// </summary>
-    public enum SegPixelFormat
+    public enum PixelLayout
     {
         /// <summary>8-bit gray.</summary>
         Gray8 = 0,
@@ -25,6 +19,7 @@ namespace Segrt
         /// <summary>
         /// Three 8-bit planes, R then G then B (HALCON's byte images). In one buffer: the planes one after
         /// another, each <c>height</c> rows of <c>stride</c> bytes (stride 0 = width); stride must not be negative.
+        /// Three separate planes: <see cref="InputImage.FromPlanes"/>.
         /// </summary>
         PlanarRgb8 = 5,
     }

@@ -1,4 +1,3 @@
-// segrt .NET wrapper: errors. Hand-written; compiles with C# 7.2 (mcs) against .NET Framework 4.6.1.
 using System;
 using System.Runtime.Serialization;
 using System.Security;
@@ -10,14 +9,19 @@ namespace Segrt
     /// is segrt's own explanation (e.g. every path searched for ONNX Runtime, or the model's inputs).
     /// Serializable: both survive a round trip (e.g. across an AppDomain or a remoting boundary).
     /// </summary>
+    /// <remarks>
+    /// Mistakes the wrapper can see before calling into segrt (a null argument, a buffer too small for the
+    /// image, a stride smaller than a row) are the usual <see cref="ArgumentException"/>s instead, and a call on
+    /// a disposed object is an <see cref="ObjectDisposedException"/>.
+    /// </remarks>
     [Serializable]
-    public class SegException : Exception
+    public class SegrtException : Exception
     {
         const string StatusKey = "Segrt.Status";
         const string NativeMessageKey = "Segrt.NativeMessage";
 
         /// <summary>What kind of failure segrt reported.</summary>
-        public SegStatus Status { get; private set; }
+        public Status Status { get; private set; }
 
         /// <summary>segrt's message for the failure (the text of <c>seg_last_error</c>).</summary>
         public string NativeMessage { get; private set; }
@@ -25,7 +29,7 @@ namespace Segrt
         /// <summary>Creates the exception for a failed call.</summary>
         /// <param name="status">The status segrt returned.</param>
         /// <param name="nativeMessage">segrt's message for the failure.</param>
-        public SegException(SegStatus status, string nativeMessage)
+        public SegrtException(Status status, string nativeMessage)
             : base(StatusName(status) + ": " + nativeMessage)
         {
             Status = status;
@@ -36,10 +40,10 @@ namespace Segrt
         /// <param name="info">The serialized data.</param>
         /// <param name="context">The source of the data.</param>
         /// <exception cref="ArgumentNullException"><paramref name="info"/> is null.</exception>
-        protected SegException(SerializationInfo info, StreamingContext context)
+        protected SegrtException(SerializationInfo info, StreamingContext context)
             : base(info, context)
         {
-            Status = (SegStatus)info.GetInt32(StatusKey);
+            Status = (Status)info.GetInt32(StatusKey);
             NativeMessage = info.GetString(NativeMessageKey);
         }
 
@@ -56,9 +60,10 @@ namespace Segrt
             base.GetObjectData(info, context);
         }
 
-        static string StatusName(SegStatus status)
+        /// <summary>The C name of a status ("SEG_MODEL_NOT_FOUND"), as segrt's own messages and logs say it.</summary>
+        static string StatusName(Status status)
         {
-            return Enum.IsDefined(typeof(SegStatus), status) ? "SEG_" + ToUpperSnake(status.ToString()) : "status " + (int)status;
+            return Enum.IsDefined(typeof(Status), status) ? "SEG_" + ToUpperSnake(status.ToString()) : "status " + (int)status;
         }
 
         static string ToUpperSnake(string pascal)

@@ -1,10 +1,7 @@
-using System;
-using Segrt.Native;
-
 namespace Segrt
 {
-    /// <summary>Whether large images are segmented tile by tile at full resolution.</summary>
-    public enum TileMode
+    /// <summary>Whether large images are segmented tile by tile at full resolution (the C header's SegTileMode).</summary>
+    public enum TilingMode
     {
         /// <summary>The whole image is resized to the model's input: one run.</summary>
         Off = 0,
