@@ -55,8 +55,10 @@ if (-not (Test-Path "$netfx\mscorlib.dll")) { throw ".NET Framework 4.6.1 target
 # What a .NET Framework 4.6.1 x64 project gets (tests/csharp/run.sh: mcs -sdk:4.6.1 ...). No -warnaserror+
 # here: Roslyn warns about things mcs does not, and the Linux run already keeps the wrapper warning-free.
 $cscArgs = @('-nologo', '-noconfig', '-nostdlib+', '-unsafe+', '-platform:x64', '-langversion:7.2',
-    "-r:$netfx\mscorlib.dll", "-r:$netfx\System.dll", "-r:$netfx\System.Core.dll", "-r:$netfx\System.Drawing.dll")
-$wrapper = (Get-ChildItem "$repo\bindings\csharp\*.cs").FullName
+    "-r:$netfx\mscorlib.dll", "-r:$netfx\System.dll", "-r:$netfx\System.Core.dll", "-r:$netfx\System.Drawing.dll",
+    "-r:$netfx\System.Xml.dll", "-r:$netfx\System.Runtime.Serialization.dll")
+# The wrapper's sources as Segrt.Net.csproj compiles them (*.cs and *\*.cs, without bin\ and obj\).
+$wrapper = (Get-ChildItem "$repo\bindings\csharp\*.cs", "$repo\bindings\csharp\*\*.cs" | Where-Object { $_.FullName -notmatch '\\(bin|obj)\\' }).FullName
 
 $build = Join-Path $repo 'tests\windows-build'   # git-ignored, like tests/c/build
 if (-not $SkipTests) {
@@ -84,10 +86,10 @@ if (-not $SkipTests) {
     # 4. The C# wrapper, its tests and the WinForms sample (tests/csharp/run.sh, without the screenshots).
     & $csc @cscArgs '-target:library' "-out:$build\Segrt.Net.dll" "-doc:$build\Segrt.Net.xml" '-nowarn:1591' @wrapper
     Assert-Exit 'csc Segrt.Net.dll'
-    & $csc @cscArgs '-target:exe' "-out:$build\SegrtTests.exe" @wrapper "$repo\tests\csharp\SegrtTests.cs"
+    & $csc @cscArgs '-target:exe' "-r:$netfx\System.Windows.Forms.dll" "-out:$build\SegrtTests.exe" @wrapper (Get-ChildItem "$repo\tests\csharp\*.cs").FullName
     Assert-Exit 'csc SegrtTests.exe'
     & $csc @cscArgs '-target:winexe' "-r:$netfx\System.Windows.Forms.dll" "-r:$build\Segrt.Net.dll" `
-        "-out:$build\SegrtDemo.exe" "$repo\dotnet-sample\SegrtDemo.cs"
+        "-out:$build\SegrtDemo.exe" (Get-ChildItem "$repo\dotnet-sample\*.cs").FullName
     Assert-Exit 'csc SegrtDemo.exe'
     & "$build\SegrtTests.exe" $repo; Assert-Exit 'SegrtTests.exe'
     Write-Host "C host and C# tests passed; the WinForms sample: $build\SegrtDemo.exe"
@@ -107,7 +109,11 @@ foreach ($d in 'lib', 'include', 'bindings\csharp', 'runtimes\win-x64\native', '
 Copy-Item "$lib\segrt.dll", "$lib\segrt.dll.lib", $ortDll "$pkg\lib\"
 Copy-Item "$lib\segrt.dll", $ortDll "$pkg\runtimes\win-x64\native\"
 Copy-Item include\segrt.h, include\segrt.hpp "$pkg\include\"
-Copy-Item bindings\csharp\*.cs "$pkg\bindings\csharp\"
+foreach ($f in $wrapper) {   # the C# sources keep their folders
+    $dst = Join-Path "$pkg\bindings\csharp" $f.Substring("$repo\bindings\csharp\".Length)
+    New-Item -ItemType Directory -Force (Split-Path $dst) | Out-Null
+    Copy-Item $f $dst
+}
 Copy-Item packaging\msbuild\Segrt.Net.props, packaging\msbuild\Segrt.Net.targets "$pkg\build\"
 Copy-Item models\demo_unet.onnx "$pkg\models\"
 Copy-Item models\samples\lesion_01.png, models\samples\lesion_01_gt.png "$pkg\models\samples\"

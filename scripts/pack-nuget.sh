@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Segrt.Net NuGet package (.NET Framework 4.6.1, x64):  dist/Segrt.Net.<version>.nupkg
 #   lib/net461/Segrt.Net.dll, Segrt.Net.xml       the managed wrapper (bindings/csharp/Segrt.Net.csproj)
+#   Segrt.Net.nuspec                              packaging/Segrt.Net.nuspec: id, version (Cargo.toml), licence,
+#                                                repository commit, release notes
 #   build/net461/Segrt.Net.props, .targets       copy runtimes/<rid>/native/* beside the program; refuse
 #                                                x86 and AnyCPU + Prefer32Bit (packaging/msbuild/)
 #   runtimes/linux-x64/native/                    libsegrt.so + libonnxruntime.so.<version> (this build)
@@ -43,34 +45,47 @@ else
   cp packaging/win-x64-native-README.txt "$pkg/runtimes/win-x64/native/README.txt"
   windows="not included (README.txt says how)"
 fi
-cat > "$pkg/Segrt.Net.nuspec" <<NUSPEC
-<?xml version="1.0" encoding="utf-8"?>
-<package xmlns="http://schemas.microsoft.com/packaging/2011/08/nuspec.xsd">
-  <metadata>
-    <id>Segrt.Net</id>
-    <version>$version</version>
-    <title>Segrt.Net</title>
-    <authors>segrt</authors>
-    <requireLicenseAcceptance>false</requireLicenseAcceptance>
-    <description>.NET Framework 4.6.1+ (x64) wrapper of segrt, a native UNet and SAM2 segmentation runtime over ONNX Runtime: Segrt.Net.dll, with the native libraries copied beside the program at build time.</description>
-    <tags>segmentation unet sam2 onnxruntime native x64</tags>
-  </metadata>
-  <files>
-    <file src="lib/**" target="lib" />
-    <file src="build/**" target="build" />
-    <file src="runtimes/**" target="runtimes" />
-  </files>
-</package>
-NUSPEC
+# The manifest: packaging/Segrt.Net.nuspec with the version and commit in place. nuget 2.8.7 refuses the
+# newer <license> and <repository> elements, so it packs a copy without them; the package then gets the whole
+# manifest (without <files>, plus the licenseUrl current clients write for old ones), as a current client packs it.
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+python3 - "$version" "$commit" packaging/Segrt.Net.nuspec "$pkg/Segrt.Net.nuspec" "$tmp/Segrt.Net.nuspec" <<'PY'
+import re, sys
+version, commit, source, for_packing, for_package = sys.argv[1:]
+text = open(source, encoding="utf-8").read().replace("$version$", version).replace("$commit$", commit)
+text = re.sub(r"<!--.*?-->\n", "", text, flags=re.S)
+license = re.search(r'<license type="expression">([^<]*)</license>', text).group(1)
+url = "https://licenses.nuget.org/" + license.replace(" ", "%20")
+open(for_packing, "w", encoding="utf-8").write(re.sub(r"\s*<(license|repository)\b[^>]*(/>|>[^<]*</\1>)", "", text))
+packaged = re.sub(r"\s*<files>.*?</files>", "", text, flags=re.S)
+packaged = re.sub(r"(\s*)(<license [^>]*>[^<]*</license>)", r"\1\2\1<licenseUrl>" + url + "</licenseUrl>", packaged)
+open(for_package, "w", encoding="utf-8").write(packaged)
+PY
 mkdir -p dist
 rm -f "dist/Segrt.Net.$version.nupkg"
 nuget pack "$pkg/Segrt.Net.nuspec" -BasePath "$pkg" -OutputDirectory dist -NoPackageAnalysis -NonInteractive > "$tmp/pack.log" 2>&1 \
   || { cat "$tmp/pack.log" >&2; exit 1; }
 nupkg="dist/Segrt.Net.$version.nupkg"
 [ -f "$nupkg" ] || { cat "$tmp/pack.log" >&2; echo "nuget pack wrote no $nupkg" >&2; exit 1; }
+python3 - "$nupkg" "$tmp/Segrt.Net.nuspec" <<'PY'
+import os, sys, zipfile
+nupkg, manifest = sys.argv[1:]
+with zipfile.ZipFile(nupkg) as z:
+    entries = [(i, z.read(i.filename)) for i in z.infolist()]
+with zipfile.ZipFile(nupkg + ".tmp", "w", zipfile.ZIP_DEFLATED) as z:
+    for info, data in entries:
+        z.writestr(info, open(manifest, "rb").read() if info.filename == "Segrt.Net.nuspec" else data)
+os.replace(nupkg + ".tmp", nupkg)
+PY
 echo "nupkg: $nupkg ($(du -h "$nupkg" | cut -f1)); linux-x64 from target/$profile; win-x64: $windows"
 python3 - "$nupkg" <<'PY'
-import sys, zipfile
-for n in sorted(zipfile.ZipFile(sys.argv[1]).namelist()):
+import re, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for n in sorted(z.namelist()):
     if not n.startswith(("_rels/", "package/", "[Content_Types]")): print("  " + n)
+nuspec = z.read("Segrt.Net.nuspec").decode("utf-8")
+for element in ("version", "license", "licenseUrl", "repository", "releaseNotes"):
+    m = re.search(r"<%s\b[^>]*?(/>|>[^<]*</%s>)" % (element, element), nuspec)
+    if not m: sys.exit("the package's manifest has no <%s>" % element)
+    print("  manifest: " + m.group(0)[:110] + ("..." if len(m.group(0)) > 110 else ""))
 PY

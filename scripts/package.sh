@@ -62,7 +62,10 @@ cp target/$profile/libsegrt.so ".onnxruntime/$ort_lib" "$pkg/lib/"
 cp target/$profile/libsegrt.so ".onnxruntime/$ort_lib" "$pkg/runtimes/linux-x64/native/"
 cp packaging/win-x64-native-README.txt "$pkg/runtimes/win-x64/native/README.txt"
 cp include/segrt.h include/segrt.hpp "$pkg/include/"
-cp bindings/csharp/*.cs bindings/csharp/Segrt.Net.csproj "$pkg/bindings/csharp/"
+cp bindings/csharp/Segrt.Net.csproj "$pkg/bindings/csharp/"
+# The C# sources keep their folders (Segrt.Net.csproj compiles *.cs and */*.cs).
+csharp_dest="$PWD/$pkg/bindings/csharp"
+(cd bindings/csharp && find . -maxdepth 2 -name '*.cs' -not -path './bin/*' -not -path './obj/*' -exec cp --parents {} "$csharp_dest/" \;)
 cp packaging/msbuild/Segrt.Net.props packaging/msbuild/Segrt.Net.targets "$pkg/build/"
 cp models/demo_unet.onnx "$pkg/models/"
 cp models/samples/lesion_01.png models/samples/lesion_01_gt.png "$pkg/models/samples/"

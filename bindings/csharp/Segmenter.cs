@@ -1,18 +1,19 @@
-// segrt .NET wrapper: what every segmenter shares (the native session, Dispose, session info,
-// the execution provider in use, the GC memory-pressure hint).
+// What every segmenter shares: the native session, Dispose, session info, the execution provider in use,
+// the GC memory-pressure hint.
 using System;
 using Segrt.Native;
 
 namespace Segrt
 {
     /// <summary>
-    /// The base of <see cref="UnetSegmenter"/> and <see cref="Sam2Segmenter"/>: owns one native segrt
-    /// session. Thread-safe: any number of threads may use one instance at once: segrt keeps a pool of ONNX
-    /// Runtime sessions per segmenter, shared by all threads, that grows on demand up to
-    /// <see cref="SegmenterOptions.MaxSessions"/> (default: one per physical core); calls beyond it wait their turn. <see cref="Dispose"/> refuses every call that starts after it
-    /// with <see cref="ObjectDisposedException"/>; calls already running finish normally, and the native
-    /// session is freed when the last of them returns. An undisposed segmenter is freed by its finalizer;
-    /// the GC is told how much native memory it holds (<c>GC.AddMemoryPressure</c>), so that happens sooner.
+    /// The base of <see cref="UnetSegmenter"/>, <see cref="Sam2Segmenter"/> and <see cref="Sam2VideoModel"/>: owns
+    /// one loaded model (a native segrt handle). Thread-safe: any number of threads may use one instance at once:
+    /// segrt keeps a pool of ONNX Runtime sessions per segmenter, shared by all threads, that grows on demand up to
+    /// <see cref="SegmenterOptions.MaxSessions"/> (default: one per physical core); calls beyond it wait their turn.
+    /// <see cref="Dispose"/> refuses every call that starts after it with <see cref="ObjectDisposedException"/>;
+    /// calls already running finish normally, and the native handle is freed when the last of them returns. An
+    /// undisposed segmenter is freed by its finalizer; the GC is told how much native memory it holds
+    /// (<c>GC.AddMemoryPressure</c>), so that happens sooner.
     /// </summary>
     public abstract class Segmenter : IDisposable
     {
@@ -143,21 +144,6 @@ namespace Segrt
                 case "DIRECTML": return ExecutionProvider.DirectML;
                 case "OPENVINO": return ExecutionProvider.OpenVino;
                 default: return ExecutionProvider.Cpu;
-            }
-        }
-    }
-
-    internal static unsafe class SessionInfoReader
-    {
-        internal static string Read(SegSession* session)
-        {
-            UIntPtr needed;
-            Interop.Check(NativeMethods.seg_session_info(session, null, UIntPtr.Zero, &needed));
-            var buf = new byte[(int)needed];
-            fixed (byte* p = buf)
-            {
-                Interop.Check(NativeMethods.seg_session_info(session, p, (UIntPtr)buf.Length, &needed));
-                return Interop.FromUtf8z(p);
             }
         }
     }

@@ -1,5 +1,6 @@
-// Tests of the wrapper's API: enums mirrored from the generated bindings, typed session
-// info, async calls with cancellation, buffer-reuse overloads (with allocations per frame), planar input.
+// Tests of the wrapper's API shape: enums mirrored from the generated bindings, the public naming and file
+// rules, typed session info, async calls with cancellation, buffer reuse (with allocations per frame), planar
+// input.
 using System;
 using System.Collections.Generic;
 using System.Drawing;
@@ -21,7 +22,7 @@ static partial class SegrtTests
         Test("typed SessionInfo: UNet, SAM2, unknown and missing members tolerated", TypedSessionInfo);
         Test("UNet buffer reuse: same masks, allocations per frame with and without", UnetBufferReuse);
         Test("PlanarRgb8 byte[] gives the interleaved mask", UnetPlanar);
-        Test("SAM2 IntPtr / byte[] + stride overloads, mask buffer, FromBytes", Sam2RawOverloads);
+        Test("SAM2 images from IntPtr and byte[] with a stride, mask buffers, FromBytes", Sam2RawOverloads);
         Test("async: results, cancellation before the run and between encoder and decoder", AsyncCalls);
         Test("model cache: CacheMode/CacheDirectory reach segrt, a second start is a hit, bad combinations refused", ModelCache);
     }
@@ -30,7 +31,7 @@ static partial class SegrtTests
     {
         string dir = Path.Combine(Path.GetTempPath(), "segrt-cs-cache-" + System.Diagnostics.Process.GetCurrentProcess().Id);
         if (Directory.Exists(dir)) Directory.Delete(dir, true);
-        var options = new SegmenterOptions { CacheMode = CacheMode.Dir, CacheDirectory = dir };
+        var options = new SegmenterOptions { CacheMode = ModelCacheMode.Dir, CacheDirectory = dir };
         try
         {
             byte[] reference;
@@ -49,10 +50,10 @@ static partial class SegrtTests
                 using (var bmp = new Bitmap(Path.Combine(Repo, "models", "samples", "lesion_01.png")))
                     Check(second.Segment(bmp).Mask.SequenceEqual(reference), "same mask from the cached model");
             }
-            var noDir = Throws<SegException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { CacheMode = CacheMode.Dir }), "Dir without a folder");
-            Check(noDir.Status == SegStatus.InvalidArgument && noDir.NativeMessage.Contains("cache_dir"), noDir.NativeMessage);
-            var beside = Throws<SegException>(() => UnetSegmenter.FromBytes(File.ReadAllBytes(Model("demo_unet.onnx")), new SegmenterOptions { CacheMode = CacheMode.BesideModel }), "BesideModel from bytes");
-            Check(beside.Status == SegStatus.InvalidArgument && beside.NativeMessage.Contains("BESIDE_MODEL"), beside.NativeMessage);
+            var noDir = Throws<SegrtException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { CacheMode = ModelCacheMode.Dir }), "Dir without a folder");
+            Check(noDir.Status == Status.InvalidArgument && noDir.NativeMessage.Contains("cache_dir"), noDir.NativeMessage);
+            var beside = Throws<SegrtException>(() => UnetSegmenter.FromBytes(File.ReadAllBytes(Model("demo_unet.onnx")), new SegmenterOptions { CacheMode = ModelCacheMode.BesideModel }), "BesideModel from bytes");
+            Check(beside.Status == Status.InvalidArgument && beside.NativeMessage.Contains("BESIDE_MODEL"), beside.NativeMessage);
         }
         finally
         {
@@ -90,7 +91,7 @@ static partial class SegrtTests
         var mine = Enum.GetNames(managed).ToDictionary(Normalize, n => Convert.ToInt32(Enum.Parse(managed, n)));
         var missing = native.Where(kv => !mine.ContainsKey(kv.Key)).Select(kv => kv.Key).ToList();
         var extra = mine.Where(kv => !native.ContainsKey(kv.Key))
-            .Where(kv => !(managed == typeof(SegStatus) && Announced.ContainsKey(kv.Key) && Announced[kv.Key] == kv.Value
+            .Where(kv => !(managed == typeof(Status) && Announced.ContainsKey(kv.Key) && Announced[kv.Key] == kv.Value
                            && !native.ContainsValue(kv.Value)))
             .Select(kv => kv.Key).ToList();
         foreach (var kv in mine.Where(kv => !native.ContainsKey(kv.Key)).Except(mine.Where(kv => extra.Contains(kv.Key))))
@@ -102,24 +103,24 @@ static partial class SegrtTests
 
     static void EnumsMirrorNative()
     {
-        // SegStatus: against the csbindgen enum compiled into this assembly.
+        // Status: against the csbindgen enum compiled into this assembly.
         var generated = Enum.GetNames(typeof(Segrt.Native.SegStatus))
             .ToDictionary(n => Normalize(n.Substring("SEG_".Length)), n => (int)Enum.Parse(typeof(Segrt.Native.SegStatus), n));
-        SameMembers(typeof(SegStatus), generated, "Segrt.Native.SegStatus");
+        SameMembers(typeof(Status), generated, "Segrt.Native.SegStatus");
         // The others csbindgen does not emit (they cross as int): against the cbindgen header.
         string header = File.ReadAllText(Path.Combine(Repo, "include", "segrt.h"));
-        SameMembers(typeof(SegStatus), HeaderEnum(header, "SegStatus", "SEG_"), "segrt.h SegStatus");
-        SameMembers(typeof(SegPixelFormat), HeaderEnum(header, "SegPixelFormat", "SEG_FORMAT_"), "segrt.h");
+        SameMembers(typeof(Status), HeaderEnum(header, "SegStatus", "SEG_"), "segrt.h SegStatus");
+        SameMembers(typeof(PixelLayout), HeaderEnum(header, "SegPixelFormat", "SEG_FORMAT_"), "segrt.h");
         SameMembers(typeof(ExecutionProvider), HeaderEnum(header, "SegProvider", "SEG_PROVIDER_"), "segrt.h");
         SameMembers(typeof(ProviderPolicy), HeaderEnum(header, "SegProviderPolicy", "SEG_PROVIDER_"), "segrt.h");
         SameMembers(typeof(ResizeFilter), HeaderEnum(header, "SegResizeFilter", "SEG_RESIZE_"), "segrt.h");
         SameMembers(typeof(ChannelOrder), HeaderEnum(header, "SegChannelOrder", "SEG_CHANNELS_"), "segrt.h");
         SameMembers(typeof(SigmoidMode), HeaderEnum(header, "SegSigmoid", "SEG_SIGMOID_"), "segrt.h");
         SameMembers(typeof(ThresholdMode), HeaderEnum(header, "SegThresholdMode", "SEG_THRESHOLD_"), "segrt.h");
-        SameMembers(typeof(TileMode), HeaderEnum(header, "SegTileMode", "SEG_TILE_"), "segrt.h");
+        SameMembers(typeof(TilingMode), HeaderEnum(header, "SegTileMode", "SEG_TILE_"), "segrt.h");
         SameMembers(typeof(LogLevel), HeaderEnum(header, "SegLogLevel", "SEG_LOG_"), "segrt.h");
-        SameMembers(typeof(CacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
-        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 9 more enums match", generated.Count, Enum.GetNames(typeof(SegPixelFormat)).Length));
+        SameMembers(typeof(ModelCacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
+        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 9 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
     }
 
     static void NoPublicPointers()
@@ -209,21 +210,21 @@ static partial class SegrtTests
             byte[] bgr = PackedBytes(bmp, 3);
             var mask = new byte[w * h];
             var prob = new float[w * h];
-            var r = unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, mask, prob);
+            var r = unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), mask, prob);
             Check(ReferenceEquals(r.Mask, mask) && ReferenceEquals(r.Probability, prob), "the result holds the caller's buffers");
             Check(Same(mask, s_reference.Mask), "same mask as the allocating call");
             var fromBitmap = unet.Segment(bmp, new byte[w * h + 10]);
             Check(fromBitmap.Mask.Take(w * h).SequenceEqual(s_reference.Mask) && fromBitmap.Probability == null, "Bitmap overload, larger buffer");
-            Throws<ArgumentException>(() => unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, new byte[w * h - 1]), "mask buffer too small");
-            Throws<ArgumentException>(() => unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, mask, new float[10]), "probability buffer too small");
-            Throws<ArgumentNullException>(() => unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, (byte[])null), "null mask buffer");
+            Throws<ArgumentException>(() => unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), new byte[w * h - 1]), "mask buffer too small");
+            Throws<ArgumentException>(() => unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), mask, new float[10]), "probability buffer too small");
+            Throws<ArgumentNullException>(() => unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), (byte[])null), "null mask buffer");
 
             const int frames = 20;
             long a0 = AllocatedBytes();
-            for (int i = 0; i < frames; i++) unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, withProbability: true);
+            for (int i = 0; i < frames; i++) unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), withProbability: true);
             long allocating = (AllocatedBytes() - a0) / frames;
             a0 = AllocatedBytes();
-            for (int i = 0; i < frames; i++) unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, mask, prob);
+            for (int i = 0; i < frames; i++) unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), mask, prob);
             long reusing = (AllocatedBytes() - a0) / frames;
             Console.WriteLine(string.Format("      {0}x{1} with probability, {2} frames: {3} bytes allocated per frame without buffer reuse, {4} with",
                 w, h, frames, allocating, reusing));
@@ -246,9 +247,9 @@ static partial class SegrtTests
                 planar[n + i] = bgr[3 * i + 1];
                 planar[2 * n + i] = bgr[3 * i];
             }
-            Check(Same(unet.Segment(planar, w, h, 0, SegPixelFormat.PlanarRgb8).Mask, s_reference.Mask), "planar == interleaved");
-            Throws<ArgumentException>(() => unet.Segment(planar, w, h + 1, 0, SegPixelFormat.PlanarRgb8), "three planes must fit");
-            Throws<ArgumentException>(() => unet.Segment(planar, w, h, -w, SegPixelFormat.PlanarRgb8), "negative planar stride");
+            Check(Same(unet.Segment(InputImage.FromPixels(planar, w, h, 0, PixelLayout.PlanarRgb8)).Mask, s_reference.Mask), "planar == interleaved");
+            Throws<ArgumentException>(() => unet.Segment(InputImage.FromPixels(planar, w, h + 1, 0, PixelLayout.PlanarRgb8)), "three planes must fit");
+            Throws<ArgumentException>(() => unet.Segment(InputImage.FromPixels(planar, w, h, -w, PixelLayout.PlanarRgb8)), "negative planar stride");
         }
     }
 
@@ -264,22 +265,23 @@ static partial class SegrtTests
             var padded = new byte[stride * h];
             for (int y = 0; y < h; y++) Buffer.BlockCopy(packed, y * w * 3, padded, y * stride, w * 3);
             var expected = LoadMask(Path.Combine(refs, "img0_point_mask.png"));
+            var clicks = seg.CreateAnnotator();
             var pin = GCHandle.Alloc(padded, GCHandleType.Pinned);
             try
             {
-                seg.SetImage(pin.AddrOfPinnedObject(), w, h, stride, SegPixelFormat.Bgr24);
-                var viaPointer = seg.Click(105, 105);
+                clicks.SetImage(InputImage.FromPixels(pin.AddrOfPinnedObject(), w, h, stride, PixelLayout.Bgr24));
+                var viaPointer = clicks.Click(105, 105);
                 Check(IoU(viaPointer.Mask, expected) > 0.99, "SetImage(IntPtr, stride) + Click");
                 var buffer = new byte[w * h];
-                var viaBytes = seg.Segment(padded, w, h, stride, SegPixelFormat.Bgr24, new[] { new Sam2Point(105, 105, true) }, null, buffer);
+                var viaBytes = seg.Segment(InputImage.FromPixels(padded, w, h, stride, PixelLayout.Bgr24), new[] { new Sam2Point(105, 105, true) }, maskBuffer: buffer);
                 Check(ReferenceEquals(viaBytes.Mask, buffer) && Same(buffer, viaPointer.Mask), "Segment(byte[], stride) into a buffer");
-                var viaIntPtr = seg.Segment(pin.AddrOfPinnedObject(), w, h, stride, SegPixelFormat.Bgr24, new[] { new Sam2Point(105, 105, true) });
+                var viaIntPtr = seg.Segment(InputImage.FromPixels(pin.AddrOfPinnedObject(), w, h, stride, PixelLayout.Bgr24), new[] { new Sam2Point(105, 105, true) });
                 Check(Same(viaIntPtr.Mask, viaPointer.Mask), "Segment(IntPtr, stride)");
-                seg.ClearPrompts();
+                clicks.ClearPrompts();
                 var clickBuffer = new byte[w * h];
-                Check(ReferenceEquals(seg.Click(105, 105, true, clickBuffer).Mask, clickBuffer) && Same(clickBuffer, viaPointer.Mask), "Click into a buffer");
-                Throws<ArgumentException>(() => seg.Click(105, 105, true, new byte[10]), "click buffer too small");
-                Check(seg.Points.Count == 1, "a click refused for its buffer is not kept");
+                Check(ReferenceEquals(clicks.Click(105, 105, true, clickBuffer).Mask, clickBuffer) && Same(clickBuffer, viaPointer.Mask), "Click into a buffer");
+                Throws<ArgumentException>(() => clicks.Click(105, 105, true, new byte[10]), "click buffer too small");
+                Check(clicks.Points.Count == 1, "a click refused for its buffer is not kept");
             }
             finally
             {
@@ -291,12 +293,13 @@ static partial class SegrtTests
         using (var fromBytes = Sam2Segmenter.FromBytes(encoder, decoder))
         using (var img = Load(Path.Combine(refs, "img0.png")))
         {
-            fromBytes.SetImage(img);
-            Check(IoU(fromBytes.Click(105, 105).Mask, LoadMask(Path.Combine(refs, "img0_point_mask.png"))) > 0.99, "SAM2 from bytes");
+            var clicks = fromBytes.CreateAnnotator();
+            clicks.SetImage(img);
+            Check(IoU(clicks.Click(105, 105).Mask, LoadMask(Path.Combine(refs, "img0_point_mask.png"))) > 0.99, "SAM2 from bytes");
             Check(fromBytes.MemoryBytes >= encoder.Length + decoder.Length, "declared at least the model bytes");
         }
         Throws<ArgumentException>(() => Sam2Segmenter.FromBytes(encoder, new byte[0]), "empty decoder bytes");
-        ThrowsSeg(SegStatus.ModelInvalid, () => Sam2Segmenter.FromBytes(encoder, new byte[] { 1, 2, 3 }), "garbage decoder bytes");
+        ThrowsSegrt(Status.ModelInvalid, () => Sam2Segmenter.FromBytes(encoder, new byte[] { 1, 2, 3 }), "garbage decoder bytes");
     }
 
     static T Await<T>(Task<T> task)
@@ -318,7 +321,7 @@ static partial class SegrtTests
         {
             Check(Same(unet.SegmentAsync(bmp).Result.Mask, s_reference.Mask), "SegmentAsync(Bitmap)");
             byte[] bgr = PackedBytes(bmp, 3);
-            Check(Same(unet.SegmentAsync(bgr, bmp.Width, bmp.Height, 0, SegPixelFormat.Bgr24).Result.Mask, s_reference.Mask), "SegmentAsync(byte[])");
+            Check(Same(unet.SegmentAsync(InputImage.FromPixels(bgr, bmp.Width, bmp.Height, 0, PixelLayout.Bgr24)).Result.Mask, s_reference.Mask), "SegmentAsync(byte[])");
             var cancelled = new CancellationTokenSource();
             cancelled.Cancel();
             var t = unet.SegmentAsync(bmp, false, cancelled.Token);
@@ -332,18 +335,19 @@ static partial class SegrtTests
         using (var img = Load(Path.Combine(refs, "img0.png")))
         {
             var expected = LoadMask(Path.Combine(refs, "img0_point_mask.png"));
-            double encoderMs = seg.SetImageAsync(img).Result;
+            var clicks = seg.CreateAnnotator();
+            double encoderMs = clicks.SetImageAsync(img).Result;
             Check(encoderMs > 0, "SetImageAsync runs the encoder");
-            var click = seg.ClickAsync(105, 105).Result;
-            Check(IoU(click.Mask, expected) > 0.99 && seg.Points.Count == 1, "ClickAsync");
+            var click = clicks.ClickAsync(105, 105).Result;
+            Check(IoU(click.Mask, expected) > 0.99 && clicks.Points.Count == 1, "ClickAsync");
             var cts = new CancellationTokenSource();
             cts.Cancel();
-            var cancelledClick = seg.ClickAsync(200, 100, true, cts.Token);
+            var cancelledClick = clicks.ClickAsync(200, 100, true, cts.Token);
             Throws<OperationCanceledException>(() => Await(cancelledClick), "ClickAsync cancelled before the decoder");
-            Check(cancelledClick.IsCanceled && seg.Points.Count == 1, "a cancelled click is not kept");
+            Check(cancelledClick.IsCanceled && clicks.Points.Count == 1, "a cancelled click is not kept");
 
             // Cancelled between the encoder and the decoder (the hook fires the token exactly there).
-            seg.ForgetImage();
+            clicks.ForgetImage();
             var between = new CancellationTokenSource();
             int hookRuns = 0;
             seg.AfterEncoderHook = () => { hookRuns++; between.Cancel(); };

@@ -1,8 +1,6 @@
-// Four bugs of the wrapper's first version (calls racing Dispose, rejected prompts kept, SegException
-// losing its fields when serialized, native memory unknown to the GC), each as a test that fails on the
-// wrapper as it was and passes now.
-// Written against the public API both versions share (plus reflection for what only the fixed wrapper
-// has), so the same file runs against the old wrapper too; each prints its counts.
+// Regression tests of four failure modes an earlier wrapper had: calls racing Dispose, rejected SAM2 prompts
+// kept, SegrtException losing its fields when serialized, native memory not declared to the GC. Each failed on
+// that wrapper and passes now; each prints its counts.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -20,11 +18,11 @@ static partial class SegrtTests
 {
     static void RunBugTests()
     {
-        Test("Dispose race, UNet: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(false));
-        Test("Dispose race, SAM2: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(true));
-        Test("Rejected prompts: a rejected SAM2 click or box leaves the prompts as they were", RejectedPromptsAreNotKept);
-        Test("Serialization: SegException keeps Status and NativeMessage through BinaryFormatter", SegExceptionSerializes);
-        Test("Memory pressure: the GC is told the native memory of each session, and untold when it is freed", MemoryPressureFollowsSessions);
+        Test("UNet: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(false));
+        Test("SAM2: no call that starts after Dispose runs; the session is freed when the last one returns", () => DisposeRace(true));
+        Test("a rejected SAM2 click or box leaves the prompts as they were", RejectedPromptsAreNotKept);
+        Test("SegrtException keeps Status and NativeMessage through BinaryFormatter", SegrtExceptionSerializes);
+        Test("the GC is told the native memory of each session, and untold when it is freed", MemoryPressureFollowsSessions);
     }
 
     /// <summary>The native session pointer inside a segmenter (whatever field holds its SafeHandle).</summary>
@@ -67,8 +65,7 @@ static partial class SegrtTests
         var warm = new CountdownEvent(threads); // each thread has its own ONNX Runtime session and has run twice
         var workers = Enumerable.Range(0, threads).Select(t => new Thread(() =>
         {
-            // SAM2 through a Bitmap (the overload both wrapper versions have), one per thread: GDI+ bitmaps
-            // cannot be locked by two threads at once.
+            // SAM2 through a Bitmap, one per thread: GDI+ bitmaps cannot be locked by two threads at once.
             var bitmap = new Bitmap(w, h, System.Drawing.Imaging.PixelFormat.Format24bppRgb);
             int mine = 0;
             var stopAt = long.MaxValue;
@@ -76,11 +73,11 @@ static partial class SegrtTests
             while (clock.ElapsedMilliseconds < stopAt)
             {
                 bool after = Volatile.Read(ref disposeReturned) != 0;
-                if (after && stopAt == long.MaxValue) stopAt = clock.ElapsedMilliseconds + 500; // the old wrapper never refuses
+                if (after && stopAt == long.MaxValue) stopAt = clock.ElapsedMilliseconds + 500; // a wrapper that never refuses stops here too
                 try
                 {
                     if (sam2) ((Sam2Segmenter)segmenter).Segment(bitmap, points);
-                    else ((UnetSegmenter)segmenter).Segment(pixels, w, h, 0, SegPixelFormat.Bgr24);
+                    else ((UnetSegmenter)segmenter).Segment(InputImage.FromPixels(pixels, w, h, 0, PixelLayout.Bgr24));
                     if (after) Interlocked.Increment(ref afterOk); else Interlocked.Increment(ref beforeOk);
                     if (!after && Volatile.Read(ref disposeReturned) != 0) Interlocked.Increment(ref finishedAfter); // was inside: finished normally
                     if (++mine == 2) warm.Signal();
@@ -133,48 +130,49 @@ static partial class SegrtTests
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")))
         using (var img = Load(Path.Combine(sam, "reference", "img0.png")))
         {
-            seg.SetImage(img);
-            var rejected = Throws<SegException>(() => seg.Click(5000, 5000), "a click outside the 320x240 image");
-            int pointsAfterRejectedClick = seg.Points.Count;
+            var clicks = seg.CreateAnnotator();
+            clicks.SetImage(img);
+            var rejected = Throws<SegrtException>(() => clicks.Click(5000, 5000), "a click outside the 320x240 image");
+            int pointsAfterRejectedClick = clicks.Points.Count;
             int laterClicksOk = 0, laterClicksFailed = 0;
             for (int i = 0; i < 3; i++)
             {
-                try { seg.Click(105, 105); laterClicksOk++; }
-                catch (SegException) { laterClicksFailed++; }
+                try { clicks.Click(105, 105); laterClicksOk++; }
+                catch (SegrtException) { laterClicksFailed++; }
             }
             Console.WriteLine(string.Format("      rejected click ({0}): points after it {1}; 3 valid clicks later: {2} ran, {3} failed; points now {4}",
-                rejected.Status, pointsAfterRejectedClick, laterClicksOk, laterClicksFailed, seg.Points.Count));
+                rejected.Status, pointsAfterRejectedClick, laterClicksOk, laterClicksFailed, clicks.Points.Count));
             Check(pointsAfterRejectedClick == 0, "the rejected click was not kept");
-            Check(laterClicksOk == 3 && seg.Points.Count == 3, "valid clicks after a rejected one work and accumulate");
+            Check(laterClicksOk == 3 && clicks.Points.Count == 3, "valid clicks after a rejected one work and accumulate");
 
-            seg.SetImage(img); // clears the prompts
-            var boxError = Throws<SegException>(() => seg.Box(200, 10, 100, 50), "a box with x2 < x1");
-            bool boxKept = seg.CurrentBox.HasValue;
+            clicks.SetImage(img); // clears the prompts
+            var boxError = Throws<SegrtException>(() => clicks.Box(200, 10, 100, 50), "a box with x2 < x1");
+            bool boxKept = clicks.CurrentBox.HasValue;
             bool clickOk = true;
-            try { seg.Click(105, 105); } catch (SegException) { clickOk = false; }
+            try { clicks.Click(105, 105); } catch (SegrtException) { clickOk = false; }
             Console.WriteLine(string.Format("      rejected box ({0}): kept {1}; a valid click after it ran: {2}", boxError.Status, boxKept, clickOk));
             Check(!boxKept, "the rejected box was not kept");
             Check(clickOk, "a valid click after a rejected box works");
-            var box = seg.Box(185, 75, 295, 205);
-            Check(seg.CurrentBox.HasValue && seg.CurrentBox.Value.Right == 295, "an accepted box is kept");
+            var box = clicks.Box(185, 75, 295, 205);
+            Check(clicks.CurrentBox.HasValue && clicks.CurrentBox.Value.Right == 295, "an accepted box is kept");
             Check(box.ForegroundPixels > 0, "box result");
         }
     }
 
-    static void SegExceptionSerializes()
+    static void SegrtExceptionSerializes()
     {
-        var original = Throws<SegException>(() => new UnetSegmenter("/no/such/model.onnx"), "missing model");
+        var original = Throws<SegrtException>(() => new UnetSegmenter("/no/such/model.onnx"), "missing model");
         var formatter = new BinaryFormatter();
-        SegException copy;
+        SegrtException copy;
         using (var stream = new MemoryStream())
         {
             formatter.Serialize(stream, original);
             stream.Position = 0;
-            copy = (SegException)formatter.Deserialize(stream);
+            copy = (SegrtException)formatter.Deserialize(stream);
         }
         Console.WriteLine(string.Format("      before: {0} \"{1}\"; after the round trip: {2} \"{3}\"",
             original.Status, original.NativeMessage, copy.Status, copy.NativeMessage));
-        Check(copy.Status == SegStatus.ModelNotFound && copy.Status == original.Status, "Status survives: " + copy.Status);
+        Check(copy.Status == Status.ModelNotFound && copy.Status == original.Status, "Status survives: " + copy.Status);
         Check(copy.NativeMessage == original.NativeMessage, "NativeMessage survives");
         Check(copy.Message == original.Message, "Message survives");
     }

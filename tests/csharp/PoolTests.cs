@@ -46,7 +46,7 @@ static partial class SegrtTests
                     for (int i = 0; i < perThread; i++)
                     {
                         int k = (t + i) % inputs.Length;
-                        var r = unet.Segment(inputs[k], sizes[k].Width, sizes[k].Height, 0, SegPixelFormat.Bgr24);
+                        var r = unet.Segment(InputImage.FromPixels(inputs[k], sizes[k].Width, sizes[k].Height, 0, PixelLayout.Bgr24));
                         Interlocked.Increment(ref runs);
                         if (!Same(r.Mask, expected[k])) Interlocked.Increment(ref mismatches);
                     }
@@ -99,18 +99,18 @@ static partial class SegrtTests
         for (int i = 0; i < big.Length; i++) big[i] = (byte)(i * 7 % 251);
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxMemoryBytes = 1 << 20 }))
         {
-            var e = ThrowsSeg(SegStatus.OutOfMemory, () => unet.Segment(big, w, h, 0, SegPixelFormat.Bgr24), "a 2000x2000 image with a 1 MiB budget");
+            var e = ThrowsSegrt(Status.OutOfMemory, () => unet.Segment(InputImage.FromPixels(big, w, h, 0, PixelLayout.Bgr24)), "a 2000x2000 image with a 1 MiB budget");
             Console.WriteLine("      1 MiB budget, 2000x2000: OutOfMemory \"" + e.NativeMessage + "\"");
-            ThrowsSeg(SegStatus.OutOfMemory, () => unet.Segment(big, w, h, 0, SegPixelFormat.Bgr24, withProbability: true), "again, with probability");
+            ThrowsSegrt(Status.OutOfMemory, () => unet.Segment(InputImage.FromPixels(big, w, h, 0, PixelLayout.Bgr24), withProbability: true), "again, with probability");
             Check(unet.SessionInfo.Pool.Busy == 0, "the refused calls gave their sessions back");
         }
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
-            Check(unet.Segment(big, w, h, 0, SegPixelFormat.Bgr24).Mask.Length == w * h, "the same image with the default budget runs");
+            Check(unet.Segment(InputImage.FromPixels(big, w, h, 0, PixelLayout.Bgr24)).Mask.Length == w * h, "the same image with the default budget runs");
 
         long modelBytes = new FileInfo(Model("demo_unet.onnx")).Length;
-        var tooBig = ThrowsSeg(SegStatus.ModelInvalid, () => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxModelBytes = modelBytes - 1 }),
+        var tooBig = ThrowsSegrt(Status.ModelInvalid, () => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxModelBytes = modelBytes - 1 }),
             "a model one byte over MaxModelBytes");
-        ThrowsSeg(SegStatus.ModelInvalid, () => UnetSegmenter.FromBytes(File.ReadAllBytes(Model("demo_unet.onnx")), new SegmenterOptions { MaxModelBytes = 1000 }),
+        ThrowsSegrt(Status.ModelInvalid, () => UnetSegmenter.FromBytes(File.ReadAllBytes(Model("demo_unet.onnx")), new SegmenterOptions { MaxModelBytes = 1000 }),
             "model bytes over MaxModelBytes");
         using (new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxModelBytes = modelBytes })) { }
         Console.WriteLine("      MaxModelBytes = size - 1: ModelInvalid \"" + tooBig.NativeMessage + "\"");
@@ -119,16 +119,16 @@ static partial class SegrtTests
     static void NotASegmentationModel()
     {
         string encoder = Path.Combine(Repo, "models", "sam2", "sam2_tiny_samexporter_encoder.onnx");
-        var e = ThrowsSeg(SegStatus.ModelUnsupported, () => new UnetSegmenter(encoder), "a SAM2 encoder as a UNet");
+        var e = ThrowsSegrt(Status.ModelUnsupported, () => new UnetSegmenter(encoder), "a SAM2 encoder as a UNet");
         Check(e.NativeMessage.Contains("high_res_feats_0") || e.NativeMessage.Contains("image_embed"), "the message lists the outputs found: " + e.NativeMessage);
-        ThrowsSeg(SegStatus.ModelUnsupported, () => UnetSegmenter.FromBytes(File.ReadAllBytes(encoder)), "a SAM2 encoder's bytes as a UNet");
+        ThrowsSegrt(Status.ModelUnsupported, () => UnetSegmenter.FromBytes(File.ReadAllBytes(encoder)), "a SAM2 encoder's bytes as a UNet");
         Console.WriteLine("      SAM2 encoder as a UNet: ModelUnsupported \"" + e.NativeMessage + "\"");
 
         // OutputName reaches segrt: the real output name gives the default's mask, an unknown one is refused.
         using (var named = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { OutputName = "logits" }))
         using (var bmp = Load(Model("samples/lesion_04.png")))
             Check(Same(named.Segment(bmp).Mask, s_reference.Mask), "OutputName = the model's output: same mask");
-        var unknown = Throws<SegException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { OutputName = "no_such_output" }), "an unknown OutputName");
+        var unknown = Throws<SegrtException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { OutputName = "no_such_output" }), "an unknown OutputName");
         Check(unknown.NativeMessage.Contains("no_such_output"), "the message names the output asked for: " + unknown.NativeMessage);
         Console.WriteLine("      OutputName \"no_such_output\": " + unknown.Status + " \"" + unknown.NativeMessage + "\"");
     }
@@ -146,7 +146,7 @@ static partial class SegrtTests
         float[] previous = null;
         for (int i = 0; i < results.Length; i++)
         {
-            results[i] = seg.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, s.Points[i], s.Boxes[i], refine ? previous : null, null);
+            results[i] = seg.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), s.Points[i], s.Boxes[i], refine ? previous : null, null);
             previous = results[i].LowResLogits;
         }
         return results;
@@ -221,14 +221,14 @@ static partial class SegrtTests
             Check(SameResult(refA[0], plainA[0]), "the first step has nothing to refine");
             Check(!refA[1].LowResLogits.SequenceEqual(plainA[1].LowResLogits), "the previous mask changes the decoder's answer");
             Check(!refA[1].LowResLogits.SequenceEqual(refB[1].LowResLogits), "the two sequences differ");
-            Throws<ArgumentException>(() => seg.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, a.Points[0], null, new float[7], null), "previousLowRes of the wrong size");
+            Throws<ArgumentException>(() => seg.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), a.Points[0], null, new float[7], null), "previousLowRes of the wrong size");
             // The other overloads carry the same state: Bitmap, IntPtr and async.
             Check(SameResult(seg.Segment(img, a.Points[1], null, refA[0].LowResLogits), refA[1]), "Segment(Bitmap, ..., previousLowRes)");
             Check(SameResult(seg.SegmentAsync(img, a.Points[1], null, refA[0].LowResLogits).Result, refA[1]), "SegmentAsync(..., previousLowRes)");
             var pin = System.Runtime.InteropServices.GCHandle.Alloc(bgr, System.Runtime.InteropServices.GCHandleType.Pinned);
             try
             {
-                Check(SameResult(seg.Segment(pin.AddrOfPinnedObject(), w, h, 0, SegPixelFormat.Bgr24, a.Points[1], null, refA[0].LowResLogits, null), refA[1]),
+                Check(SameResult(seg.Segment(InputImage.FromPixels(pin.AddrOfPinnedObject(), w, h, 0, PixelLayout.Bgr24), a.Points[1], null, refA[0].LowResLogits, null), refA[1]),
                     "Segment(IntPtr, ..., previousLowRes)");
             }
             finally
@@ -236,33 +236,34 @@ static partial class SegrtTests
                 pin.Free();
             }
 
-            // The stateful Click refines with this object's previous mask: the same as sequence A.
-            seg.SetImage(bgr, w, h, 0, SegPixelFormat.Bgr24);
-            seg.RefineWithPreviousMask = true;
+            // The annotator's Click refines with its own previous mask: the same as sequence A.
+            var annotator = seg.CreateAnnotator();
+            annotator.SetImage(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24));
+            annotator.RefineWithPreviousMask = true;
             Func<Sam2Result[]> clicks = () =>
             {
-                seg.ClearPrompts();
-                return new[] { seg.Click(105, 105), seg.Click(130, 110), seg.Click(240, 140, false) };
+                annotator.ClearPrompts();
+                return new[] { annotator.Click(105, 105), annotator.Click(130, 110), annotator.Click(240, 140, false) };
             };
             var stateful = clicks();
             Check(Enumerable.Range(0, 3).All(i => SameResult(stateful[i], refA[i])), "Click + RefineWithPreviousMask == stateless sequence A");
 
             // Another caller's call between two clicks: the native session's last result (SEG_SAM2_REFINE, what the
             // wrapper used before) is then that caller's, while the segmenter's own previous mask is not touched.
-            Action other = () => seg.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24, b.Points[1], boxB, null, null);
+            Action other = () => seg.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), b.Points[1], boxB, null, null);
             var old = OldStyleClicks(seg, a, w, h, other);
             Check(SameResult(OldStyleClicks(seg, a, w, h)[1], refA[1]) && !SameResult(old[1], refA[1]) && !SameResult(old[2], refA[2]),
                 "the session-wide flag mixes callers (the bug this fixes, reproduced)");
-            seg.ClearPrompts();
-            seg.Click(105, 105);
+            annotator.ClearPrompts();
+            annotator.Click(105, 105);
             other();
-            var second = seg.Click(130, 110);
+            var second = annotator.Click(130, 110);
             other();
-            var third = seg.Click(240, 140, false);
+            var third = annotator.Click(240, 140, false);
             Check(SameResult(second, refA[1]) && SameResult(third, refA[2]), "Click refines its own previous mask whatever other callers ran in between");
             Console.WriteLine("      another caller's call between two clicks: SEG_SAM2_REFINE (before) gives other masks at steps 2 and 3; RefineWithPreviousMask (now) the single-caller ones");
 
-            // Three callers at once on one segmenter: two stateless sequences and the stateful clicks.
+            // Three callers at once on one segmenter: two stateless sequences and the stateful annotator.
             const int rounds = 12;
             int mismatchA = 0, mismatchB = 0, mismatchClicks = 0, runs = 0;
             Exception failure = null;
@@ -304,28 +305,28 @@ static partial class SegrtTests
             Check(info.DecoderPool.Created <= 2, "decoder pool within MaxSessions");
 
             // The state is cleared with the prompts and by SetImage: the next first click is unrefined.
-            seg.ClearPrompts();
-            Check(SameResult(seg.Click(105, 105), refA[0]), "after ClearPrompts the first click has nothing to refine");
-            seg.Click(130, 110);
-            seg.SetImage(bgr, w, h, 0, SegPixelFormat.Bgr24);
-            Check(SameResult(seg.Click(105, 105), refA[0]) && seg.Points.Count == 1, "after SetImage likewise");
+            annotator.ClearPrompts();
+            Check(SameResult(annotator.Click(105, 105), refA[0]), "after ClearPrompts the first click has nothing to refine");
+            annotator.Click(130, 110);
+            annotator.SetImage(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24));
+            Check(SameResult(annotator.Click(105, 105), refA[0]) && annotator.Points.Count == 1, "after SetImage likewise");
             // Another caller segments another picture of the same size: the stateful click still segments its own
             // image (it passes its copy; the cache now holds the other one, so the encoder runs again).
             var mirrored = new byte[bgr.Length];
             for (int y = 0; y < h; y++)
                 for (int x = 0; x < w; x++)
                     Buffer.BlockCopy(bgr, (y * w + x) * 3, mirrored, (y * w + (w - 1 - x)) * 3, 3);
-            seg.ClearPrompts();
-            var otherImage = seg.Segment(mirrored, w, h, 0, SegPixelFormat.Bgr24, new[] { new Sam2Point(50, 50, true) });
+            annotator.ClearPrompts();
+            var otherImage = seg.Segment(InputImage.FromPixels(mirrored, w, h, 0, PixelLayout.Bgr24), new[] { new Sam2Point(50, 50, true) });
             Check(!otherImage.EncoderReused, "the other picture was encoded (it replaced the cached embedding)");
-            var own = seg.Click(105, 105);
+            var own = annotator.Click(105, 105);
             Check(SameResult(own, refA[0]) && !own.EncoderReused, "a click after another caller's picture segments this segmenter's image");
-            Check(seg.Click(130, 110).EncoderReused, "and the next click uses the cache again");
-            seg.ClearPrompts();
-            seg.Click(105, 105);
+            Check(annotator.Click(130, 110).EncoderReused, "and the next click uses the cache again");
+            annotator.ClearPrompts();
+            annotator.Click(105, 105);
             // A refused click keeps the previous mask: the next click refines the last accepted result.
-            Throws<SegException>(() => seg.Click(-50, 10), "a click outside the image");
-            Check(SameResult(seg.Click(130, 110), refA[1]), "a refused click leaves the previous mask as it was");
+            Throws<SegrtException>(() => annotator.Click(-50, 10), "a click outside the image");
+            Check(SameResult(annotator.Click(130, 110), refA[1]), "a refused click leaves the previous mask as it was");
         }
     }
 }

@@ -15,6 +15,9 @@ static partial class SegrtTests
     static string Repo;
     static int Failures;
     static int Passed;
+    static int Skipped;
+    /// <summary>Runs only the tests whose names contain it (a developer's quick loop); unset in CI.</summary>
+    static readonly string Filter = Environment.GetEnvironmentVariable("SEGRT_TEST_FILTER");
 
     static int Main(string[] args)
     {
@@ -22,7 +25,7 @@ static partial class SegrtTests
         Console.WriteLine("CLR: " + (Type.GetType("Mono.Runtime") != null ? "Mono " : ".NET ") + Environment.Version + ", 64-bit process: " + Environment.Is64BitProcess);
 
         // Must run first: ONNX Runtime is not loaded yet in this process.
-        Test("a missing ONNX Runtime is a SegException listing the path, and a later call works", MissingRuntimeIsReported);
+        Test("a missing ONNX Runtime is a SegrtException listing the path, and a later call works", MissingRuntimeIsReported);
         Test("version and ABI", VersionAndAbi);
         Test("SegmenterOptions defaults are seg_options_default's", OptionsDefaultsMatchNative);
         Test("UNet on a 24bpp Bitmap with a padded stride matches ground truth", Unet24bppPaddedStride);
@@ -35,7 +38,7 @@ static partial class SegrtTests
         Test("SAM2 clicks, box and background point match the PyTorch reference", Sam2Fixtures);
         Test("SAM2 click lands where clicked on a 1920x1080 image (geometric oracle)", Sam2OracleCoordinates);
         Test("SegmentEverything on the oracle: 16 discs at the 4x4 grid points, labels, async, bad options", Sam2Everything);
-        Test("native errors surface as SegException with status and message", NativeErrors);
+        Test("native errors surface as SegrtException with status and message", NativeErrors);
         Test("argument mistakes are caught before crossing into native code", ArgumentErrors);
         Test("Log event: session created, provider fallback, failures", LogEvent);
         Test("Dispose twice, use after Dispose", DisposeRules);
@@ -43,15 +46,23 @@ static partial class SegrtTests
         Test("several threads on one segmenter give the single-thread masks", ThreadsShareOneSegmenter);
         RunBugTests();
         RunApiTests();
+        RunRuleTests();
+        RunImageTests();
         RunPoolTests();
         RunTrackTests();
 
+        if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));
         return Failures == 0 ? 0 : 1;
     }
 
     static void Test(string name, Action body)
     {
+        if (!string.IsNullOrEmpty(Filter) && name.IndexOf(Filter, StringComparison.OrdinalIgnoreCase) < 0)
+        {
+            Skipped++;
+            return;
+        }
         var clock = System.Diagnostics.Stopwatch.StartNew();
         try
         {
@@ -88,9 +99,9 @@ static partial class SegrtTests
         throw new Exception(what + ": expected " + typeof(T).Name + ", nothing was thrown");
     }
 
-    static SegException ThrowsSeg(SegStatus status, Action body, string what)
+    static SegrtException ThrowsSegrt(Status status, Action body, string what)
     {
-        var e = Throws<SegException>(body, what);
+        var e = Throws<SegrtException>(body, what);
         Check(e.Status == status, what + ": status " + e.Status + ", expected " + status + " (" + e.NativeMessage + ")");
         Check(!string.IsNullOrEmpty(e.NativeMessage) && e.Message.Contains(e.NativeMessage), what + ": native message carried");
         return e;
@@ -170,19 +181,19 @@ static partial class SegrtTests
     static void MissingRuntimeIsReported()
     {
         string missing = Path.Combine(Path.GetTempPath(), "segrt-no-such-dir", "libonnxruntime.so.1.31.1");
-        var e = ThrowsSeg(SegStatus.RuntimeNotFound, () => SegRuntime.Initialize(missing), "missing runtime");
+        var e = ThrowsSegrt(Status.RuntimeNotFound, () => SegrtLibrary.Initialize(missing), "missing runtime");
         Check(e.NativeMessage.Contains(missing), "message lists the path tried: " + e.NativeMessage);
-        ThrowsSeg(SegStatus.InvalidArgument, () => SegRuntime.Initialize("relative/libonnxruntime.so"), "relative path");
-        SegRuntime.Initialize(); // the default search (beside libsegrt.so) now succeeds
-        Check(SegRuntime.Version.Contains("ONNX Runtime 1.31"), SegRuntime.Version);
+        ThrowsSegrt(Status.InvalidArgument, () => SegrtLibrary.Initialize("relative/libonnxruntime.so"), "relative path");
+        SegrtLibrary.Initialize(); // the default search (beside libsegrt.so) now succeeds
+        Check(SegrtLibrary.Version.Contains("ONNX Runtime 1.31"), SegrtLibrary.Version);
     }
 
     static void VersionAndAbi()
     {
-        Console.WriteLine("      " + SegRuntime.Version);
-        Check(SegRuntime.Version.StartsWith("segrt "), "version text");
-        Check(SegRuntime.AbiVersion == 1, "ABI 1");
-        string providers = SegRuntime.ProbeProvidersJson();
+        Console.WriteLine("      " + SegrtLibrary.Version);
+        Check(SegrtLibrary.Version.StartsWith("segrt "), "version text");
+        Check(SegrtLibrary.AbiVersion == 1, "ABI 1");
+        string providers = SegrtLibrary.ProbeProvidersJson();
         Check(providers.Contains("\"CPUExecutionProvider\"") && providers.Contains("CUDA:0 could not be initialised"), "provider probe: " + providers);
     }
 
@@ -242,7 +253,7 @@ static partial class SegrtTests
     static void UnetTiled()
     {
         // 333x777 at full resolution in 256x256 tiles (2 x 4 with the default 64-pixel overlap).
-        var options = new SegmenterOptions { TileMode = TileMode.On };
+        var options = new SegmenterOptions { TileMode = TilingMode.On };
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx"), options))
         using (var bmp = Load(Model("samples/lesion_04.png")))
         {
@@ -250,12 +261,12 @@ static partial class SegrtTests
             double iou = IoU(r.Mask, LoadMask(Model("samples/lesion_04_gt.png")));
             Console.WriteLine(string.Format("      {0} tiles, IoU {1:F3}, {2:F1} ms", r.Tiles, iou, r.TotalMs));
             Check(r.Tiles == 8 && r.ModelWidth == 256 && r.Width == 333 && r.Height == 777, "8 tiles of 256x256, mask at the image's size");
-            // the demo model: 0.9498 (models/README.md, "Gray, colour and scale robustness"); scale-blind models 0.38-0.86
+            // the demo model: 0.9498 (models/README.md); scale-blind models 0.38-0.86
             Check(iou > 0.94, "tiled IoU with ground truth " + iou);
         }
-        var bad = new SegmenterOptions { TileMode = TileMode.On, TileBatch = 0 };
+        var bad = new SegmenterOptions { TileMode = TilingMode.On, TileBatch = 0 };
         try { using (new UnetSegmenter(Model("demo_unet.onnx"), bad)) { } Check(false, "TileBatch 0 accepted"); }
-        catch (SegException e) { Check(e.Status == SegStatus.InvalidArgument && e.Message.Contains("tile_batch"), "TileBatch 0 refused: " + e.Message); }
+        catch (SegrtException e) { Check(e.Status == Status.InvalidArgument && e.Message.Contains("tile_batch"), "TileBatch 0 refused: " + e.Message); }
     }
 
     static void UnetOtherLayoutsAgree()
@@ -267,22 +278,22 @@ static partial class SegrtTests
             int w = bmp24.Width, h = bmp24.Height;
             Check(Same(unet.Segment(bmp32).Mask, s_reference.Mask), "32bpp ARGB Bitmap");
             byte[] bgr = PackedBytes(bmp24, 3);
-            Check(Same(unet.Segment(bgr, w, h, 0, SegPixelFormat.Bgr24).Mask, s_reference.Mask), "packed byte[] BGR");
+            Check(Same(unet.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24)).Mask, s_reference.Mask), "packed byte[] BGR");
             // RGB order: swap B and R, tell segrt so.
             var rgb = (byte[])bgr.Clone();
             for (int i = 0; i < rgb.Length; i += 3) { byte t = rgb[i]; rgb[i] = rgb[i + 2]; rgb[i + 2] = t; }
-            Check(Same(unet.Segment(rgb, w, h, 0, SegPixelFormat.Rgb24).Mask, s_reference.Mask), "byte[] RGB");
+            Check(Same(unet.Segment(InputImage.FromPixels(rgb, w, h, 0, PixelLayout.Rgb24)).Mask, s_reference.Mask), "byte[] RGB");
             // Bottom-up buffer: the top row is stored last, stride negative.
             int row = w * 3;
             var bottomUp = new byte[bgr.Length];
             for (int y = 0; y < h; y++) Buffer.BlockCopy(bgr, y * row, bottomUp, (h - 1 - y) * row, row);
-            Check(Same(unet.Segment(bottomUp, w, h, -row, SegPixelFormat.Bgr24).Mask, s_reference.Mask), "bottom-up byte[]");
+            Check(Same(unet.Segment(InputImage.FromPixels(bottomUp, w, h, -row, PixelLayout.Bgr24)).Mask, s_reference.Mask), "bottom-up byte[]");
             // Unmanaged memory.
             IntPtr p = Marshal.AllocHGlobal(bgr.Length);
             try
             {
                 Marshal.Copy(bgr, 0, p, bgr.Length);
-                Check(Same(unet.Segment(p, w, h, row, SegPixelFormat.Bgr24).Mask, s_reference.Mask), "IntPtr");
+                Check(Same(unet.Segment(InputImage.FromPixels(p, w, h, row, PixelLayout.Bgr24)).Mask, s_reference.Mask), "IntPtr");
             }
             finally
             {
@@ -318,7 +329,7 @@ static partial class SegrtTests
             {
                 Check(StrideOf(bmp8) == 336, "8bpp rows padded to 336 bytes, got " + StrideOf(bmp8));
                 var fromBitmap = unet.Segment(bmp8);
-                var fromBytes = unet.Segment(gray, w, h, 0, SegPixelFormat.Gray8);
+                var fromBytes = unet.Segment(InputImage.FromPixels(gray, w, h, 0, PixelLayout.Gray8));
                 Check(Same(fromBitmap.Mask, fromBytes.Mask), "8bpp Bitmap == Gray8 bytes");
                 double iou = IoU(fromBitmap.Mask, LoadMask(Model("samples/lesion_04_gt.png")));
                 Console.WriteLine(string.Format("      gray model on the 8bpp Bitmap: IoU with ground truth {0:F3}", iou));
@@ -342,7 +353,7 @@ static partial class SegrtTests
             {
                 IntPtr top = pin.AddrOfPinnedObject() + (h - 1) * stride;
                 // What LockBits gives for such a bitmap on Windows GDI+: Scan0 = top row, Stride < 0.
-                Check(Same(unet.Segment(top, w, h, -stride, SegPixelFormat.Bgr24).Mask, s_reference.Mask), "Scan0 + negative Stride");
+                Check(Same(unet.Segment(InputImage.FromPixels(top, w, h, -stride, PixelLayout.Bgr24)).Mask, s_reference.Mask), "Scan0 + negative Stride");
                 using (var bottomUp = new Bitmap(w, h, -stride, PixelFormat.Format24bppRgb, top))
                 {
                     int seen = StrideOf(bottomUp);
@@ -416,7 +427,7 @@ static partial class SegrtTests
             using (var unet = UnetSegmenter.FromBytes(File.ReadAllBytes(path)))
                 Check(Same(unet.Segment(bmp).Mask, s_reference.Mask), "model from bytes");
         }
-        var e = ThrowsSeg(SegStatus.ModelNotFound, () => new UnetSegmenter(Path.Combine(dir, "不存在.onnx")), "missing file under a Chinese path");
+        var e = ThrowsSegrt(Status.ModelNotFound, () => new UnetSegmenter(Path.Combine(dir, "不存在.onnx")), "missing file under a Chinese path");
         Check(e.NativeMessage.Contains("不存在.onnx"), "the message names the file in its own script: " + e.NativeMessage);
         Directory.Delete(Path.Combine(Path.GetTempPath(), "segrt 测试"), true);
     }
@@ -428,30 +439,31 @@ static partial class SegrtTests
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")))
         using (var img = Load(Path.Combine(refs, "img0.png")))
         {
-            Throws<InvalidOperationException>(() => seg.Click(1, 1), "Click before SetImage");
-            double encoderMs = seg.SetImage(img);
+            var clicks = seg.CreateAnnotator();
+            Throws<InvalidOperationException>(() => clicks.Click(1, 1), "Click before SetImage");
+            double encoderMs = clicks.SetImage(img);
             Check(encoderMs > 0, "the first SetImage runs the encoder");
-            Check(seg.SetImage(img) == 0, "the same pixels again use the cache");
+            Check(clicks.SetImage(img) == 0, "the same pixels again use the cache");
 
-            var click = seg.Click(105, 105);
+            var click = clicks.Click(105, 105);
             double iou = IoU(click.Mask, LoadMask(Path.Combine(refs, "img0_point_mask.png")));
             Console.WriteLine(string.Format("      click IoU {0:F4}, score {1:F3}, decoder {2:F1} ms, encoder {3:F1} ms", iou, click.Score, click.DecoderMs, encoderMs));
             Check(iou > 0.99 && click.EncoderReused && click.Scores.Length == 3, "one click");
 
-            seg.Click(240, 140, foreground: false);
-            Check(seg.Points.Count == 2, "points accumulate");
-            Check(seg.Click(240, 140, false).Mask.Length == 320 * 240, "a repeated click is still a valid prompt");
-            seg.ClearPrompts();
-            seg.Click(105, 105);
-            var withNeg = seg.Click(240, 140, false);
+            clicks.Click(240, 140, foreground: false);
+            Check(clicks.Points.Count == 2, "points accumulate");
+            Check(clicks.Click(240, 140, false).Mask.Length == 320 * 240, "a repeated click is still a valid prompt");
+            clicks.ClearPrompts();
+            clicks.Click(105, 105);
+            var withNeg = clicks.Click(240, 140, false);
             double iouNeg = IoU(withNeg.Mask, LoadMask(Path.Combine(refs, "img0_point_neg_mask.png")));
             Check(iouNeg > 0.99, "foreground + background point IoU " + iouNeg);
 
-            seg.ClearPrompts();
-            var box = seg.Box(185, 75, 295, 205);
+            clicks.ClearPrompts();
+            var box = clicks.Box(185, 75, 295, 205);
             double iouBox = IoU(box.Mask, LoadMask(Path.Combine(refs, "img0_box_mask.png")));
             Check(iouBox > 0.99, "box IoU " + iouBox);
-            var boxPoint = seg.Click(240, 140);
+            var boxPoint = clicks.Click(240, 140);
             double iouBp = IoU(boxPoint.Mask, LoadMask(Path.Combine(refs, "img0_box_point_mask.png")));
             Console.WriteLine(string.Format("      IoU: background point {0:F4}, box {1:F4}, box + point {2:F4}", iouNeg, iouBox, iouBp));
             Check(iouBp > 0.99, "box + point IoU " + iouBp);
@@ -459,8 +471,8 @@ static partial class SegrtTests
             // Stateless call with the image: same answer.
             var again = seg.Segment(img, new[] { new Sam2Point(105, 105, true) });
             Check(Same(again.Mask, click.Mask), "Segment(image, points) == Click");
-            seg.ForgetImage();
-            Throws<InvalidOperationException>(() => seg.Click(1, 1), "Click after ForgetImage");
+            clicks.ForgetImage();
+            Throws<InvalidOperationException>(() => clicks.Click(1, 1), "Click after ForgetImage");
         }
     }
 
@@ -470,11 +482,12 @@ static partial class SegrtTests
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_oracle_encoder.onnx"), Path.Combine(sam, "sam2_oracle_decoder.onnx")))
         using (var img = new Bitmap(1920, 1080, PixelFormat.Format24bppRgb))
         {
-            seg.SetImage(img);
+            var clicks = seg.CreateAnnotator();
+            clicks.SetImage(img);
             foreach (var p in new[] { new PointF(1500, 300), new PointF(200, 900) })
             {
-                seg.ClearPrompts();
-                var r = seg.Click(p.X, p.Y);
+                clicks.ClearPrompts();
+                var r = clicks.Click(p.X, p.Y);
                 double sx = 0, sy = 0;
                 long n = 0;
                 for (int y = 0; y < r.Height; y++)
@@ -493,11 +506,15 @@ static partial class SegrtTests
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_oracle_encoder.onnx"), Path.Combine(sam, "sam2_oracle_decoder.onnx")))
         using (var img = new Bitmap(1024, 1024, PixelFormat.Format24bppRgb))
         {
-            Throws<InvalidOperationException>(() => seg.SegmentEverything(), "SegmentEverything before SetImage");
-            seg.SetImage(img);
+            var clicks = seg.CreateAnnotator();
+            Throws<InvalidOperationException>(() => clicks.SegmentEverything(), "SegmentEverything before SetImage");
+            clicks.SetImage(img);
             // the oracle's r=20 disc (predicted IoU 0.9, stability 0.819) at each of the 4x4 points
             var o = new EverythingOptions { PointsPerSide = 4, StabilityScoreThreshold = 0.8f };
-            var r = seg.SegmentEverything(o);
+            var r = clicks.SegmentEverything(o);
+            var direct = seg.SegmentEverything(img, o);
+            Check(direct.Labels.SequenceEqual(r.Labels) && direct.Objects.SequenceEqual(r.Objects) && direct.EncoderReused,
+                "SegmentEverything(image) on the same picture gives the annotator's objects, from the cached embedding");
             Console.WriteLine(string.Format("      {0} objects, {1} prompts in {2} runs, decoder {3:F1} ms", r.Objects.Count, r.Prompts, r.DecoderRuns, r.DecoderMs));
             Check(r.Objects.Count == 16 && r.Prompts == 16 && r.EncoderReused, "16 objects from the cached embedding");
             for (int k = 0; k < r.Objects.Count; k++)
@@ -509,39 +526,40 @@ static partial class SegrtTests
                 Check(r.Labels[(int)cy * 1024 + (int)cx] == ob.Id, "label at grid point " + k);
             }
             Check(r.Labels[0] == 0, "background is 0");
-            var async = seg.SegmentEverythingAsync(o).Result;
+            var async = clicks.SegmentEverythingAsync(o).Result;
             Check(async.Objects.Count == 16, "async gives the same objects");
             using (var overlay = r.ToOverlay(img))
                 Check(overlay.GetPixel(128, 128).ToArgb() != Color.Black.ToArgb() && overlay.GetPixel(2, 2).ToArgb() == Color.Black.ToArgb(), "overlay colours objects only");
-            ThrowsSeg(SegStatus.InvalidArgument, () => seg.SegmentEverything(new EverythingOptions { PointsPerSide = 0 }), "0 points per side");
-            ThrowsSeg(SegStatus.InvalidArgument, () => seg.SegmentEverything(new EverythingOptions { PredIouThreshold = float.NaN }), "NaN threshold");
+            ThrowsSegrt(Status.InvalidArgument, () => clicks.SegmentEverything(new EverythingOptions { PointsPerSide = 0 }), "0 points per side");
+            ThrowsSegrt(Status.InvalidArgument, () => clicks.SegmentEverything(new EverythingOptions { PredIouThreshold = float.NaN }), "NaN threshold");
         }
     }
 
     static void NativeErrors()
     {
-        var e = ThrowsSeg(SegStatus.ModelNotFound, () => new UnetSegmenter("/no/such/model.onnx"), "missing model");
+        var e = ThrowsSegrt(Status.ModelNotFound, () => new UnetSegmenter("/no/such/model.onnx"), "missing model");
         Check(e.NativeMessage.Contains("/no/such/model.onnx"), "names the file");
-        ThrowsSeg(SegStatus.ModelInvalid, () => UnetSegmenter.FromBytes(new byte[] { 1, 2, 3, 4, 5 }), "garbage bytes");
+        ThrowsSegrt(Status.ModelInvalid, () => UnetSegmenter.FromBytes(new byte[] { 1, 2, 3, 4, 5 }), "garbage bytes");
         string sam = Path.Combine(Repo, "models", "sam2");
-        ThrowsSeg(SegStatus.ModelUnsupported, () => new Sam2Segmenter(Model("demo_unet.onnx"), Model("demo_unet.onnx")), "a UNet given as SAM2");
-        ThrowsSeg(SegStatus.ModelUnsupported, () => new UnetSegmenter(Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")), "a SAM2 decoder given as UNet");
-        ThrowsSeg(SegStatus.InvalidArgument, () => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Threshold = 2f }), "threshold 2");
-        var cuda = ThrowsSeg(SegStatus.ProviderUnavailable, () => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Provider = ExecutionProvider.Cuda }), "CUDA required");
+        ThrowsSegrt(Status.ModelUnsupported, () => new Sam2Segmenter(Model("demo_unet.onnx"), Model("demo_unet.onnx")), "a UNet given as SAM2");
+        ThrowsSegrt(Status.ModelUnsupported, () => new UnetSegmenter(Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")), "a SAM2 decoder given as UNet");
+        ThrowsSegrt(Status.InvalidArgument, () => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Threshold = 2f }), "threshold 2");
+        var cuda = ThrowsSegrt(Status.ProviderUnavailable, () => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Provider = ExecutionProvider.Cuda }), "CUDA required");
         Check(cuda.NativeMessage.Contains("CUDA:0 could not be initialised"), cuda.NativeMessage);
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxPixels = 1000 }))
         using (var bmp = Load(Model("samples/lesion_06.png")))
         {
-            ThrowsSeg(SegStatus.ImageTooLarge, () => unet.Segment(bmp), "over MaxPixels");
+            ThrowsSegrt(Status.ImageTooLarge, () => unet.Segment(bmp), "over MaxPixels");
         }
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")))
         using (var img = Load(Path.Combine(sam, "reference", "img0.png")))
         {
-            seg.SetImage(img);
-            ThrowsSeg(SegStatus.InvalidArgument, () => seg.Click(float.NaN, 3), "NaN click");
-            ThrowsSeg(SegStatus.InvalidArgument, () => seg.Box(200, 10, 100, 50), "box with x2 < x1");
-            seg.ClearPrompts();
-            Check(seg.Click(105, 105).ForegroundPixels > 0, "the segmenter still works after errors");
+            var clicks = seg.CreateAnnotator();
+            clicks.SetImage(img);
+            ThrowsSegrt(Status.InvalidArgument, () => clicks.Click(float.NaN, 3), "NaN click");
+            ThrowsSegrt(Status.InvalidArgument, () => clicks.Box(200, 10, 100, 50), "box with x2 < x1");
+            clicks.ClearPrompts();
+            Check(clicks.Click(105, 105).ForegroundPixels > 0, "the segmenter still works after errors");
         }
     }
 
@@ -550,12 +568,12 @@ static partial class SegrtTests
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
         {
             Throws<ArgumentNullException>(() => unet.Segment((Bitmap)null), "null Bitmap");
-            Throws<ArgumentNullException>(() => unet.Segment((byte[])null, 4, 4, 0, SegPixelFormat.Bgr24), "null pixels");
-            Throws<ArgumentException>(() => unet.Segment(new byte[100], 10, 10, 20, SegPixelFormat.Bgr24), "stride smaller than a row");
-            Throws<ArgumentException>(() => unet.Segment(new byte[100], 10, 10, 0, SegPixelFormat.Bgr24), "buffer too small");
-            Throws<ArgumentOutOfRangeException>(() => unet.Segment(new byte[100], 0, 10, 0, SegPixelFormat.Gray8), "zero width");
-            Throws<ArgumentOutOfRangeException>(() => unet.Segment(new byte[100], 10, 10, 0, (SegPixelFormat)77), "unknown format");
-            Throws<ArgumentNullException>(() => unet.Segment(IntPtr.Zero, 10, 10, 0, SegPixelFormat.Gray8), "null pointer");
+            Throws<ArgumentNullException>(() => unet.Segment(InputImage.FromPixels((byte[])null, 4, 4, 0, PixelLayout.Bgr24)), "null pixels");
+            Throws<ArgumentException>(() => unet.Segment(InputImage.FromPixels(new byte[100], 10, 10, 20, PixelLayout.Bgr24)), "stride smaller than a row");
+            Throws<ArgumentException>(() => unet.Segment(InputImage.FromPixels(new byte[100], 10, 10, 0, PixelLayout.Bgr24)), "buffer too small");
+            Throws<ArgumentOutOfRangeException>(() => unet.Segment(InputImage.FromPixels(new byte[100], 0, 10, 0, PixelLayout.Gray8)), "zero width");
+            Throws<ArgumentOutOfRangeException>(() => unet.Segment(InputImage.FromPixels(new byte[100], 10, 10, 0, (PixelLayout)77)), "unknown format");
+            Throws<ArgumentNullException>(() => unet.Segment(InputImage.FromPixels(IntPtr.Zero, 10, 10, 0, PixelLayout.Gray8)), "null pointer");
         }
         Throws<ArgumentNullException>(() => new UnetSegmenter(null), "null model path");
         Throws<ArgumentException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Mean = new float[2] }), "Mean with 2 values");
@@ -567,11 +585,11 @@ static partial class SegrtTests
 
     static void LogEvent()
     {
-        var seen = new List<SegLogEventArgs>();
-        EventHandler<SegLogEventArgs> handler = (s, e) => { lock (seen) seen.Add(e); };
-        EventHandler<SegLogEventArgs> thrower = (s, e) => { throw new InvalidOperationException("a buggy handler"); };
-        SegRuntime.Log += handler;
-        SegRuntime.Log += thrower; // must not take the process down
+        var seen = new List<LogEventArgs>();
+        EventHandler<LogEventArgs> handler = (s, e) => { lock (seen) seen.Add(e); };
+        EventHandler<LogEventArgs> thrower = (s, e) => { throw new InvalidOperationException("a buggy handler"); };
+        SegrtLibrary.Log += handler;
+        SegrtLibrary.Log += thrower; // must not take the process down
         try
         {
             using (var unet = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Provider = ExecutionProvider.Cuda, ProviderPolicy = ProviderPolicy.Fallback }))
@@ -581,12 +599,12 @@ static partial class SegrtTests
                 Check(unet.SessionInfo.Provider.Requested == "CUDA:0", "requested provider in the typed info");
                 Check(unet.SessionInfoJson.Contains("CUDA:0 could not be initialised"), "fallback reason in the session info");
             }
-            Throws<SegException>(() => new UnetSegmenter("/no/such/model.onnx"), "missing model");
+            Throws<SegrtException>(() => new UnetSegmenter("/no/such/model.onnx"), "missing model");
         }
         finally
         {
-            SegRuntime.Log -= thrower;
-            SegRuntime.Log -= handler;
+            SegrtLibrary.Log -= thrower;
+            SegrtLibrary.Log -= handler;
         }
         lock (seen)
         {
@@ -595,7 +613,7 @@ static partial class SegrtTests
             Check(seen.Any(e => e.Level == LogLevel.Info && e.Message.Contains("session")), "session created");
             Check(seen.Any(e => e.Level == LogLevel.Error && e.Message.Contains("/no/such/model.onnx")), "failure");
             int before = seen.Count;
-            Throws<SegException>(() => new UnetSegmenter("/no/such/model.onnx"), "after unsubscribing");
+            Throws<SegrtException>(() => new UnetSegmenter("/no/such/model.onnx"), "after unsubscribing");
             Check(seen.Count == before, "nothing arrives after unsubscribing");
         }
     }
@@ -613,17 +631,22 @@ static partial class SegrtTests
         Throws<ObjectDisposedException>(() => { var s = unet.SessionInfo; }, "typed info after Dispose");
         string sam = Path.Combine(Repo, "models", "sam2");
         var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"));
+        var clicks = seg.CreateAnnotator();
         seg.Dispose();
         seg.Dispose();
         using (var img = Load(Path.Combine(sam, "reference", "img0.png")))
-            Throws<ObjectDisposedException>(() => seg.SetImage(img), "SetImage after Dispose");
+        {
+            Throws<ObjectDisposedException>(() => clicks.SetImage(img), "an annotator's SetImage after its segmenter's Dispose");
+            Throws<ObjectDisposedException>(() => seg.Segment(img, new[] { new Sam2Point(1, 1, true) }), "Segment after Dispose");
+        }
+        Throws<ObjectDisposedException>(() => seg.CreateAnnotator(), "CreateAnnotator after Dispose");
     }
 
     static void FinalizerFrees()
     {
-        // A known Mono crash: a log callback alive while finalizers free sessions. Subscribe on purpose.
-        EventHandler<SegLogEventArgs> handler = (s, e) => { };
-        SegRuntime.Log += handler;
+        // The FFI-NOTES crash: a log callback alive while finalizers free sessions. Subscribe on purpose.
+        EventHandler<LogEventArgs> handler = (s, e) => { };
+        SegrtLibrary.Log += handler;
         byte[] model = File.ReadAllBytes(Model("demo_unet.onnx"));
         string sam = Path.Combine(Repo, "models", "sam2");
         for (int i = 0; i < 24; i++)
@@ -637,7 +660,7 @@ static partial class SegrtTests
             GC.Collect();
             GC.WaitForPendingFinalizers();
         }
-        SegRuntime.Log -= handler;
+        SegrtLibrary.Log -= handler;
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
         using (var bmp = Load(Model("samples/lesion_04.png")))
             Check(Same(unet.Segment(bmp).Mask, s_reference.Mask), "a new segmenter works after the finalizers ran");
@@ -659,7 +682,7 @@ static partial class SegrtTests
                     for (int i = 0; i < 6; i++)
                     {
                         int k = (t + i) % images.Length;
-                        var r = unet.Segment(inputs[k], images[k].Width, images[k].Height, 0, SegPixelFormat.Bgr24);
+                        var r = unet.Segment(InputImage.FromPixels(inputs[k], images[k].Width, images[k].Height, 0, PixelLayout.Bgr24));
                         Interlocked.Increment(ref runs);
                         if (!Same(r.Mask, expected[k])) Interlocked.Increment(ref mismatches);
                     }

@@ -238,7 +238,7 @@ static partial class SegrtTests
                 Check(a0.Objects.Count == 1 && a0.Objects[0].ObjectId == 1 && a0.Objects[0].Area > 0, "the click gives a mask");
                 // Nothing prompted on a tracker: Next says why.
                 using (var empty = model.CreateTracker())
-                    ThrowsSeg(SegStatus.InvalidArgument, () => empty.Next(frames[0]), "Next before any prompt");
+                    ThrowsSegrt(Status.InvalidArgument, () => empty.Next(frames[0]), "Next before any prompt");
                 // A cancelled token: the call never starts, no frame is added.
                 using (var cts = new CancellationTokenSource())
                 {
@@ -253,8 +253,8 @@ static partial class SegrtTests
                     var a = sync.Next(frames[i]);
                     TrackedFrame b;
                     if (i % 3 == 0) b = mixed.NextAsync(frames[i]).Result;
-                    else if (i % 3 == 1) b = mixed.Next(PackedBytes(frames[i], 3), 320, 240, 0, SegPixelFormat.Bgr24);
-                    else b = mixed.NextAsync(PackedBytes(frames[i], 3), 320, 240, 0, SegPixelFormat.Bgr24).Result;
+                    else if (i % 3 == 1) b = mixed.Next(InputImage.FromPixels(PackedBytes(frames[i], 3), 320, 240, 0, PixelLayout.Bgr24));
+                    else b = mixed.NextAsync(InputImage.FromPixels(PackedBytes(frames[i], 3), 320, 240, 0, PixelLayout.Bgr24)).Result;
                     Check(a.Frame == i, "Next gives frame " + i + ", got " + a.Frame);
                     CheckRecords(a, "frame " + i);
                     SameFrames(a, b, "frame " + i);
@@ -266,7 +266,7 @@ static partial class SegrtTests
                 }
                 var s = mixed.State;
                 Check(s.Objects == 1 && s.Frames == 14 && s.HeldFrames == 2 && s.KeepFrames == 2 && s.TrackingStarted, "state: 14 frames, 2 held");
-                ThrowsSeg(SegStatus.InvalidArgument, () => mixed.TrackFrame(3), "a frame no longer held");
+                ThrowsSegrt(Status.InvalidArgument, () => mixed.TrackFrame(3), "a frame no longer held");
                 // Reset: as new; the same stream again gives the same masks.
                 mixed.Reset();
                 s = mixed.State;
@@ -376,27 +376,27 @@ static partial class SegrtTests
             using (var model = VideoModel())
             using (var t = model.CreateTracker())
             {
-                ThrowsSeg(SegStatus.InvalidArgument, () => t.TrackFrame(0), "TrackFrame before any frame");
+                ThrowsSegrt(Status.InvalidArgument, () => t.TrackFrame(0), "TrackFrame before any frame");
                 Throws<ArgumentNullException>(() => t.AddFrame((Bitmap)null), "null Bitmap");
                 Throws<ArgumentException>(() => t.AddPrompt(0, 1, null, null), "a prompt with neither points nor box");
                 Throws<ArgumentException>(() => t.AddPoints(0, 1), "AddPoints with no point");
                 StartStream(t, frames[0]);
                 using (var small = new Bitmap(160, 120, System.Drawing.Imaging.PixelFormat.Format24bppRgb))
                 {
-                    var e = ThrowsSeg(SegStatus.InvalidArgument, () => t.AddFrame(small), "AddFrame of another size");
+                    var e = ThrowsSegrt(Status.InvalidArgument, () => t.AddFrame(small), "AddFrame of another size");
                     Check(e.NativeMessage.Contains("160") && e.NativeMessage.Contains("320"), "the message names both sizes: " + e.NativeMessage);
-                    ThrowsSeg(SegStatus.InvalidArgument, () => t.Next(small), "Next with a frame of another size");
+                    ThrowsSegrt(Status.InvalidArgument, () => t.Next(small), "Next with a frame of another size");
                 }
                 Check(t.State.Frames == 1, "refused frames were not added");
-                var ex = Throws<SegException>(() => t.AddPoints(5, 1, new Sam2Point(10, 10, true)), "a prompt on a frame never added");
-                Check(ex.Status == SegStatus.InvalidArgument, "frame never added: " + ex.Status + " " + ex.NativeMessage);
-                Throws<SegException>(() => t.AddPoints(0, 1, new Sam2Point(float.NaN, 10, true)), "a NaN click");
+                var ex = Throws<SegrtException>(() => t.AddPoints(5, 1, new Sam2Point(10, 10, true)), "a prompt on a frame never added");
+                Check(ex.Status == Status.InvalidArgument, "frame never added: " + ex.Status + " " + ex.NativeMessage);
+                Throws<SegrtException>(() => t.AddPoints(0, 1, new Sam2Point(float.NaN, 10, true)), "a NaN click");
                 var f = t.Next(frames[1]);
                 Check(f.Frame == 1, "a good frame after the refused ones");
-                ThrowsSeg(SegStatus.InvalidArgument, () => t.AddPoints(1, 2, new Sam2Point(250, 50, true)), "a new object after tracking started");
+                ThrowsSegrt(Status.InvalidArgument, () => t.AddPoints(1, 2, new Sam2Point(250, 50, true)), "a new object after tracking started");
                 Check(t.State.Objects == 1, "the refused object was not added");
             }
-            ThrowsSeg(SegStatus.ModelNotFound, () => new Sam2VideoModel(Path.Combine(Repo, "no-such-video-dir")), "a missing model folder");
+            ThrowsSegrt(Status.ModelNotFound, () => new Sam2VideoModel(Path.Combine(Repo, "no-such-video-dir")), "a missing model folder");
             Throws<ArgumentNullException>(() => new Sam2VideoModel(null), "null folder");
         }
         finally
@@ -455,7 +455,7 @@ static partial class SegrtTests
                     {
                         for (int j = 0; j < perThread; j++)
                         {
-                            var f = t.Next(pixels[1 + k * perThread + j], 320, 240, 0, SegPixelFormat.Bgr24);
+                            var f = t.Next(InputImage.FromPixels(pixels[1 + k * perThread + j], 320, 240, 0, PixelLayout.Bgr24));
                             CheckRecords(f, "thread " + k);
                             lock (got) got.Add(f.Frame);
                         }
@@ -493,10 +493,10 @@ static partial class SegrtTests
                     using (var t = model.CreateTracker(new TrackerOptions { KeepFrames = 2 }))
                     {
                         var list = new List<TrackedFrame>();
-                        t.AddFrame(pixels[0], 320, 240, 0, SegPixelFormat.Bgr24);
+                        t.AddFrame(InputImage.FromPixels(pixels[0], 320, 240, 0, PixelLayout.Bgr24));
                         list.Add(t.AddPoints(0, 1, new Sam2Point(60, 100, true)));
                         list.Add(t.AddBox(0, 7, new RectangleF(200, 20, 100, 70)));
-                        for (int i = 1; i < 6; i++) list.Add(t.Next(pixels[i], 320, 240, 0, SegPixelFormat.Bgr24));
+                        for (int i = 1; i < 6; i++) list.Add(t.Next(InputImage.FromPixels(pixels[i], 320, 240, 0, PixelLayout.Bgr24)));
                         return list;
                     }
                 };

@@ -106,13 +106,16 @@ grep -q "error : segrt: " "$app/x86.log" || { cat "$app/x86.log"; exit 1; }
 echo "NuGet console consumer: x86 refused: $(grep -o 'error : segrt: .\{0,80\}' "$app/x86.log" | head -n 1)..."
 
 # 2. The WinForms sample from the package (its own overlay code is unsafe, hence AllowUnsafeBlocks), run
-#    through its self-test under Xvfb.
-cp "$repo/dotnet-sample/SegrtDemo.cs" "$work/"
-project WinForms SegrtDemo WinExe "<AllowUnsafeBlocks>true</AllowUnsafeBlocks>" '<Reference Include="System.Windows.Forms" />' \
-  '<Compile Include="..\SegrtDemo.cs" />'
+#    through its self-test (tests/csharp/sample/, built against the SegrtDemo.exe made here) under Xvfb.
+mkdir -p "$work/sample" && cp "$repo"/dotnet-sample/*.cs "$work/sample/"
+project WinForms SegrtDemo WinExe "<AllowUnsafeBlocks>true</AllowUnsafeBlocks><LangVersion>7.2</LangVersion>" '<Reference Include="System.Windows.Forms" />' \
+  '<Compile Include="..\sample\*.cs" />'
 demo="$work/WinForms"
 (cd "$demo" && xbuild /nologo /v:minimal SegrtDemo.csproj) > "$demo/build.log" 2>&1 || { cat "$demo/build.log"; exit 1; }
 test -f "$demo/bin/libsegrt.so" && test -f "$demo/bin/Segrt.Net.dll"
+mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+ -langversion:7.2 -r:System.dll -r:System.Core.dll -r:System.Drawing.dll \
+  -r:System.Windows.Forms.dll -r:"$demo/bin/Segrt.Net.dll" -r:"$demo/bin/SegrtDemo.exe" -target:exe \
+  -out:"$demo/bin/SegrtDemo.SelfTest.exe" "$repo/tests/csharp/sample/SampleSelfTest.cs"
 mkdir -p "$demo/bin/models/sam2"
 cp "$repo/models/demo_unet.onnx" "$demo/bin/models/"
 cp "$repo"/models/sam2/sam2_tiny_samexporter_*.onnx "$demo/bin/models/sam2/"
@@ -120,7 +123,7 @@ cp -r "$repo/models/samples" "$demo/bin/models/"
 mkdir -p "$demo/bin/models/sam2/video/reference"
 cp "$repo"/models/sam2/video/*.onnx "$repo/models/sam2/video/video_metadata.json" "$demo/bin/models/sam2/video/"
 cp -r "$repo/models/sam2/video/reference/frames" "$demo/bin/models/sam2/video/reference/"
-(cd / && timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$demo/bin/SegrtDemo.exe" --selftest "$work/nuget-winforms.png")
+(cd / && timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$demo/bin/SegrtDemo.SelfTest.exe" "$work/nuget-winforms.png")
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms.png" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-track.png" sam2

@@ -2,8 +2,9 @@
 # The .NET part on a real CLR: builds the wrapper (Segrt.Net.csproj -> Segrt.Net.dll), its tests, a consumer
 # program and the WinForms sample with Mono's C# compiler against the .NET Framework 4.6.1 reference
 # assemblies, puts libsegrt.so and ONNX Runtime beside the .exe files (as a Windows app has segrt.dll and
-# onnxruntime.dll), runs the tests and the consumer, then runs the sample's self-test under Xvfb and checks
-# its screenshots, and finally tests the Segrt.Net NuGet package as a user consumes it.
+# onnxruntime.dll), runs the tests and the consumer, then runs the sample's self-test (tests/csharp/sample/,
+# built against SegrtDemo.exe) under Xvfb and checks its screenshots, and finally tests the Segrt.Net NuGet
+# package as a user consumes it. SEGRT_TEST_FILTER=text runs only the wrapper tests whose names contain it.
 # Needs: mono-devel, xvfb, xauth (see .ci/run); target/<profile>/libsegrt.so; .onnxruntime/; .venv (numpy, pillow).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -11,6 +12,10 @@ profile="${SEGRT_PROFILE:-debug}"
 out="$repo/tests/csharp/build"
 python="$repo/.venv/bin/python"
 rm -rf "$out" && mkdir -p "$out"
+
+# The wrapper's sources as its project compiles them (Segrt.Net.csproj: *.cs and */*.cs, without bin/ and obj/).
+mapfile -t wrapper_files < <(cd "$repo/bindings/csharp" && find . -maxdepth 2 -name '*.cs' -not -path './bin/*' -not -path './obj/*' | sort)
+wrapper_sources=("${wrapper_files[@]/#./$repo/bindings/csharp}")
 
 cp "$repo/target/$profile/libsegrt.so" "$out/"
 cp "$repo"/.onnxruntime/libonnxruntime.so.* "$out/"
@@ -23,7 +28,8 @@ xbuild_lib "$repo/bindings/csharp" "$out/lib" > "$out/xbuild-lib.log" 2>&1 || { 
 test -f "$out/lib/Segrt.Net.dll" && test -f "$out/lib/Segrt.Net.xml"
 # ... and an undocumented public member fails that build (the check itself can fail).
 undocumented="$out/undocumented"
-mkdir -p "$undocumented" && cp "$repo"/bindings/csharp/*.cs "$repo/bindings/csharp/Segrt.Net.csproj" "$undocumented/"
+mkdir -p "$undocumented" && cp "$repo/bindings/csharp/Segrt.Net.csproj" "$undocumented/"
+(cd "$repo/bindings/csharp" && for f in "${wrapper_files[@]}"; do cp --parents "$f" "$undocumented/"; done)
 echo 'namespace Segrt { public static class Undocumented { public static int Member; } }' > "$undocumented/Undocumented.cs"
 if xbuild_lib "$undocumented" "$undocumented/bin" > "$out/xbuild-undocumented.log" 2>&1; then
     echo "an undocumented public member should fail the Segrt.Net build (CS1591)"; exit 1
@@ -33,15 +39,19 @@ echo "Segrt.Net.csproj: builds with warnings as errors; an undocumented public m
 cp "$out/lib/Segrt.Net.dll" "$out/lib/Segrt.Net.xml" "$out/"
 
 # What a .NET Framework 4.6.1 x64 project gets; plain mcs would accept APIs 4.6.1 lacks.
-MCS=(mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+
+MCS=(mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+ -langversion:7.2
      -r:System.dll -r:System.Core.dll -r:System.Drawing.dll)
 # 2. The tests compile the wrapper sources in, to reach internals (the native options struct, raw handles).
-"${MCS[@]}" -unsafe+ -r:System.Xml.dll -r:System.Runtime.Serialization.dll -target:exe -out:"$out/SegrtTests.exe" \
-    "$repo"/bindings/csharp/*.cs "$repo"/tests/csharp/*.cs
+"${MCS[@]}" -unsafe+ -r:System.Xml.dll -r:System.Runtime.Serialization.dll -r:System.Windows.Forms.dll -target:exe -out:"$out/SegrtTests.exe" \
+    "${wrapper_sources[@]}" "$repo"/tests/csharp/*.cs
 # 3. Programs reference Segrt.Net.dll, as an application would. The consumer is compiled without -unsafe:
 #    Segrt.Net needs no AllowUnsafeBlocks in the projects using it.
 "${MCS[@]}" -target:exe -r:"$out/Segrt.Net.dll" -out:"$out/Consumer.exe" "$repo/tests/csharp/consumer/Program.cs"
-"${MCS[@]}" -unsafe+ -target:winexe -r:System.Windows.Forms.dll -r:"$out/Segrt.Net.dll" -out:"$out/SegrtDemo.exe" "$repo/dotnet-sample/SegrtDemo.cs"
+"${MCS[@]}" -unsafe+ -target:winexe -r:System.Windows.Forms.dll -r:"$out/Segrt.Net.dll" -out:"$out/SegrtDemo.exe" "$repo"/dotnet-sample/*.cs
+# The sample's self-test drives its form from outside: built against SegrtDemo.exe, beside it.
+selftest_build() { "${MCS[@]}" -target:exe -r:System.Windows.Forms.dll -r:"$1/Segrt.Net.dll" -r:"$1/SegrtDemo.exe" \
+    -out:"$1/SegrtDemo.SelfTest.exe" "$repo/tests/csharp/sample/SampleSelfTest.cs"; }
+selftest_build "$out"
 
 cd /tmp   # any working directory: DllImport must find libsegrt.so beside the .exe
 mono --debug "$out/SegrtTests.exe" "$repo"
@@ -54,7 +64,7 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # through the Timer and NextAsync; --check-tracking: the first frame's mask is the official SAM2 video
 # predictor's for that click, every frame is shown in order, the last mask is a direct tracker's.
 shot="$out/selftest.png"
-timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.exe" --selftest "$shot" \
+timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.SelfTest.exe" "$shot" \
     --sam2-encoder "$repo/models/sam2/sam2_oracle_encoder.onnx" \
     --sam2-decoder "$repo/models/sam2/sam2_oracle_decoder.onnx" --check-click-centroid \
     --video-model "$repo/models/sam2/video" --frames "$repo/models/sam2/video/reference/frames" --check-tracking
@@ -70,7 +80,8 @@ deployed="$out/xbuild/bin"
     || { cat "$out/xbuild.log"; exit 1; }
 test -f "$deployed/models/demo_unet.onnx" && test -f "$deployed/models/sam2/video/video_metadata.json"
 cp "$out/libsegrt.so" "$out"/libonnxruntime.so.* "$deployed/"
-timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$deployed/SegrtDemo.exe" --selftest "$out/deployed.png" --check-tracking
+selftest_build "$deployed"
+timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$deployed/SegrtDemo.SelfTest.exe" "$out/deployed.png" --check-tracking
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed.png" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-track.png" sam2

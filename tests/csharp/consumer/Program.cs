@@ -19,7 +19,7 @@ static class Program
             using (var image = new Bitmap(args[0]))
             using (var truth = new Bitmap(args[1]))
             {
-                Console.WriteLine(SegRuntime.Version); // after the first segmenter: names the ONNX Runtime loaded
+                Console.WriteLine(SegrtLibrary.Version); // after the first segmenter: names the ONNX Runtime loaded
                 UnetResult first = unet.SegmentAsync(image, false, CancellationToken.None).Result;
                 var mask = new byte[first.Width * first.Height];
                 UnetResult again = unet.Segment(image, mask);

@@ -1,0 +1,513 @@
+using System;
+using System.Drawing;
+using System.Drawing.Imaging;
+using System.IO;
+using System.Threading.Tasks;
+using System.Windows.Forms;
+using Segrt;
+
+namespace SegrtDemo
+{
+    /// <summary>
+    /// The sample's window: opens an image, runs a UNet on it, or segments what you click with SAM2 (a
+    /// <see cref="Sam2Annotator"/>: left click "this object", right click "not this", drag a box), colours every
+    /// object ("Segment everything"), and plays a folder of frames tracked from one click (<see cref="FramePlayer"/>).
+    /// Long work (loading models, the SAM2 encoder, tracking) runs off the UI thread; results are drawn as an overlay
+    /// composed with LockBits (never GetPixel).
+    /// </summary>
+    public sealed class MainForm : Form
+    {
+        /// <summary>What the image view is for: the combo box's entries, in order.</summary>
+        internal enum Mode { Unet, Sam2, Track }
+
+        readonly PictureBox _picture = new PictureBox { Dock = DockStyle.Fill, SizeMode = PictureBoxSizeMode.Zoom, BackColor = Color.FromArgb(40, 40, 40) };
+        readonly ToolStripStatusLabel _status = new ToolStripStatusLabel { Spring = true, TextAlign = ContentAlignment.MiddleLeft };
+        readonly ToolStripStatusLabel _provider = new ToolStripStatusLabel();
+        readonly ToolStripStatusLabel _frameStatus = new ToolStripStatusLabel();   // tracking: the frame shown and its times
+        readonly ToolStripComboBox _modeBox = new ToolStripComboBox { DropDownStyle = ComboBoxStyle.DropDownList };
+        readonly ToolStrip _tools = new ToolStrip();
+        readonly FramePlayer _player;
+
+        Bitmap _image;             // 24bpp copy of the opened picture (or the frame shown)
+        byte[] _mask;              // last mask, image size
+        ushort[] _labels;          // last "Segment everything" labels, image size (0 = background)
+        Color _maskColor;
+        Mode _mode = Mode.Unet;
+        string _unetPath, _encoderPath, _decoderPath;
+        UnetSegmenter _unet;
+        Sam2Segmenter _sam2;
+        Sam2Annotator _annotator;  // the clicks on the image shown, on _sam2
+        Point? _dragStart;
+        Point _dragNow;
+        bool _busy;
+
+        /// <summary>What "Segment everything" uses (SAM2's automatic mask generator defaults).</summary>
+        internal EverythingOptions EverythingOptions = new EverythingOptions();
+
+        /// <summary>The UI's work in flight (the self-test awaits it).</summary>
+        internal Task Pending = Task.FromResult(0);
+
+        /// <summary>The mask overlay colours (the self-test's screenshot check looks for them).</summary>
+        public static readonly Color UnetColor = Color.FromArgb(255, 40, 40);
+
+        /// <summary>The SAM2 and tracking overlay colour.</summary>
+        public static readonly Color Sam2Color = Color.FromArgb(40, 160, 255);
+
+        /// <summary>The window, with the models of <paramref name="modelsDir"/> as defaults.</summary>
+        public MainForm(string modelsDir)
+        {
+            Text = "segrt demo";
+            ClientSize = new Size(1000, 700);
+            _unetPath = Path.Combine(modelsDir, "demo_unet.onnx");
+            _encoderPath = Path.Combine(modelsDir, "sam2", "sam2_tiny_samexporter_encoder.onnx");
+            _decoderPath = Path.Combine(modelsDir, "sam2", "sam2_tiny_samexporter_decoder.onnx");
+            _player = new FramePlayer(Path.Combine(modelsDir, "sam2", "video"));
+            _player.FrameShown += ShowTracked;
+            _player.PlayEnded += summary => { _status.Text = "Click to track again."; _frameStatus.Text = summary; };
+            _player.StatusChanged += text => _status.Text = text;
+            _player.ProviderChanged += provider => _provider.Text = "Provider: " + provider;
+
+            _modeBox.Items.AddRange(new object[] { "UNet", "SAM2 (click / drag a box)", "Track frames (one click)" });
+            _modeBox.SelectedIndex = 0;
+            _modeBox.SelectedIndexChanged += (s, e) => ApplyMode((Mode)_modeBox.SelectedIndex);
+            _tools.Items.Add(new ToolStripButton("Open image...", null, (s, e) => { var f = Ask("Images|*.png;*.jpg;*.jpeg;*.bmp;*.tif;*.tiff"); if (f != null) Track(OpenImageAsync(f)); }));
+            _tools.Items.Add(new ToolStripButton("Track frames...", null, (s, e) => { var d = AskFolder("A folder of frames (sorted by name; all of one size)"); if (d != null) Track(OpenFramesAsync(d)); }));
+            _tools.Items.Add(new ToolStripButton("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
+            _tools.Items.Add(new ToolStripButton("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
+            _tools.Items.Add(new ToolStripSeparator());
+            _tools.Items.Add(_modeBox);
+            _tools.Items.Add(new ToolStripButton("Run UNet", null, (s, e) => Track(RunUnetAsync())));
+            _tools.Items.Add(new ToolStripButton("Segment everything", null, (s, e) => Track(SegmentEverythingAsync())));
+            _tools.Items.Add(new ToolStripButton("Reset", null, (s, e) => ResetPrompts()));
+            _tools.Items.Add(new ToolStripButton("Stop", null, (s, e) => { _player.Stop(); _status.Text = "Stopped."; }));
+            _tools.Items.Add(new ToolStripButton("Video model...", null, (s, e) => { var d = AskFolder("The SAM2 video model folder (video_metadata.json + 4 .onnx)"); if (d != null) UseVideoModel(d); }));
+
+            var statusStrip = new StatusStrip();
+            statusStrip.Items.Add(_status);
+            statusStrip.Items.Add(_frameStatus);
+            statusStrip.Items.Add(_provider);
+            Controls.Add(_picture);
+            Controls.Add(_tools);
+            Controls.Add(statusStrip);
+
+            _picture.MouseDown += OnPictureMouseDown;
+            _picture.MouseMove += (s, e) => { if (_dragStart.HasValue) { _dragNow = e.Location; _picture.Invalidate(); } };
+            _picture.MouseUp += OnPictureMouseUp;
+            _picture.Paint += OnPicturePaint;
+            SegrtLibrary.Log += OnSegrtLog;
+            FormClosed += (s, e) => { SegrtLibrary.Log -= OnSegrtLog; _player.Dispose(); DisposeModels(); };
+            _status.Text = "Open an image. segrt: " + SafeVersion();
+        }
+
+        /// <summary>The frame player of "Track frames..." (the self-test reads what it showed).</summary>
+        internal FramePlayer Player { get { return _player; } }
+
+        internal ushort[] LastLabels { get { return _labels; } }
+        internal byte[] LastMask { get { return _mask; } }
+        internal Size ImageSize { get { return _image == null ? Size.Empty : _image.Size; } }
+        internal PictureBox Picture { get { return _picture; } }
+
+        static string SafeVersion()
+        {
+            try { return SegrtLibrary.Version; }
+            catch (Exception e) { return e.Message; }
+        }
+
+        // segrt's diagnostics arrive on the thread that made the call: marshal to the UI thread.
+        void OnSegrtLog(object sender, LogEventArgs e)
+        {
+            if (e.Level == Segrt.LogLevel.Info || !IsHandleCreated) return;
+            BeginInvoke((Action)(() => _status.Text = e.Level + ": " + e.Message));
+        }
+
+        string Ask(string filter)
+        {
+            using (var d = new OpenFileDialog { Filter = filter })
+                return d.ShowDialog(this) == DialogResult.OK ? d.FileName : null;
+        }
+
+        string AskFolder(string description)
+        {
+            using (var d = new FolderBrowserDialog { Description = description, ShowNewFolderButton = false })
+                return d.ShowDialog(this) == DialogResult.OK ? d.SelectedPath : null;
+        }
+
+        internal void UseVideoModel(string dir)
+        {
+            _player.UseModel(dir);
+        }
+
+        void PickSam2()
+        {
+            var enc = Ask("SAM2 image encoder|*.onnx");
+            if (enc == null) return;
+            var dec = Ask("SAM2 prompt decoder|*.onnx");
+            if (dec == null) return;
+            _encoderPath = enc;
+            _decoderPath = dec;
+            DisposeModels();
+        }
+
+        internal void UseSam2Models(string encoder, string decoder)
+        {
+            _encoderPath = encoder;
+            _decoderPath = decoder;
+            DisposeSam2();
+        }
+
+        void DisposeSam2()
+        {
+            if (_sam2 != null) { _sam2.Dispose(); _sam2 = null; }
+            _annotator = null;
+        }
+
+        void DisposeModels()
+        {
+            if (_unet != null) { _unet.Dispose(); _unet = null; }
+            DisposeSam2();
+            _player.ReleaseModel();
+        }
+
+        /// <summary>Runs UI work, reporting any failure in the status bar (and to the self-test).</summary>
+        void Track(Task task)
+        {
+            Pending = task;
+            task.ContinueWith(t => _status.Text = "Error: " + t.Exception.GetBaseException().Message,
+                System.Threading.CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.FromCurrentSynchronizationContext());
+        }
+
+        internal async Task OpenImageAsync(string path)
+        {
+            Bitmap loaded = await Task.Run(() => ImageFiles.Load24(path));
+            if (_image != null) _image.Dispose();
+            _image = loaded;
+            _mask = null;
+            _labels = null;
+            if (_annotator != null) _annotator.ClearPrompts();
+            Redraw();
+            _status.Text = string.Format("{0} ({1} x {2})", Path.GetFileName(path), _image.Width, _image.Height);
+            if (_mode == Mode.Sam2) await PrepareSam2Async();
+        }
+
+        /// <summary>What choosing a mode in the combo box does (the combo box raises ApplyMode).</summary>
+        internal void SetMode(Mode mode)
+        {
+            if (_modeBox.SelectedIndex != (int)mode) _modeBox.SelectedIndex = (int)mode;
+            else ApplyMode(mode);
+        }
+
+        void ApplyMode(Mode mode)
+        {
+            if (_mode == Mode.Track && mode != Mode.Track) _player.Stop();
+            if (mode != Mode.Track) _frameStatus.Text = "";
+            _mode = mode;
+            _mask = null;
+            _labels = null;
+            Redraw();
+            if (mode == Mode.Sam2) Track(PrepareSam2Async());
+            if (mode == Mode.Track && _player.Frames == null) _status.Text = "Track frames...: pick a folder of frames, then click the object on the first one.";
+        }
+
+        internal async Task RunUnetAsync()
+        {
+            if (_image == null || _busy) return;
+            _busy = true;
+            try
+            {
+                if (_unet == null)
+                {
+                    _status.Text = "Loading " + Path.GetFileName(_unetPath) + "...";
+                    string path = _unetPath;
+                    _unet = await Task.Run(() => new UnetSegmenter(path));
+                }
+                Bitmap image = _image;
+                UnetSegmenter unet = _unet;
+                UnetResult r = await unet.SegmentAsync(image);
+                _mask = r.Mask;
+                _labels = null;
+                _maskColor = UnetColor;
+                Redraw();
+                _status.Text = string.Format("UNet {0}x{1} at {2}x{3}: pre-processing {4:F1} ms | inference {5:F1} ms | post-processing {6:F1} ms | {7} foreground pixels",
+                    r.Width, r.Height, r.ModelWidth, r.ModelHeight, r.PreprocessMs, r.InferenceMs, r.PostprocessMs, r.ForegroundPixels);
+                _provider.Text = "Provider: " + unet.ProviderInUse;
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>Loads the SAM2 pair if needed and encodes the image, both on a worker thread.</summary>
+        internal async Task PrepareSam2Async()
+        {
+            if (_image == null || _busy) return;
+            _busy = true;
+            try
+            {
+                if (_sam2 == null)
+                {
+                    _status.Text = "Loading SAM2...";
+                    string enc = _encoderPath, dec = _decoderPath;
+                    _sam2 = await Task.Run(() => new Sam2Segmenter(enc, dec));
+                    _annotator = _sam2.CreateAnnotator();
+                }
+                _status.Text = "Encoding the image...";
+                Bitmap image = _image;
+                Sam2Annotator annotator = _annotator;
+                double ms = await annotator.SetImageAsync(image);
+                _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
+                _provider.Text = "Provider: " + _sam2.ProviderInUse;
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        void OnPictureMouseDown(object sender, MouseEventArgs e)
+        {
+            if ((_mode == Mode.Sam2 || _mode == Mode.Track) && _image != null) { _dragStart = e.Location; _dragNow = e.Location; }
+        }
+
+        void OnPictureMouseUp(object sender, MouseEventArgs e)
+        {
+            if (!_dragStart.HasValue) return;
+            Point start = _dragStart.Value;
+            _dragStart = null;
+            if (_mode == Mode.Track)
+            {
+                // One left click on the first frame starts the play (a click during a play starts it again).
+                var at = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
+                if (at.HasValue && e.Button == MouseButtons.Left && !_busy && _player.Frames != null) Track(StartTrackingAsync(at.Value));
+                _picture.Invalidate();
+                return;
+            }
+            if (_annotator == null || _busy || _annotator.ImageSize.Width == 0) return;
+            var a = ZoomMapping.ToImage(start, _picture.ClientSize, _image.Size);
+            var b = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
+            bool isDrag = Math.Abs(e.X - start.X) + Math.Abs(e.Y - start.Y) > 6;
+            if (isDrag && a.HasValue && b.HasValue && e.Button == MouseButtons.Left)
+            {
+                float x1 = Math.Min(a.Value.X, b.Value.X), y1 = Math.Min(a.Value.Y, b.Value.Y);
+                float x2 = Math.Max(a.Value.X, b.Value.X), y2 = Math.Max(a.Value.Y, b.Value.Y);
+                Track(RunSam2Async(s => s.Box(x1, y1, x2, y2)));
+            }
+            else if (!isDrag && b.HasValue)
+            {
+                PointF p = b.Value;
+                bool foreground = e.Button != MouseButtons.Right;
+                Track(RunSam2Async(s => s.Click(p.X, p.Y, foreground)));
+            }
+            _picture.Invalidate();
+        }
+
+        async Task RunSam2Async(Func<Sam2Annotator, Sam2Result> prompt)
+        {
+            _busy = true;
+            try
+            {
+                Sam2Annotator annotator = _annotator;
+                Sam2Result r = await Task.Run(() => prompt(annotator));
+                _mask = r.Mask;
+                _labels = null;
+                _maskColor = Sam2Color;
+                Redraw();
+                _status.Text = string.Format("SAM2: decoder {0:F1} ms | post-processing {1:F1} ms | encoder {2} | predicted IoU {3:F3} | {4} points{5}",
+                    r.DecoderMs, r.PostprocessMs, r.EncoderReused ? "cached" : r.EncoderMs.ToString("F0") + " ms", r.Score,
+                    annotator.Points.Count, annotator.CurrentBox.HasValue ? " + box" : "");
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>"Segment everything": loads and encodes for SAM2 if needed, then colours every object found.</summary>
+        internal async Task SegmentEverythingAsync()
+        {
+            if (_image == null || _busy) return;
+            if (_annotator == null || _annotator.ImageSize != _image.Size) await PrepareSam2Async();
+            if (_annotator == null || _busy) return;
+            _busy = true;
+            try
+            {
+                _status.Text = "Segmenting everything...";
+                Sam2Annotator annotator = _annotator;
+                EverythingResult r = await annotator.SegmentEverythingAsync(EverythingOptions);
+                _mask = null;
+                _labels = r.Labels;
+                Redraw();
+                _status.Text = string.Format("Segment everything: {0} objects | {1} prompts in {2} decoder runs, {3:F0} ms | post-processing {4:F0} ms | encoder {5}",
+                    r.Objects.Count, r.Prompts, r.DecoderRuns, r.DecoderMs, r.PostprocessMs, r.EncoderReused ? "cached" : r.EncoderMs.ToString("F0") + " ms");
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>"Track frames...": lists the folder's pictures (sorted by name) and shows the first one for the click.</summary>
+        internal async Task OpenFramesAsync(string folder)
+        {
+            string[] files = ImageFiles.InFolder(folder);
+            if (files.Length == 0)
+            {
+                _player.Stop();
+                _status.Text = "No pictures in " + folder;
+                return;
+            }
+            _player.Open(files);
+            SetMode(Mode.Track);
+            await OpenImageAsync(files[0]);
+            _status.Text = string.Format("{0} frames in {1} ({2} x {3}). Click the object to track on the first frame.",
+                files.Length, Path.GetFileName(folder), _image.Width, _image.Height);
+        }
+
+        /// <summary>A click in Track mode: on the first frame it starts the play; on a later frame it goes back to the first one.</summary>
+        async Task StartTrackingAsync(PointF click)
+        {
+            _busy = true;
+            try
+            {
+                if (!_player.AtFirstFrame)
+                {
+                    _player.Rewind();
+                    string firstPath = _player.Frames[0];
+                    Bitmap first = await Task.Run(() => ImageFiles.Load24(firstPath));
+                    _image.Dispose();
+                    _image = first;
+                    _mask = null;
+                    Redraw();
+                    _status.Text = "Back at the first frame: click the object to track.";
+                    return;
+                }
+                await _player.StartAsync(_image, click);
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>A tracked frame from the player: its picture replaces the one shown (none for the first frame), its mask is drawn.</summary>
+        void ShowTracked(TrackedFrame f, Bitmap frame, string text)
+        {
+            if (frame != null)
+            {
+                _image.Dispose();
+                _image = frame;
+            }
+            _mask = f.MaskOf(FramePlayer.TrackedObjectId);
+            _labels = null;
+            _maskColor = Sam2Color;
+            Redraw();
+            TrackedObject? o = f.ObjectOf(FramePlayer.TrackedObjectId);
+            _frameStatus.Text = text + (o.HasValue ? string.Format(" | object: {0}, {1} px, score {2:F2}", o.Value.Present ? "present" : "hidden", o.Value.Area, o.Value.Score) : "");
+        }
+
+        void ResetPrompts()
+        {
+            if (_annotator != null) _annotator.ClearPrompts();
+            _mask = null;
+            _labels = null;
+            Redraw();
+        }
+
+        /// <summary>Image + translucent mask, composed with LockBits in one pass (never GetPixel).</summary>
+        unsafe void Redraw()
+        {
+            if (_image == null) return;
+            int w = _image.Width, h = _image.Height;
+            var composed = new Bitmap(w, h, PixelFormat.Format24bppRgb);
+            var src = _image.LockBits(new Rectangle(0, 0, w, h), ImageLockMode.ReadOnly, PixelFormat.Format24bppRgb);
+            var dst = composed.LockBits(new Rectangle(0, 0, w, h), ImageLockMode.WriteOnly, PixelFormat.Format24bppRgb);
+            try
+            {
+                byte cb = _maskColor.B, cg = _maskColor.G, cr = _maskColor.R;
+                for (int y = 0; y < h; y++)
+                {
+                    byte* s = (byte*)src.Scan0 + (long)y * src.Stride;
+                    byte* d = (byte*)dst.Scan0 + (long)y * dst.Stride;
+                    for (int x = 0; x < w; x++, s += 3, d += 3)
+                    {
+                        int label = _labels != null ? _labels[y * w + x] : 0;
+                        if (label != 0)
+                        {
+                            Color c = EverythingResult.ColorOf(label);
+                            d[0] = (byte)((s[0] + c.B) / 2);
+                            d[1] = (byte)((s[1] + c.G) / 2);
+                            d[2] = (byte)((s[2] + c.R) / 2);
+                        }
+                        else if (_mask != null && _mask[y * w + x] != 0)
+                        {
+                            d[0] = (byte)((s[0] + 3 * cb) / 4);
+                            d[1] = (byte)((s[1] + 3 * cg) / 4);
+                            d[2] = (byte)((s[2] + 3 * cr) / 4);
+                        }
+                        else
+                        {
+                            d[0] = s[0]; d[1] = s[1]; d[2] = s[2];
+                        }
+                    }
+                }
+            }
+            finally
+            {
+                _image.UnlockBits(src);
+                composed.UnlockBits(dst);
+            }
+            if (_mode == Mode.Sam2 && _annotator != null) DrawPrompts(composed);
+            var old = _picture.Image;
+            _picture.Image = composed;
+            if (old != null) old.Dispose();
+        }
+
+        void DrawPrompts(Bitmap target)
+        {
+            using (var g = Graphics.FromImage(target))
+            {
+                float r = Math.Max(3f, target.Width / 150f);
+                if (_annotator.CurrentBox.HasValue)
+                {
+                    var box = _annotator.CurrentBox.Value;
+                    using (var pen = new Pen(Color.Yellow, r / 2))
+                        g.DrawRectangle(pen, box.X, box.Y, box.Width, box.Height);
+                }
+                foreach (var p in _annotator.Points)
+                    using (var brush = new SolidBrush(p.Foreground ? Color.LimeGreen : Color.OrangeRed))
+                        g.FillEllipse(brush, p.X - r, p.Y - r, 2 * r, 2 * r);
+            }
+        }
+
+        void OnPicturePaint(object sender, PaintEventArgs e)
+        {
+            if (!_dragStart.HasValue) return;
+            var a = _dragStart.Value;
+            using (var pen = new Pen(Color.Yellow) { DashStyle = System.Drawing.Drawing2D.DashStyle.Dash })
+                e.Graphics.DrawRectangle(pen, Math.Min(a.X, _dragNow.X), Math.Min(a.Y, _dragNow.Y), Math.Abs(_dragNow.X - a.X), Math.Abs(_dragNow.Y - a.Y));
+        }
+
+        /// <summary>Feeds a mouse click through the same handlers a real click goes through.</summary>
+        internal void SimulateClick(Point controlPoint, MouseButtons button)
+        {
+            OnPictureMouseDown(_picture, new MouseEventArgs(button, 1, controlPoint.X, controlPoint.Y, 0));
+            OnPictureMouseUp(_picture, new MouseEventArgs(button, 1, controlPoint.X, controlPoint.Y, 0));
+        }
+
+        /// <summary>A screenshot of this window as it is on screen (falls back to DrawToBitmap).</summary>
+        internal Bitmap Screenshot()
+        {
+            var shot = new Bitmap(Width, Height, PixelFormat.Format24bppRgb);
+            try
+            {
+                using (var g = Graphics.FromImage(shot))
+                    g.CopyFromScreen(Location, Point.Empty, Size);
+            }
+            catch (Exception)
+            {
+                DrawToBitmap(shot, new Rectangle(0, 0, Width, Height));
+            }
+            return shot;
+        }
+    }
+}

@@ -1,0 +1,41 @@
+// segrt WinForms sample: an "upper computer" style window that runs a UNet on an image, or segments the object
+// you click with SAM2, or tracks it through a folder of frames. Shows how to use the wrapper from a UI: long work
+// (model loading, the SAM2 encoder, tracking) on worker threads, results drawn as an overlay without GetPixel,
+// clicks mapped from a zoomed PictureBox to image pixels.
+//
+//   MainForm.cs     the window: UNet, SAM2 clicks and boxes, "Segment everything", drawing
+//   FramePlayer.cs  "Track frames...": one click on the first frame, a Timer feeding NextAsync
+//   ZoomMapping.cs  PictureBox (Zoom) coordinates <-> image pixels
+//   ImageFiles.cs   pictures on disk
+// Its self-test (tests/csharp/sample/) drives this window through the same code paths.
+using System;
+using System.IO;
+using System.Runtime.CompilerServices;
+using System.Windows.Forms;
+
+[assembly: InternalsVisibleTo("SegrtDemo.SelfTest")]
+
+namespace SegrtDemo
+{
+    static class Program
+    {
+        /// <summary>The models folder: beside the exe (deployed) or in the repository above it.</summary>
+        internal static string FindModels()
+        {
+            for (var dir = new DirectoryInfo(AppDomain.CurrentDomain.BaseDirectory); dir != null; dir = dir.Parent)
+            {
+                string candidate = Path.Combine(dir.FullName, "models");
+                if (File.Exists(Path.Combine(candidate, "demo_unet.onnx"))) return candidate;
+            }
+            return Path.Combine(AppDomain.CurrentDomain.BaseDirectory, "models");
+        }
+
+        [STAThread]
+        static void Main()
+        {
+            Application.EnableVisualStyles();
+            Application.SetCompatibleTextRenderingDefault(false);
+            Application.Run(new MainForm(FindModels()));
+        }
+    }
+}

@@ -1,0 +1,239 @@
+// The WinForms sample's self-test: drives dotnet-sample's MainForm through the same code paths a user's clicks
+// take, then checks what it showed. Built against SegrtDemo.exe (whose internals it may use) and run from the
+// sample's own output folder, so the sample as built and deployed is what is tested.
+//
+//   SegrtDemo.SelfTest.exe shot.png [--image PATH] [--sam2-encoder PATH --sam2-decoder PATH] [--check-click-centroid]
+//                          [--video-model DIR] [--frames DIR] [--check-tracking]
+//
+// Bundled image + UNet ("Run UNet"), SAM2 mode and one left click through the mouse handlers on the zoomed
+// PictureBox, "Segment everything", then "Track frames...": the clip's folder, one click through the mouse handlers,
+// the play through the Timer and NextAsync to the last frame. Screenshots: shot-unet.png, shot.png,
+// shot-everything.png, shot-track.png. Exit 0 when every check passed.
+using System;
+using System.Drawing;
+using System.Drawing.Imaging;
+using System.IO;
+using System.Linq;
+using System.Threading.Tasks;
+using System.Windows.Forms;
+using Segrt;
+using SegrtDemo;
+
+static class SampleSelfTest
+{
+    [STAThread]
+    static int Main(string[] args)
+    {
+        if (args.Length == 0 || args[0].StartsWith("--"))
+        {
+            Console.Error.WriteLine("usage: SegrtDemo.SelfTest.exe shot.png [options]: see the top of tests/csharp/sample/SampleSelfTest.cs");
+            return 2;
+        }
+        Application.EnableVisualStyles();
+        Application.SetCompatibleTextRenderingDefault(false);
+        string models = Program.FindModels();
+        string shot = Path.GetFullPath(args[0]);
+        var form = new MainForm(models);
+        int exitCode = 1;
+        form.Shown += async (s, e) =>
+        {
+            try
+            {
+                await Run(form, models, shot, args);
+                exitCode = 0;
+            }
+            catch (Exception ex)
+            {
+                Console.Error.WriteLine("selftest FAILED: " + ex);
+            }
+            form.Close();
+        };
+        Application.Run(form);
+        return exitCode;
+    }
+
+    static string Option(string[] args, string name, string fallback)
+    {
+        int i = Array.IndexOf(args, name);
+        return i >= 0 && i + 1 < args.Length ? args[i + 1] : fallback;
+    }
+
+    static async Task Run(MainForm form, string models, string shot, string[] args)
+    {
+        string image = Option(args, "--image", Path.Combine(models, "samples", "lesion_01.png"));
+        await form.OpenImageAsync(image);
+
+        // UNet through the "Run UNet" button's code.
+        await form.RunUnetAsync();
+        Expect(form.LastMask != null, "UNet produced a mask");
+        await Settle(form);
+        SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-unet.png");
+
+        // SAM2 mode (same code as picking it in the combo box), then a left click at a known image point.
+        string encoder = Option(args, "--sam2-encoder", null), decoder = Option(args, "--sam2-decoder", null);
+        if (encoder != null) form.UseSam2Models(encoder, decoder);
+        form.SetMode(MainForm.Mode.Sam2);
+        await form.Pending;
+        var target = new PointF(form.ImageSize.Width * 0.62f, form.ImageSize.Height * 0.40f);
+        Point control = ZoomMapping.ToControl(target, form.Picture.ClientSize, form.ImageSize);
+        form.SimulateClick(control, MouseButtons.Left);
+        await form.Pending;
+        Expect(form.LastMask != null, "SAM2 produced a mask");
+        PointF centroid = Centroid(form.LastMask, form.ImageSize.Width);
+        Console.WriteLine(string.Format("selftest: clicked image point ({0:F1}, {1:F1}) through control point ({2}, {3}) of a {4}x{5} PictureBox; mask centroid ({6:F1}, {7:F1})",
+            target.X, target.Y, control.X, control.Y, form.Picture.ClientSize.Width, form.Picture.ClientSize.Height, centroid.X, centroid.Y));
+        if (Array.IndexOf(args, "--check-click-centroid") >= 0)
+        {
+            // One control pixel covers 1/scale image pixels: the click can't be placed closer than that.
+            float scale = Math.Min((float)form.Picture.ClientSize.Width / form.ImageSize.Width, (float)form.Picture.ClientSize.Height / form.ImageSize.Height);
+            double error = Math.Sqrt(Math.Pow(centroid.X - target.X, 2) + Math.Pow(centroid.Y - target.Y, 2));
+            Expect(error <= 1.0 / scale + 1.0, "mask centroid within a control pixel of the clicked point (error " + error.ToString("F2") + " px)");
+        }
+        await Settle(form);
+        SaveScreenshot(form, shot);
+
+        // "Segment everything" through the button's code; with the oracle pair every 4x4 grid point gives
+        // its disc (stability 0.819, so the threshold is lowered to 0.8 for the oracle).
+        if (Array.IndexOf(args, "--check-click-centroid") >= 0)
+            form.EverythingOptions = new EverythingOptions { PointsPerSide = 4, StabilityScoreThreshold = 0.8f };
+        await form.SegmentEverythingAsync();
+        Expect(form.LastLabels != null, "Segment everything produced labels");
+        var ids = new System.Collections.Generic.HashSet<int>();
+        foreach (ushort l in form.LastLabels) if (l != 0) ids.Add(l);
+        Console.WriteLine("selftest: segment everything coloured " + ids.Count + " objects");
+        if (Array.IndexOf(args, "--check-click-centroid") >= 0) Expect(ids.Count == 16, "16 oracle discs coloured, not " + ids.Count);
+        await Settle(form);
+        SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-everything.png");
+
+        await TrackFrames(form, models, shot, args);
+    }
+
+    /// <summary>
+    /// "Track frames...": the clip's folder, one click through the mouse handlers on the first frame, the play
+    /// through the Timer and NextAsync to the last frame. Checks every frame was shown once and in order, and
+    /// that the last mask is what a tracker fed the same frames directly gives (so the UI fed them all, in
+    /// order); with --check-tracking also that the first frame's mask is the official SAM2 video predictor's
+    /// for that click (reference/event0_obj1_mask.png, >= 99.5 % identical pixels).
+    /// </summary>
+    static async Task TrackFrames(MainForm form, string models, string shot, string[] args)
+    {
+        string videoModel = Option(args, "--video-model", Path.Combine(models, "sam2", "video"));
+        string frames = Option(args, "--frames", Path.Combine(videoModel, "reference", "frames"));
+        bool check = Array.IndexOf(args, "--check-tracking") >= 0;
+        if (!Directory.Exists(frames) || !File.Exists(Path.Combine(videoModel, "video_metadata.json")))
+        {
+            Expect(!check, "the video model and frames are there: " + videoModel + ", " + frames);
+            Console.WriteLine("selftest: no SAM2 video model or frames beside the sample; tracking skipped");
+            return;
+        }
+        form.UseVideoModel(videoModel);
+        await form.OpenFramesAsync(frames);
+        Size size = form.ImageSize;
+        // The reference clip's first click is at (60, 100) of 320 x 240: the same place on any frame size.
+        var target = new PointF(size.Width * 60f / 320f, size.Height * 100f / 240f);
+        Point control = ZoomMapping.ToControl(target, form.Picture.ClientSize, size);
+        form.SimulateClick(control, MouseButtons.Left);
+        await form.Pending;
+        FramePlayer player = form.Player;
+        Expect(player.FirstTracked != null, "the click on the first frame gave a mask");
+        int shown = await player.PlayDone;
+        string[] files = Directory.GetFiles(frames).Where(f => f.EndsWith(".png", StringComparison.OrdinalIgnoreCase))
+            .OrderBy(f => f, StringComparer.Ordinal).ToArray();
+        var expectedOrder = Enumerable.Range(0, files.Length).Select(i => (long)i).ToArray();
+        Expect(shown == files.Length && player.ShownFrames.SequenceEqual(expectedOrder),
+            "every frame shown once, in order: " + string.Join(",", player.ShownFrames));
+        byte[] first = player.FirstTracked.MaskOf(FramePlayer.TrackedObjectId), last = player.LastTracked.MaskOf(FramePlayer.TrackedObjectId);
+        Console.WriteLine(string.Format("selftest: tracked {0} frames from a click at ({1:F1}, {2:F1}); object area {3} px on the first frame, {4} px on the last",
+            shown, target.X, target.Y, Area(first), Area(last)));
+
+        // The same frames fed directly to a tracker with the sample's options give the same last mask.
+        using (var model = new Sam2VideoModel(videoModel))
+        using (var direct = model.CreateTracker(new TrackerOptions { NumFrames = files.Length }))
+        {
+            TrackedFrame f = await Task.Run(() =>
+            {
+                using (var b = new Bitmap(files[0])) direct.AddFrame(b);
+                var clicked = direct.AddPoints(0, FramePlayer.TrackedObjectId, new Sam2Point(player.FirstClick.X, player.FirstClick.Y, true));
+                for (int i = 1; i < files.Length; i++)
+                    using (var b = new Bitmap(files[i])) clicked = direct.Next(b);
+                return clicked;
+            });
+            byte[] want = f.MaskOf(FramePlayer.TrackedObjectId);
+            Expect(want.SequenceEqual(last), "the last frame's mask is the direct tracker's (" + Area(want) + " px there, " + Area(last) + " px shown)");
+        }
+        if (check)
+        {
+            string reference = Path.Combine(Path.GetDirectoryName(Path.GetFullPath(frames).TrimEnd(Path.DirectorySeparatorChar)), "event0_obj1_mask.png");
+            byte[] refMask = GrayMask(reference);
+            long same = 0;
+            for (int i = 0; i < first.Length; i++) if ((first[i] != 0) == (refMask[i] != 0)) same++;
+            double pct = 100.0 * same / first.Length;
+            Console.WriteLine(string.Format("selftest: first-frame mask {0:F3} % identical to the official predictor's ({1} px there)", pct, Area(refMask)));
+            Expect(pct >= 99.5, "first-frame mask matches the official predictor's (" + pct.ToString("F3") + " %)");
+            Expect(Area(last) > 0, "the object is still tracked on the last frame");
+        }
+        await Settle(form);
+        SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-track.png");
+    }
+
+    static long Area(byte[] mask)
+    {
+        long n = 0;
+        foreach (byte v in mask) if (v != 0) n++;
+        return n;
+    }
+
+    /// <summary>A gray PNG mask as bytes (LockBits on a 24bpp copy; never GetPixel).</summary>
+    static byte[] GrayMask(string path)
+    {
+        using (var file = new Bitmap(path))
+        using (var b = new Bitmap(file.Width, file.Height, PixelFormat.Format24bppRgb))
+        {
+            using (var g = Graphics.FromImage(b)) g.DrawImage(file, new Rectangle(0, 0, file.Width, file.Height));
+            var data = b.LockBits(new Rectangle(0, 0, b.Width, b.Height), ImageLockMode.ReadOnly, PixelFormat.Format24bppRgb);
+            try
+            {
+                var row = new byte[data.Stride];
+                var mask = new byte[b.Width * b.Height];
+                for (int y = 0; y < b.Height; y++)
+                {
+                    System.Runtime.InteropServices.Marshal.Copy(data.Scan0 + y * data.Stride, row, 0, data.Stride);
+                    for (int x = 0; x < b.Width; x++) mask[y * b.Width + x] = row[3 * x + 1] > 127 ? (byte)255 : (byte)0;
+                }
+                return mask;
+            }
+            finally
+            {
+                b.UnlockBits(data);
+            }
+        }
+    }
+
+    static PointF Centroid(byte[] mask, int width)
+    {
+        double sx = 0, sy = 0;
+        long n = 0;
+        for (int i = 0; i < mask.Length; i++)
+            if (mask[i] != 0) { sx += i % width + 0.5; sy += i / width + 0.5; n++; }
+        return n == 0 ? new PointF(float.NaN, float.NaN) : new PointF((float)(sx / n), (float)(sy / n));
+    }
+
+    static async Task Settle(MainForm form)
+    {
+        form.Refresh();
+        await Task.Delay(300);
+        Application.DoEvents();
+    }
+
+    static void SaveScreenshot(MainForm form, string path)
+    {
+        using (var shot = form.Screenshot())
+            shot.Save(path, ImageFormat.Png);
+        Console.WriteLine("selftest: screenshot " + path);
+    }
+
+    static void Expect(bool ok, string what)
+    {
+        if (!ok) throw new Exception("selftest check failed: " + what);
+    }
+}
