@@ -644,7 +644,7 @@ static partial class SegrtTests
 
     static void FinalizerFrees()
     {
-        // The FFI-NOTES crash: a log callback alive while finalizers free sessions. Subscribe on purpose.
+        // A log callback alive while finalizers free sessions once crashed Mono. Subscribe on purpose.
         EventHandler<LogEventArgs> handler = (s, e) => { };
         SegrtLibrary.Log += handler;
         byte[] model = File.ReadAllBytes(Model("demo_unet.onnx"));
