@@ -5,7 +5,17 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// The error for `bytes` that could not be had for `what`.
 pub fn out_of_memory(bytes: u64, what: &str) -> Error {
-    Error::new(ErrorKind::OutOfMemory, format!("cannot allocate {} MiB ({bytes} bytes) for {what}", bytes >> 20))
+    Error::new(ErrorKind::OutOfMemory, format!("cannot allocate {} for {what}", size_text(bytes)))
+}
+
+/// A size for a message: bytes below 1 MiB (so a small budget never reads "0 MiB"), else MiB
+/// with the exact byte count.
+pub fn size_text(bytes: u64) -> String {
+    if bytes < 1 << 20 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{} MiB ({bytes} bytes)", bytes >> 20)
+    }
 }
 
 /// `vec![value; len]`, or `OutOfMemory` instead of an abort.

@@ -306,6 +306,11 @@ impl Options {
             if dir.as_os_str().is_empty() {
                 return Err(Error::invalid("cache folder (cache_dir) is empty"));
             }
+            // One rule with ort_path: what segrt writes, or loads code from, is never resolved
+            // against the working directory, which a host does not always control.
+            if !dir.is_absolute() {
+                return Err(Error::invalid(format!("cache folder (cache_dir) '{}' is relative: give an absolute path", dir.display())));
+            }
         }
         Ok(())
     }
@@ -335,6 +340,7 @@ mod tests {
             (Options { max_memory_bytes: 0, ..Options::default() }, "max_memory_bytes"),
             (Options { output_name: Some(String::new()), ..Options::default() }, "output_name"),
             (Options { cache: CacheMode::Dir(PathBuf::new()), ..Options::default() }, "cache_dir"),
+            (Options { cache: CacheMode::Dir("segrt-cache".into()), ..Options::default() }, "cache_dir"),
         ];
         for (options, field) in cases {
             let e = options.validate().unwrap_err();

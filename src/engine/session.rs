@@ -28,11 +28,19 @@ pub fn read_model_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
         let what = if meta.is_dir() { "a folder" } else { "not a regular file (a device, pipe or socket)" };
         return Err(Error::new(ErrorKind::ModelNotFound, format!("cannot read model file '{}': it is {what}", path.display())));
     }
+    if meta.len() == 0 {
+        // Files the kernel makes up (/proc, /sys) report 0 bytes whatever they hold: name both cases.
+        return Err(Error::new(
+            ErrorKind::ModelInvalid,
+            format!("model file '{}' is empty, or not a regular file with a known size (0 bytes reported)", path.display()),
+        ));
+    }
     check_model_size(meta.len(), max_bytes).map_err(|e| e.context(format!("model file '{}'", path.display())))?;
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(meta.len() as usize).map_err(|_| alloc::out_of_memory(meta.len(), "the model file"))?;
-    // The file may grow between the size check and the read: read one byte past the bound at most.
-    std::fs::File::open(path).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(unreadable)?;
+    // The file may grow between the size check and the read: read one byte past the bound at most
+    // (saturating: max_model_bytes may be u64::MAX).
+    std::fs::File::open(path).and_then(|f| f.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)).map_err(unreadable)?;
     check_model_size(bytes.len() as u64, max_bytes).map_err(|e| e.context(format!("model file '{}'", path.display())))?;
     Ok(bytes)
 }

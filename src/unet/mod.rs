@@ -319,14 +319,14 @@ impl UnetSegmenter {
         if total <= self.options.max_memory_bytes {
             return Ok(());
         }
-        let list: Vec<String> = parts.iter().filter(|(_, b)| *b > 0).map(|(what, b)| format!("{what} {} MiB", b >> 20)).collect();
+        let list: Vec<String> = parts.iter().filter(|(_, b)| *b > 0).map(|(what, b)| format!("{what} {}", alloc::size_text(*b))).collect();
         Err(Error::new(
             ErrorKind::OutOfMemory,
             format!(
-                "this call needs {} MiB ({total} bytes: {}), more than the max_memory_bytes budget of {} MiB; raise it, or use tiling for large images",
-                total >> 20,
+                "this call needs {} ({}), more than the max_memory_bytes budget of {}; raise it, or use tiling for large images",
+                alloc::size_text(total),
                 list.join(", "),
-                self.options.max_memory_bytes >> 20
+                alloc::size_text(self.options.max_memory_bytes)
             ),
         ))
     }

@@ -117,7 +117,9 @@ impl CacheArgs {
     pub fn mode(&self) -> segrt::options::CacheMode {
         use segrt::options::CacheMode;
         match (&self.cache_dir, self.cache) {
-            (Some(dir), _) => CacheMode::Dir(dir.clone()),
+            // The library takes absolute folders only; on the command line a relative one means
+            // the working directory, as for every other path.
+            (Some(dir), _) => CacheMode::Dir(std::path::absolute(dir).unwrap_or_else(|_| dir.clone())),
             (None, true) => CacheMode::BesideModel,
             (None, false) => CacheMode::Off,
         }
