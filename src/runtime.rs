@@ -216,15 +216,54 @@ fn register_shared_cpu_arena(environment: &ort::environment::Environment) -> std
 }
 
 /// ONNX Runtime's own log lines (warnings and errors) go to segrt's log sink, never to the host's
-/// stderr. ONNX Runtime may log from its own threads: the sink then runs there.
+/// stderr, at the level they mean for a segrt host (`ort_log_level`); a warning repeated word for
+/// word (a model's shape-inference notes come once per run) is passed on once. ONNX Runtime may log
+/// from its own threads: the sink then runs there.
 fn forward_log(level: ort::logging::LogLevel, category: &str, _id: &str, location: &str, message: &str) {
-    use ort::logging::LogLevel as Ort;
-    let level = match level {
-        Ort::Fatal | Ort::Error => crate::log::LogLevel::Error,
-        Ort::Warning => crate::log::LogLevel::Warn,
-        Ort::Info | Ort::Verbose => return, // session traces: not for a host's log
-    };
+    let Some(level) = ort_log_level(level, message) else { return };
+    if level != crate::log::LogLevel::Error && !first_time(message) {
+        return;
+    }
     crate::log::emit(level, &format!("ONNX Runtime [{category}] {location}: {message}"));
+}
+
+/// ONNX Runtime warnings that segrt's own design causes, or that describe the model file rather
+/// than this call: nothing a host asked for is lost, so they are `Info`, not `Warn` ("works, but
+/// not as asked").
+const INFO_NOT_WARN: &[&str] = &[
+    // The pool's shared optimised graph is written to a temporary file for sessions of this process
+    // on this machine only, which is what the warning asks.
+    "Serializing optimized model with Graph Optimization level greater than ORT_ENABLE_EXTENDED",
+    // Shape inference disagreeing with the shapes the exporter wrote into the model.
+    "Falling back to lenient merge",
+];
+
+/// The level of an ONNX Runtime message for segrt's log, `None` for session traces.
+fn ort_log_level(level: ort::logging::LogLevel, message: &str) -> Option<crate::log::LogLevel> {
+    use crate::log::LogLevel;
+    use ort::logging::LogLevel as Ort;
+    match level {
+        Ort::Fatal | Ort::Error => Some(LogLevel::Error),
+        Ort::Warning if INFO_NOT_WARN.iter().any(|m| message.contains(m)) => Some(LogLevel::Info),
+        Ort::Warning => Some(LogLevel::Warn),
+        Ort::Info | Ort::Verbose => None, // session traces: not for a host's log
+    }
+}
+
+/// True the first time this process sees `message` (up to a bounded number of distinct messages;
+/// past it every message is passed on).
+fn first_time(message: &str) -> bool {
+    const MAX_REMEMBERED: usize = 1024;
+    static SEEN: std::sync::Mutex<Option<std::collections::HashSet<String>>> = std::sync::Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = seen.get_or_insert_with(Default::default);
+    if seen.contains(message) {
+        return false;
+    }
+    if seen.len() < MAX_REMEMBERED {
+        seen.insert(message.to_string());
+    }
+    true
 }
 
 /// The error and the chain of its sources: ort's and libloading's top-level messages are only
@@ -380,4 +419,31 @@ pub fn preload_gpu_libraries() -> Vec<PathBuf> {
         }
     }
     done.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::LogLevel;
+    use ort::logging::LogLevel as Ort;
+
+    #[test]
+    fn onnx_runtime_messages_get_the_level_they_mean_for_a_host() {
+        let shape = "Error merging shape info for output. 'x' source:{4} target:{5}. Falling back to lenient merge.";
+        let saved = "Serializing optimized model with Graph Optimization level greater than ORT_ENABLE_EXTENDED and the \
+                     NchwcTransformer enabled. The generated model may contain hardware specific optimizations";
+        assert_eq!(ort_log_level(Ort::Warning, shape), Some(LogLevel::Info));
+        assert_eq!(ort_log_level(Ort::Warning, saved), Some(LogLevel::Info));
+        assert_eq!(ort_log_level(Ort::Warning, "CUDA is not available, falling back"), Some(LogLevel::Warn));
+        assert_eq!(ort_log_level(Ort::Error, shape), Some(LogLevel::Error));
+        assert_eq!(ort_log_level(Ort::Verbose, "trace"), None);
+    }
+
+    #[test]
+    fn a_repeated_message_is_passed_on_once() {
+        let message = "a message only this test sends";
+        assert!(first_time(message));
+        assert!(!first_time(message));
+        assert!(first_time("another message only this test sends"));
+    }
 }
