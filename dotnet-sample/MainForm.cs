@@ -222,6 +222,8 @@ namespace SegrtDemo
                 }
                 Bitmap image = _image;
                 UnetSegmenter unet = _unet;
+                // Read before the await: a model disposed meanwhile ("UNet model...") answers nothing but ObjectDisposedException.
+                string provider = unet.ProviderInUse;
                 UnetResult r = await unet.SegmentAsync(image);
                 _mask = r.Mask;
                 _labels = null;
@@ -229,7 +231,7 @@ namespace SegrtDemo
                 Redraw();
                 _status.Text = string.Format("UNet {0}x{1} at {2}x{3}: pre-processing {4:F1} ms | inference {5:F1} ms | post-processing {6:F1} ms | {7} foreground pixels",
                     r.Width, r.Height, r.ModelWidth, r.ModelHeight, r.PreprocessMs, r.InferenceMs, r.PostprocessMs, r.ForegroundPixels);
-                _provider.Text = "Provider: " + unet.ProviderInUse;
+                _provider.Text = "Provider: " + provider;
             }
             finally
             {
@@ -254,9 +256,10 @@ namespace SegrtDemo
                 _status.Text = "Encoding the image...";
                 Bitmap image = _image;
                 Sam2Annotator annotator = _annotator;
+                string provider = _sam2.ProviderInUse; // before the await, as in RunUnetAsync
                 double ms = await annotator.SetImageAsync(image);
                 _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
-                _provider.Text = "Provider: " + _sam2.ProviderInUse;
+                _provider.Text = "Provider: " + provider;
             }
             finally
             {

@@ -295,14 +295,29 @@ fn sam2_storm(repo: &Path, enc: &Path, dec: &Path, threads: usize) {
     // Two more images, neither cached, for two encodes at once (a cached image would not encode).
     let others = [Img::load(&repo.join("models/samples/lesion_03.png")), Img::load(&repo.join("models/samples/lesion_04.png"))];
     let mut enc_ms = 0.0;
-    assert_eq!(unsafe { seg_sam2_set_image(h.ptr(), &img.seg(), &mut enc_ms) }, SegStatus::SEG_OK, "{}", last_error());
+    assert_eq!(unsafe { seg_sam2_set_image(h.ptr(), &img.seg(), &mut enc_ms, ptr::null_mut()) }, SegStatus::SEG_OK, "{}", last_error());
     let rss2 = rss();
     // Clicks spread over the image; one thread gives the reference masks.
     let points: Vec<SegPoint> =
         (0..8).map(|i| SegPoint { x: (img.w * (1 + i % 4) / 5) as f32, y: (img.h * (1 + i / 4) / 3) as f32, label: 1 }).collect();
     let click = |p: &SegPoint, m: &mut [u8]| {
         let out = SegMask { data: m.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
-        let status = unsafe { seg_run_sam2_points(h.ptr(), ptr::null(), p, 1, ptr::null(), 0, &out, ptr::null_mut(), ptr::null_mut()) };
+        let status = unsafe {
+            seg_run_sam2_points(
+                h.ptr(),
+                ptr::null(),
+                p,
+                1,
+                ptr::null(),
+                ptr::null(),
+                0,
+                0,
+                &out,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
         assert_eq!(status, SegStatus::SEG_OK, "{}", last_error());
     };
     let reference: Vec<Vec<u8>> = points
@@ -351,7 +366,7 @@ fn sam2_storm(repo: &Path, enc: &Path, dec: &Path, threads: usize) {
             let barrier = &barrier;
             s.spawn(move || {
                 barrier.wait();
-                let status = unsafe { seg_sam2_set_image(h.ptr(), &im.seg(), ptr::null_mut()) };
+                let status = unsafe { seg_sam2_set_image(h.ptr(), &im.seg(), ptr::null_mut(), ptr::null_mut()) };
                 assert_eq!(status, SegStatus::SEG_OK, "{}", last_error());
             });
         }
@@ -529,9 +544,11 @@ fn context_switches() -> u64 {
 // helpers
 
 fn options_default() -> SegOptions {
-    let mut o = std::mem::MaybeUninit::<SegOptions>::uninit();
-    assert_eq!(unsafe { seg_options_default(o.as_mut_ptr()) }, SegStatus::SEG_OK);
-    unsafe { o.assume_init() }
+    // SAFETY: all-zero is a valid SegOptions (integers, floats, nullable pointers).
+    let mut o: SegOptions = unsafe { std::mem::zeroed() };
+    o.struct_size = std::mem::size_of::<SegOptions>() as u32;
+    assert_eq!(unsafe { seg_options_default(&mut o) }, SegStatus::SEG_OK);
+    o
 }
 
 fn create(model: &Path, options: Option<&SegOptions>) -> H {
@@ -548,7 +565,7 @@ fn free(h: H) {
 
 fn run_unet(h: H, img: &Img, mask: &mut [u8]) {
     let out = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
-    let status = unsafe { seg_run_unet(h.ptr(), &img.seg(), &out, ptr::null_mut(), 0, ptr::null_mut()) };
+    let status = unsafe { seg_run_unet(h.ptr(), &img.seg(), &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
     assert_eq!(status, SegStatus::SEG_OK, "{}: {}", img.name, last_error());
 }
 

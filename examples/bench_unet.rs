@@ -96,7 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(elapsed)
         };
         for _ in 0..3 {
-            unsafe { seg_run_unet(handle, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) };
+            unsafe { seg_run_unet(handle, &image, &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
             bare_run(&mut session)?;
         }
         let (mut ffi, mut bare) = (Vec::new(), Vec::new());
@@ -104,7 +104,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..iters.div_ceil(BLOCK) {
             for _ in 0..BLOCK {
                 let t = Instant::now();
-                assert_eq!(unsafe { seg_run_unet(handle, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) }, SegStatus::SEG_OK);
+                assert_eq!(
+                    unsafe { seg_run_unet(handle, &image, &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) },
+                    SegStatus::SEG_OK
+                );
                 ffi.push(ms(t));
             }
             for _ in 0..BLOCK {

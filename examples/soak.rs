@@ -70,7 +70,7 @@ fn main() {
                 let st = unsafe { seg_create_from_memory(model_bytes.as_ptr(), model_bytes.len(), ptr::null(), &mut s) };
                 assert_eq!(st, SegStatus::SEG_OK, "seg_create_from_memory failed");
             }
-            let st = unsafe { seg_run_unet(s, &desc, &out, ptr::null_mut(), 0, ptr::null_mut()) };
+            let st = unsafe { seg_run_unet(s, &desc, &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
             assert_eq!(st, SegStatus::SEG_OK, "seg_run_unet failed");
             if create_free {
                 assert_eq!(unsafe { seg_free(s) }, SegStatus::SEG_OK);

@@ -3,8 +3,14 @@
  *
  * Conventions: every fallible function returns a SegStatus (SEG_OK = 0); outputs are written only on
  * success; seg_last_error() copies the message of the calling thread's last failure into a caller-owned
- * buffer. Handles are opaque; release them with seg_free(). Every handle may be used from any number of
- * threads at once. Strings are UTF-8. The caller owns every buffer it passes in.
+ * buffer. Handles are opaque: release sessions with seg_free() and tracks with seg_track_free(). Every
+ * handle may be used from any number of threads at once. Strings are UTF-8. The caller owns every
+ * buffer it passes in.
+ *
+ * Versioned structs (those starting with struct_size): set struct_size = sizeof the struct before every
+ * call that reads or fills it, *_default() included: SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);
+ * segrt reads and writes at most struct_size bytes. Arrays of records take the size of one record.
+ * Check seg_abi_version() == SEG_ABI_VERSION at start-up.
  */
 
 #ifndef SEGRT_H
@@ -21,15 +27,18 @@
 #define SEGRT_VERSION_PATCH 0
 
 
-// Version of the C ABI. Bumped on any incompatible change of a function signature or struct layout.
+// Version of the C ABI: 1 is the layout frozen for the first release. A release may add functions,
+// fields appended to versioned structs, enum values and statuses; anything else (a signature, a
+// field moved or removed, a meaning changed) takes a new ABI version.
 #define SEG_ABI_VERSION 1
 
 // Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
 // before anything is allocated.
 #define SEG_DEFAULT_MAX_PIXELS 100000000
 
-// `seg_run_sam2_points` flag: feed the previous call's chosen low-res logits back as `mask_input`
-// (refinement, as the reference predictor does). Ignored when the image changed.
+// `seg_run_sam2_points` flag: feed the session's previous chosen low-res logits back as the mask
+// input (refinement, as the reference predictor does). Ignored when the image changed or when the
+// call passes its own `mask_input`.
 #define SEG_SAM2_REFINE 1
 
 // Default `SegTrackOptions::keep_frames`.
@@ -303,6 +312,13 @@ typedef int32_t SegCacheMode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Cancellation and progress of one long call: the last parameter of every call that can take long
+// (`seg_run_unet`, `seg_sam2_set_image`, `seg_run_sam2_points`, `seg_sam2_everything`, the
+// `seg_track_*` calls that run models). Reserved in ABI 1 so that these calls keep their signatures
+// when cancellation and progress reporting come: pass NULL (anything else is refused with
+// `SEG_INVALID_ARGUMENT`).
+typedef struct SegCallControl SegCallControl;
+
 // An opaque session handle. Create with `seg_create*`, release with `seg_free`.
 typedef struct SegSession SegSession;
 
@@ -314,8 +330,8 @@ typedef struct SegTrack SegTrack;
 // string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
 typedef void (*SegLogCallback)(int32_t level, const char *message, void *user_data);
 
-// Session options. Always start from `seg_options_default()`, which sets `struct_size`; newer
-// versions of segrt only ever append fields, and read only the first `struct_size` bytes.
+// Session options. Declare the size, then take the defaults:
+// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);` (see "Versioned structs" in the docs).
 typedef struct SegOptions {
   // `sizeof(SegOptions)` as the caller was compiled with.
   uint32_t struct_size;
@@ -354,6 +370,8 @@ typedef struct SegOptions {
   uint32_t close_kernel;
   // Non-zero: fill holes inside foreground regions.
   uint32_t fill_holes;
+  // Must be 0 (explicit padding: segrt never copies undefined bytes into a caller's struct).
+  uint32_t reserved0;
   // Refuse images with more pixels than this (default 100 000 000).
   uint64_t max_pixels;
   // Absolute UTF-8 path of the ONNX Runtime library, or NULL for the default search.
@@ -384,6 +402,8 @@ typedef struct SegOptions {
   // A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
   // skip its graph optimiser. Only read during `seg_create*`.
   int32_t cache_mode;
+  // Must be 0 (explicit padding).
+  uint32_t reserved1;
   // UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
   // Only read during `seg_create*`.
   const char *cache_dir;
@@ -455,17 +475,11 @@ typedef struct SegSam2Result {
   // Out: size of the low-res logits.
   int32_t low_res_width;
   int32_t low_res_height;
-  // In: optional low-res logits of an earlier call on the same image (its `low_res_logits`,
-  // `low_res_width x low_res_height` floats) to refine: the caller's own refinement state, so
-  // threads refining different objects on one session never mix. NULL = none (then
-  // `SEG_SAM2_REFINE` uses the session's last result). Needs a `struct_size` that covers it.
-  const float *mask_input;
-  size_t mask_input_len;
 } SegSam2Result;
 
 // Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
-// generator (`SAM2AutomaticMaskGenerator`). Always start from `seg_everything_options_default()`,
-// which sets `struct_size`; fields are only ever appended.
+// generator (`SAM2AutomaticMaskGenerator`):
+// `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
 typedef struct SegEverythingOptions {
   // `sizeof(SegEverythingOptions)` as the caller was compiled with.
   uint32_t struct_size;
@@ -566,8 +580,7 @@ typedef struct SegRunInfo {
   uint64_t foreground_pixels;
 } SegRunInfo;
 
-// Options of `seg_track_create`. Always start from `seg_track_options_default()`, which sets
-// `struct_size`; fields are only ever appended.
+// Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
 typedef struct SegTrackOptions {
   // `sizeof(SegTrackOptions)` as the caller was compiled with.
   uint32_t struct_size;
@@ -753,11 +766,14 @@ SegStatus seg_create_sam2_from_memory(const uint8_t *encoder_data,
 // (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
 // Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
 //
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+//
 // # Safety
 // `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
 SegStatus seg_sam2_set_image(struct SegSession *session,
                              const struct SegImage *image,
-                             double *out_encoder_ms);
+                             double *out_encoder_ms,
+                             struct SegCallControl *control);
 
 // Forgets the cached image embedding and the previous mask of a SAM2 session.
 //
@@ -773,14 +789,18 @@ SegStatus seg_sam2_reset(struct SegSession *session);
 // - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
 //   NULL/0 when `bbox` is given.
 // - `bbox`: optional (NULL = none), in original image pixels.
-// - `flags`: 0 or `SEG_SAM2_REFINE` (feed the session's previous chosen low-res logits back: a
-//   convenience for one interacting thread; threads refining their own objects on one session pass
-//   their previous `low_res_logits` as `out_result->mask_input` instead).
+// - `mask_input`/`mask_input_len`: optional (NULL/0 = none) low-res logits of an earlier call on the
+//   same image (its `SegSam2Result.low_res_logits`, `low_res_width x low_res_height` floats) to
+//   refine: the caller's own refinement state, so threads refining different objects on one
+//   session never mix.
+// - `flags`: 0 or `SEG_SAM2_REFINE` (without `mask_input`: feed the session's previous chosen
+//   low-res logits back, a convenience for one interacting thread).
 // - `out_score`: optional, the chosen mask's predicted IoU.
-// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings, and the
-//   caller-owned `mask_input`).
+// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
 //
 // Outputs are written only on success. Thread safety: any number of threads at once.
+//
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
 //
 // # Safety
 // All pointers must be NULL or valid for the sizes stated.
@@ -789,15 +809,19 @@ SegStatus seg_run_sam2_points(struct SegSession *session,
                               const struct SegPoint *points,
                               size_t n_points,
                               const struct SegBox *bbox,
+                              const float *mask_input,
+                              size_t mask_input_len,
                               uint32_t flags,
                               const struct SegMask *out_mask,
                               float *out_score,
-                              struct SegSam2Result *out_result);
+                              struct SegSam2Result *out_result,
+                              struct SegCallControl *control);
 
-// Fills `options` with the defaults of SAM2's automatic mask generator and sets `struct_size`.
+// Fills `options` with the defaults of SAM2's automatic mask generator, as `seg_options_default`
+// does: `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
 //
 // # Safety
-// `options` must be NULL or writable.
+// `options` must be NULL or point to `options->struct_size` writable bytes.
 SegStatus seg_everything_options_default(struct SegEverythingOptions *options);
 
 // Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
@@ -810,7 +834,9 @@ SegStatus seg_everything_options_default(struct SegEverythingOptions *options);
 // - `out_labels` (optional): image-sized, 0 = background, object k = k. Objects are painted largest
 //   first, so a smaller object lying on a larger one stays visible; records keep the full masks.
 //   At most 65535 objects are returned (the best by predicted IoU); `out_info->dropped` counts the rest.
-// - `out_objects`/`objects_capacity` (optional): records, best predicted IoU first (id order).
+// - `out_objects`/`object_size`/`objects_capacity` (optional): records, best predicted IoU first (id
+//   order); `object_size` is `sizeof(SegEverythingObject)` as the caller was compiled with (segrt
+//   writes that much of each record, at that stride).
 // - `out_count` (optional): the number of objects.
 // - `out_info` (optional): counts and times.
 //
@@ -821,6 +847,8 @@ SegStatus seg_everything_options_default(struct SegEverythingOptions *options);
 // anything runs; on failure the label image and records are not touched.
 // Thread safety: any number of threads at once.
 //
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+//
 // # Safety
 // Every pointer must be NULL or valid for the sizes it states.
 SegStatus seg_sam2_everything(struct SegSession *session,
@@ -828,15 +856,20 @@ SegStatus seg_sam2_everything(struct SegSession *session,
                               const struct SegEverythingOptions *options,
                               const struct SegLabelImage *out_labels,
                               struct SegEverythingObject *out_objects,
+                              size_t object_size,
                               size_t objects_capacity,
                               size_t *out_count,
-                              struct SegEverythingInfo *out_info);
+                              struct SegEverythingInfo *out_info,
+                              struct SegCallControl *control);
 
-// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
-// Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
+// Fills `*options` with the defaults. Start every options struct here, its size declared first:
+// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);`. Only the `struct_size` bytes the caller
+// declared are written, and `struct_size` itself is kept. Returns `SEG_NULL_POINTER` when `options`
+// is NULL and `SEG_INVALID_ARGUMENT` (nothing written) for a size segrt does not accept.
+// Thread safety: any thread.
 //
 // # Safety
-// `options` must be NULL or point to a writable `SegOptions`.
+// `options` must be NULL or point to `options->struct_size` writable bytes.
 SegStatus seg_options_default(struct SegOptions *options);
 
 // Creates a UNet session from an ONNX model file (`model_path`: UTF-8, any language, e.g. Chinese
@@ -890,6 +923,8 @@ SegStatus seg_free(struct SegSession *session);
 // once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
 // run at once; further calls wait their turn in arrival order).
 //
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+//
 // # Safety
 // All pointers must be NULL or valid for the sizes the descriptors state.
 SegStatus seg_run_unet(struct SegSession *session,
@@ -897,7 +932,8 @@ SegStatus seg_run_unet(struct SegSession *session,
                        const struct SegMask *out_mask,
                        float *out_probability,
                        size_t probability_len,
-                       struct SegRunInfo *out_info);
+                       struct SegRunInfo *out_info,
+                       struct SegCallControl *control);
 
 // Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
 // how segrt interprets them (layout, channels, classes), the execution provider requested and in use
@@ -929,10 +965,11 @@ SegStatus seg_create_sam2_video(const char *models_dir,
                                 const struct SegOptions *options,
                                 struct SegSession **out_session);
 
-// Fills `*options` with the defaults (and `struct_size`).
+// Fills `*options` with the defaults, as `seg_options_default` does:
+// `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
 //
 // # Safety
-// `options` must be NULL or writable.
+// `options` must be NULL or point to `options->struct_size` writable bytes.
 SegStatus seg_track_options_default(struct SegTrackOptions *options);
 
 // Starts a new, empty track on a video session (`options` NULL = defaults). Release it with
@@ -964,12 +1001,15 @@ SegStatus seg_track_reset(struct SegTrack *track);
 // prompt on a frame before tracking, or to feed a volume first and track later with
 // `seg_track_frame`. `out_info` optional (set its `struct_size`).
 //
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+//
 // # Safety
 // `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
 SegStatus seg_track_add_frame(struct SegTrack *track,
                               const struct SegImage *frame,
                               int64_t *out_frame,
-                              struct SegTrackInfo *out_info);
+                              struct SegTrackInfo *out_info,
+                              struct SegCallControl *control);
 
 // Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
 // the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
@@ -981,6 +1021,8 @@ SegStatus seg_track_add_frame(struct SegTrack *track,
 // Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
 // `seg_track_frame`.
 //
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+//
 // # Safety
 // `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
 // `seg_track_frame`.
@@ -991,10 +1033,12 @@ SegStatus seg_track_add_prompt(struct SegTrack *track,
                                size_t n_points,
                                const struct SegBox *bbox,
                                struct SegTrackObject *out_objects,
+                               size_t object_size,
                                const struct SegMask *out_masks,
                                size_t capacity,
                                size_t *out_count,
-                               struct SegTrackInfo *out_info);
+                               struct SegTrackInfo *out_info,
+                               struct SegCallControl *control);
 
 // Tracks frame `frame` (an index; -1 = the last frame added) for every object: clicks given
 // since the last tracking are consolidated first, then each object without a prompt on that frame
@@ -1003,7 +1047,8 @@ SegStatus seg_track_add_prompt(struct SegTrack *track,
 //
 // Frame outputs (also of `seg_track_add_prompt` and `seg_track_next`), one per object in the order
 // objects were first prompted, all optional:
-// - `out_objects`: `capacity` records (`SegTrackObject`);
+// - `out_objects`: `capacity` records (`SegTrackObject`) of `object_size` bytes each
+//   (`sizeof(SegTrackObject)` as the caller was compiled with);
 // - `out_masks`: `capacity` caller-owned masks of the frame's size, 0/255 each;
 // - `out_count`: the number of objects.
 //
@@ -1012,29 +1057,37 @@ SegStatus seg_track_add_prompt(struct SegTrack *track,
 // `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
 // Outputs are written only on success.
 //
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+//
 // # Safety
 // Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
 SegStatus seg_track_frame(struct SegTrack *track,
                           int64_t frame,
                           struct SegTrackObject *out_objects,
+                          size_t object_size,
                           const struct SegMask *out_masks,
                           size_t capacity,
                           size_t *out_count,
-                          struct SegTrackInfo *out_info);
+                          struct SegTrackInfo *out_info,
+                          struct SegCallControl *control);
 
 // Streaming: adds the next frame and tracks it (`seg_track_add_frame` + `seg_track_frame` in one
 // call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
 // `out_info->frame` is the new frame's index. When the buffers are too small nothing is added.
+//
+// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
 //
 // # Safety
 // As for `seg_track_add_frame` and `seg_track_frame`.
 SegStatus seg_track_next(struct SegTrack *track,
                          const struct SegImage *frame,
                          struct SegTrackObject *out_objects,
+                         size_t object_size,
                          const struct SegMask *out_masks,
                          size_t capacity,
                          size_t *out_count,
-                         struct SegTrackInfo *out_info);
+                         struct SegTrackInfo *out_info,
+                         struct SegCallControl *control);
 
 // Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
 // `held_outputs` stay bounded with `keep_frames`). Set `out_state->struct_size` first.

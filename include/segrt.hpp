@@ -3,6 +3,9 @@
 // - Sessions are move-only RAII objects; the destructor calls seg_free.
 // - Every failing call throws segrt::Error carrying the SegStatus and segrt's message.
 // - Buffers are std::vector; images are borrowed for the duration of a call only.
+// - Versioned structs (options, infos, results, states) get `struct_size = sizeof` here: options made
+//   by default_options() / everything_options() / track_options() carry it, and every struct this
+//   layer hands segrt to fill is sized before the call. Record arrays are passed with sizeof a record.
 // Thread safety is segrt's: one Session may be used from several threads at once; the calls of one
 // Tracker are serialised by segrt (one at a time, in the order they take the track's lock).
 #ifndef SEGRT_HPP
@@ -40,8 +43,10 @@ inline void check(SegStatus status) {
     if (status != SEG_OK) throw Error(status, last_error());
 }
 
+/// segrt's default session options, `struct_size` set (start every SegOptions here).
 inline SegOptions default_options() {
-    SegOptions o;
+    SegOptions o = SegOptions();
+    o.struct_size = sizeof(SegOptions);
     check(seg_options_default(&o));
     return o;
 }
@@ -91,8 +96,10 @@ struct Everything {
     SegEverythingInfo info = SegEverythingInfo();
 };
 
+/// The defaults of SAM2's automatic mask generator, `struct_size` set.
 inline SegEverythingOptions everything_options() {
-    SegEverythingOptions o;
+    SegEverythingOptions o = SegEverythingOptions();
+    o.struct_size = sizeof(SegEverythingOptions);
     check(seg_everything_options_default(&o));
     return o;
 }
@@ -113,14 +120,14 @@ public:
     Session &operator=(const Session &) = delete;
     ~Session() { seg_free(handle_); }
 
-    /// A UNet session from a UTF-8 model path.
+    /// A UNet session from a UTF-8 model path; `options`: nullptr (defaults) or from default_options().
     static Session unet(const std::string &model_path, const SegOptions *options = nullptr) {
         SegSession *s = nullptr;
         check(seg_create(model_path.c_str(), options, &s));
         return Session(s);
     }
 
-    /// A SAM2 session from an encoder and a decoder model.
+    /// A SAM2 session from an encoder and a decoder model (`options` as for unet()).
     static Session sam2(const std::string &encoder, const std::string &decoder, const SegOptions *options = nullptr) {
         SegSession *s = nullptr;
         check(seg_create_sam2(encoder.c_str(), decoder.c_str(), options, &s));
@@ -135,14 +142,14 @@ public:
         m.data.assign(static_cast<std::size_t>(img.width > 0 ? img.width : 0) * static_cast<std::size_t>(img.height > 0 ? img.height : 0), 0);
         SegMask out = {m.data.data(), img.width, img.height, 0};
         if (info) info->struct_size = sizeof(SegRunInfo);
-        check(seg_run_unet(handle_, &img, &out, nullptr, 0, info));
+        check(seg_run_unet(handle_, &img, &out, nullptr, 0, info, nullptr));
         return m;
     }
 
     /// Encodes an image now so that later clicks only run the decoder; returns the time spent.
     double sam2_set_image(const SegImage &img) const {
         double ms = 0.0;
-        check(seg_sam2_set_image(handle_, &img, &ms));
+        check(seg_sam2_set_image(handle_, &img, &ms, nullptr));
         return ms;
     }
 
@@ -154,8 +161,8 @@ public:
         m.height = height;
         m.data.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
         SegMask out = {m.data.data(), width, height, 0};
-        check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box,
-                                  refine ? SEG_SAM2_REFINE : 0u, &out, score, nullptr));
+        check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box, nullptr, 0,
+                                  refine ? SEG_SAM2_REFINE : 0u, &out, score, nullptr, nullptr));
         return m;
     }
 
@@ -173,30 +180,29 @@ public:
         r.struct_size = sizeof(SegSam2Result);
         r.low_res_logits = p.low_res.data();
         r.low_res_len = p.low_res.size();
-        if (refine_from) {
-            r.mask_input = refine_from->data();
-            r.mask_input_len = refine_from->size();
-        }
-        check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box, 0u, &out,
-                                  &p.score, &r));
+        const float *mask_input = refine_from && !refine_from->empty() ? refine_from->data() : nullptr;
+        const std::size_t mask_input_len = mask_input ? refine_from->size() : 0;
+        check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box, mask_input,
+                                  mask_input_len, 0u, &out, &p.score, &r, nullptr));
         p.low_res.resize(static_cast<std::size_t>(r.low_res_width) * static_cast<std::size_t>(r.low_res_height));
         return p;
     }
 
-    /// Segments everything in `img` (nullptr: the image set last, of `width` x `height`). The
-    /// session keeps its last result, so the size query and the call that fills the buffers
-    /// decode once.
+    /// Segments everything in `img` (nullptr: the image set last, of `width` x `height`); `options`:
+    /// nullptr (defaults) or from everything_options(). The session keeps its last result, so the
+    /// size query and the call that fills the buffers decode once.
     Everything sam2_everything(const SegImage *img, int width, int height, const SegEverythingOptions *options = nullptr) const {
         Everything e;
         std::size_t n = 0;
-        check(seg_sam2_everything(handle_, img, options, nullptr, nullptr, 0, &n, nullptr));
+        check(seg_sam2_everything(handle_, img, options, nullptr, nullptr, sizeof(SegEverythingObject), 0, &n, nullptr, nullptr));
         e.width = width;
         e.height = height;
         e.labels.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
         e.objects.resize(n);
         SegLabelImage labels = {e.labels.data(), width, height, 0};
         e.info.struct_size = sizeof(SegEverythingInfo);
-        check(seg_sam2_everything(handle_, img, options, &labels, n ? e.objects.data() : nullptr, n, &n, &e.info));
+        check(seg_sam2_everything(handle_, img, options, &labels, n ? e.objects.data() : nullptr, sizeof(SegEverythingObject), n,
+                                  &n, &e.info, nullptr));
         return e;
     }
 
@@ -218,8 +224,10 @@ private:
     SegSession *handle_;
 };
 
+/// The default track options, `struct_size` set.
 inline SegTrackOptions track_options() {
-    SegTrackOptions o;
+    SegTrackOptions o = SegTrackOptions();
+    o.struct_size = sizeof(SegTrackOptions);
     check(seg_track_options_default(&o));
     return o;
 }
@@ -289,7 +297,7 @@ public:
     std::int64_t add_frame(const SegImage &frame, SegTrackInfo *info = nullptr) {
         std::int64_t index = -1;
         if (info) info->struct_size = sizeof(SegTrackInfo);
-        check(seg_track_add_frame(handle_, &frame, &index, info));
+        check(seg_track_add_frame(handle_, &frame, &index, info, nullptr));
         return index;
     }
 
@@ -303,7 +311,7 @@ public:
         SegTrack *t = handle_;
         return collect(s.objects + 1u, s.width, s.height,
                        [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
-                           return seg_track_add_prompt(t, frame, object_id, p, np, box, o, m, cap, n, i);
+                           return seg_track_add_prompt(t, frame, object_id, p, np, box, o, sizeof(SegTrackObject), m, cap, n, i, nullptr);
                        });
     }
 
@@ -312,7 +320,7 @@ public:
         const SegTrackState s = state();
         SegTrack *t = handle_;
         return collect(s.objects, s.width, s.height, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
-            return seg_track_frame(t, frame, o, m, cap, n, i);
+            return seg_track_frame(t, frame, o, sizeof(SegTrackObject), m, cap, n, i, nullptr);
         });
     }
 
@@ -322,7 +330,7 @@ public:
         SegTrack *t = handle_;
         const int w = s.width > 0 ? s.width : frame.width, h = s.height > 0 ? s.height : frame.height;
         return collect(s.objects, w, h, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
-            return seg_track_next(t, &frame, o, m, cap, n, i);
+            return seg_track_next(t, &frame, o, sizeof(SegTrackObject), m, cap, n, i, nullptr);
         });
     }
 

@@ -24,7 +24,7 @@ fn bad_input_table() {
     let mut mask = vec![0x33u8; w * h];
     let good_mask = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
     let run_with = |session: *mut SegSession, img: *const SegImage, m: *const SegMask| unsafe {
-        seg_run_unet(session, img, m, ptr::null_mut(), 0, ptr::null_mut())
+        seg_run_unet(session, img, m, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut())
     };
     let bad_session = 0x1234usize as *mut SegSession;
     let mut results: Vec<(Case, SegStatus, String)> = Vec::new();
@@ -99,14 +99,19 @@ fn bad_input_table() {
         run_with(s.0, &good, &m),
     );
     let mut prob = vec![0f32; 10];
-    let st = unsafe { seg_run_unet(s.0, &good, &good_mask, prob.as_mut_ptr(), prob.len(), ptr::null_mut()) };
+    let st = unsafe { seg_run_unet(s.0, &good, &good_mask, prob.as_mut_ptr(), prob.len(), ptr::null_mut(), ptr::null_mut()) };
     check(
         Case { name: "probability buffer too small", status: SegStatus::SEG_BUFFER_TOO_SMALL, message: "probability buffer holds 10" },
         st,
     );
     let mut info = SegRunInfo { struct_size: 4, ..Default::default() };
-    let st = unsafe { seg_run_unet(s.0, &good, &good_mask, ptr::null_mut(), 0, &mut info) };
+    let st = unsafe { seg_run_unet(s.0, &good, &good_mask, ptr::null_mut(), 0, &mut info, ptr::null_mut()) };
     check(Case { name: "SegRunInfo.struct_size not set", status: SegStatus::SEG_INVALID_ARGUMENT, message: "struct_size" }, st);
+    // ABI 1 reserves the control parameter: a pointer there is refused before anything runs (segrt
+    // never dereferences it).
+    let control = std::ptr::NonNull::<SegCallControl>::dangling().as_ptr();
+    let st = unsafe { seg_run_unet(s.0, &good, &good_mask, ptr::null_mut(), 0, ptr::null_mut(), control) };
+    check(Case { name: "a control object (reserved)", status: SegStatus::SEG_INVALID_ARGUMENT, message: "control must be NULL" }, st);
 
     // session creation
     let mut out: *mut SegSession = ptr::null_mut();
@@ -147,7 +152,7 @@ fn bad_input_table() {
     let mut o = default_options();
     o.struct_size = 8;
     check(
-        Case { name: "options struct_size too small", status: SegStatus::SEG_INVALID_ARGUMENT, message: "seg_options_default" },
+        Case { name: "options struct_size too small", status: SegStatus::SEG_INVALID_ARGUMENT, message: "SegOptions.struct_size is 8" },
         unsafe { seg_create(path.as_ptr(), &o, &mut out) },
     );
     let mut o = default_options();

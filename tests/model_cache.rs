@@ -313,7 +313,9 @@ fn click(s: &Session) -> Vec<u8> {
     let mut mask = vec![0u8; img.w * img.h];
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
     let point = SegPoint { x: 105.0, y: 105.0, label: 1 };
-    let st = unsafe { seg_run_sam2_points(s.0, &desc, &point, 1, ptr::null(), 0, &m, ptr::null_mut(), ptr::null_mut()) };
+    let st = unsafe {
+        seg_run_sam2_points(s.0, &desc, &point, 1, ptr::null(), ptr::null(), 0, 0, &m, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+    };
     assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
     mask
 }

@@ -240,7 +240,7 @@ fn run_status(session: *mut SegSession, img: &SegImage) -> (i32, String) {
     let (w, h) = (img.width as usize, img.height as usize);
     let mut mask = vec![0u8; w * h];
     let m = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
-    let st = unsafe { seg_run_unet(session, img, &m, ptr::null_mut(), 0, ptr::null_mut()) } as i32;
+    let st = unsafe { seg_run_unet(session, img, &m, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) } as i32;
     (st, if st == ST_OK { String::new() } else { last_error() })
 }
 
@@ -608,8 +608,6 @@ fn empty_sam2_result() -> SegSam2Result {
         low_res_len: 0,
         low_res_width: 0,
         low_res_height: 0,
-        mask_input: ptr::null(),
-        mask_input_len: 0,
     }
 }
 
@@ -618,8 +616,22 @@ fn sam2_click(s: &Session, img: &Rgb, points: &[SegPoint], flags: u32) -> Vec<u8
     let mut mask = vec![0u8; img.w * img.h];
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
     let mut result = empty_sam2_result();
-    let st =
-        unsafe { seg_run_sam2_points(s.0, &desc, points.as_ptr(), points.len(), ptr::null(), flags, &m, ptr::null_mut(), &mut result) };
+    let st = unsafe {
+        seg_run_sam2_points(
+            s.0,
+            &desc,
+            points.as_ptr(),
+            points.len(),
+            ptr::null(),
+            ptr::null(),
+            0,
+            flags,
+            &m,
+            ptr::null_mut(),
+            &mut result,
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st as i32, ST_OK, "{}", last_error());
     mask
 }
@@ -643,14 +655,24 @@ fn sam2_mask_input_passed_back_by_each_caller_gives_single_thread_results() {
         let mut mask = vec![0u8; img.w * img.h];
         let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
         let mut low_res = vec![0f32; 256 * 256];
-        let mut r = SegSam2Result {
-            low_res_logits: low_res.as_mut_ptr(),
-            low_res_len: low_res.len(),
-            mask_input: mask_input.map_or(ptr::null(), |m| m.as_ptr()),
-            mask_input_len: mask_input.map_or(0, |m| m.len()),
-            ..empty_sam2_result()
+        let mut r = SegSam2Result { low_res_logits: low_res.as_mut_ptr(), low_res_len: low_res.len(), ..empty_sam2_result() };
+        let (input, input_len) = mask_input.map_or((ptr::null(), 0), |m| (m.as_ptr(), m.len()));
+        let st = unsafe {
+            seg_run_sam2_points(
+                s.0,
+                &desc,
+                points.as_ptr(),
+                points.len(),
+                ptr::null(),
+                input,
+                input_len,
+                0,
+                &m,
+                ptr::null_mut(),
+                &mut r,
+                ptr::null_mut(),
+            )
         };
-        let st = unsafe { seg_run_sam2_points(s.0, &desc, points.as_ptr(), points.len(), ptr::null(), 0, &m, ptr::null_mut(), &mut r) };
         assert_eq!(st as i32, ST_OK, "{}", last_error());
         low_res.truncate((r.low_res_width * r.low_res_height) as usize);
         (mask, low_res)
@@ -705,8 +727,23 @@ fn sam2_mask_input_passed_back_by_each_caller_gives_single_thread_results() {
     let mut mask = vec![0u8; img.w * img.h];
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
     let short = [0f32; 10];
-    let mut r = SegSam2Result { mask_input: short.as_ptr(), mask_input_len: short.len(), ..empty_sam2_result() };
-    let st = unsafe { seg_run_sam2_points(s.0, &desc, objects[0].1.as_ptr(), 2, ptr::null(), 0, &m, ptr::null_mut(), &mut r) } as i32;
+    let mut r = empty_sam2_result();
+    let st = unsafe {
+        seg_run_sam2_points(
+            s.0,
+            &desc,
+            objects[0].1.as_ptr(),
+            2,
+            ptr::null(),
+            short.as_ptr(),
+            short.len(),
+            0,
+            &m,
+            ptr::null_mut(),
+            &mut r,
+            ptr::null_mut(),
+        )
+    } as i32;
     assert!(st == ST_INVALID_ARGUMENT || st == 4, "a 10-float mask_input: {st} {}", last_error());
 }
 

@@ -114,8 +114,22 @@ fn sam2_mask(s: &Session, img: &Rgb, points: &[SegPoint]) -> Result<Vec<u8>, (Se
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let mut mask = vec![0u8; img.w * img.h];
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
-    let st =
-        unsafe { seg_run_sam2_points(s.0, &desc, points.as_ptr(), points.len(), ptr::null(), 0, &m, ptr::null_mut(), ptr::null_mut()) };
+    let st = unsafe {
+        seg_run_sam2_points(
+            s.0,
+            &desc,
+            points.as_ptr(),
+            points.len(),
+            ptr::null(),
+            ptr::null(),
+            0,
+            0,
+            &m,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     if st == SegStatus::SEG_OK {
         Ok(mask)
     } else {
@@ -149,7 +163,7 @@ fn sam2_storm_with_mixed_set_image_and_clicks_matches_single_thread() {
                         // Another thread's image may replace the cache at any time: clicks carry their image.
                         let other = &images[(t + i) % 2];
                         let desc = image_desc(&other.data, other.w, other.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
-                        assert_eq!(unsafe { seg_sam2_set_image(s.0, &desc, ptr::null_mut()) }, SegStatus::SEG_OK);
+                        assert_eq!(unsafe { seg_sam2_set_image(s.0, &desc, ptr::null_mut(), ptr::null_mut()) }, SegStatus::SEG_OK);
                     }
                     let (img, points) = (&images[prompts[k].0], &prompts[k].1);
                     let mask = sam2_mask(&s, img, points).unwrap_or_else(|e| panic!("thread {t} call {i}: {e:?}"));
@@ -222,7 +236,7 @@ fn freeing_a_handle_while_calls_are_in_flight_is_safe() {
                 let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
                 let mut mask = vec![0u8; img.w * img.h];
                 let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
-                match unsafe { seg_run_unet(raw as *mut SegSession, &desc, &m, ptr::null_mut(), 0, ptr::null_mut()) } {
+                match unsafe { seg_run_unet(raw as *mut SegSession, &desc, &m, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) } {
                     SegStatus::SEG_OK => {
                         assert!(mask.contains(&255), "a call that ran returned a real mask");
                         ok.fetch_add(1, Ordering::Relaxed);

@@ -46,8 +46,6 @@ fn click(
         low_res_len: low_res.len(),
         low_res_width: 0,
         low_res_height: 0,
-        mask_input: ptr::null(),
-        mask_input_len: 0,
     };
     let mut score = f32::NAN;
     let st = unsafe {
@@ -57,10 +55,13 @@ fn click(
             if points.is_empty() { ptr::null() } else { points.as_ptr() },
             points.len(),
             bbox.as_ref().map_or(ptr::null(), |b| b as *const _),
+            ptr::null(),
+            0,
             flags,
             &m,
             &mut score,
             &mut result,
+            ptr::null_mut(),
         )
     };
     if st != SegStatus::SEG_OK {
@@ -203,9 +204,9 @@ fn encoder_runs_once_per_image_and_the_cache_serves_other_threads() {
     let img = load_rgb(&sam2_dir().join("reference/img0.png"));
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let mut ms = -1.0;
-    assert_eq!(unsafe { seg_sam2_set_image(s.0, &desc, &mut ms) }, SegStatus::SEG_OK);
+    assert_eq!(unsafe { seg_sam2_set_image(s.0, &desc, &mut ms, ptr::null_mut()) }, SegStatus::SEG_OK);
     assert!(ms > 0.0);
-    assert_eq!(unsafe { seg_sam2_set_image(s.0, &desc, &mut ms) }, SegStatus::SEG_OK);
+    assert_eq!(unsafe { seg_sam2_set_image(s.0, &desc, &mut ms, ptr::null_mut()) }, SegStatus::SEG_OK);
     assert_eq!(ms, 0.0, "same pixels: no second encoder run");
     let p = [SegPoint { x: 105.0, y: 105.0, label: 1 }];
     let first = click(&s, Some(&desc), img.w, img.h, &p, None, 0).unwrap();

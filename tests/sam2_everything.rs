@@ -12,7 +12,7 @@ use segrt::ffi::{SegPixelFormat, SegStatus};
 
 fn options() -> SegEverythingOptions {
     let mut o = SegEverythingOptions {
-        struct_size: 0,
+        struct_size: std::mem::size_of::<SegEverythingOptions>() as u32,
         points_per_side: 0,
         points_per_batch: 0,
         pred_iou_thresh: 0.0,
@@ -48,7 +48,20 @@ fn everything(
     let image = img.map_or(ptr::null(), |i| i as *const _);
     let mut n = usize::MAX;
     let mut first = info();
-    let st = unsafe { seg_sam2_everything(s.0, image, o, ptr::null(), ptr::null_mut(), 0, &mut n, &mut first) };
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            image,
+            o,
+            ptr::null(),
+            ptr::null_mut(),
+            std::mem::size_of::<SegEverythingObject>(),
+            0,
+            &mut n,
+            &mut first,
+            ptr::null_mut(),
+        )
+    };
     if st != SegStatus::SEG_OK {
         return Err((st, last_error()));
     }
@@ -57,7 +70,20 @@ fn everything(
     let mut objects = vec![SegEverythingObject::default(); n];
     let mut info = info();
     let mut n2 = 0usize;
-    let st = unsafe { seg_sam2_everything(s.0, image, o, &l, objects.as_mut_ptr(), n, &mut n2, &mut info) };
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            image,
+            o,
+            &l,
+            objects.as_mut_ptr(),
+            std::mem::size_of::<SegEverythingObject>(),
+            n,
+            &mut n2,
+            &mut info,
+            ptr::null_mut(),
+        )
+    };
     if st != SegStatus::SEG_OK {
         return Err((st, last_error()));
     }
@@ -272,7 +298,18 @@ fn the_last_result_is_cached_and_the_embedding_is_shared_with_clicks() {
     let mut inf = info();
     let mut n = 0usize;
     let call = |o: &SegEverythingOptions, image: *const SegImage, inf: &mut SegEverythingInfo, n: &mut usize| unsafe {
-        seg_sam2_everything(s.0, image, o, ptr::null(), ptr::null_mut(), 0, n, inf)
+        seg_sam2_everything(
+            s.0,
+            image,
+            o,
+            ptr::null(),
+            ptr::null_mut(),
+            std::mem::size_of::<SegEverythingObject>(),
+            0,
+            n,
+            inf,
+            ptr::null_mut(),
+        )
     };
     assert_eq!(call(&o, &desc, &mut inf, &mut n), SegStatus::SEG_OK);
     assert_eq!((inf.cached, inf.encoder_reused), (0, 0), "first call: the encoder runs");
@@ -285,7 +322,22 @@ fn the_last_result_is_cached_and_the_embedding_is_shared_with_clicks() {
     let mut mask = vec![0u8; img.w * img.h];
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
     let p = [SegPoint { x: 60.0, y: 100.0, label: 1 }];
-    let st = unsafe { seg_run_sam2_points(s.0, &desc, p.as_ptr(), 1, ptr::null(), 0, &m, ptr::null_mut(), ptr::null_mut()) };
+    let st = unsafe {
+        seg_run_sam2_points(
+            s.0,
+            &desc,
+            p.as_ptr(),
+            1,
+            ptr::null(),
+            ptr::null(),
+            0,
+            0,
+            &m,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_OK);
     o.box_nms_thresh = 0.5;
     assert_eq!(call(&o, ptr::null(), &mut inf, &mut n), SegStatus::SEG_OK);
@@ -305,7 +357,20 @@ fn bad_input_gives_clear_statuses_and_writes_nothing() {
     let mut objects = vec![SegEverythingObject { id: 777, ..Default::default() }; 4];
     let mut n = usize::MAX;
     let l = SegLabelImage { data: labels.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
-    let st = unsafe { seg_sam2_everything(s.0, ptr::null(), ptr::null(), &l, objects.as_mut_ptr(), 4, &mut n, ptr::null_mut()) };
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            ptr::null(),
+            ptr::null(),
+            &l,
+            objects.as_mut_ptr(),
+            std::mem::size_of::<SegEverythingObject>(),
+            4,
+            &mut n,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(last_error().contains("seg_sam2_set_image"), "{}", last_error());
 
@@ -422,7 +487,20 @@ fn bad_input_gives_clear_statuses_and_writes_nothing() {
     for (name, o, label_kind, cap, with_objects, want, msg) in cases {
         let l = [&l, &small, &narrow][label_kind as usize];
         let objs = if with_objects { objects.as_mut_ptr() } else { ptr::null_mut() };
-        let st = unsafe { seg_sam2_everything(s.0, &desc, &o, l, objs, cap, &mut n, ptr::null_mut()) };
+        let st = unsafe {
+            seg_sam2_everything(
+                s.0,
+                &desc,
+                &o,
+                l,
+                objs,
+                std::mem::size_of::<SegEverythingObject>(),
+                cap,
+                &mut n,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
         println!("{name:<38} {:<22} {}", st.name(), last_error());
         assert_eq!(st, want, "{name}");
         assert!(last_error().contains(msg), "{name}: {}", last_error());
@@ -434,7 +512,20 @@ fn bad_input_gives_clear_statuses_and_writes_nothing() {
     o.stability_score_thresh = 0.0;
     o.box_nms_thresh = 1.0;
     o.points_per_side = 4;
-    let st = unsafe { seg_sam2_everything(s.0, &desc, &o, &l, objects.as_mut_ptr(), 4, &mut n, ptr::null_mut()) };
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            &desc,
+            &o,
+            &l,
+            objects.as_mut_ptr(),
+            std::mem::size_of::<SegEverythingObject>(),
+            4,
+            &mut n,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_BUFFER_TOO_SMALL, "{}", last_error());
     assert_eq!(n, 48, "16 prompts x 3 masks, no filter");
     assert!(last_error().contains("48 objects"), "{}", last_error());
@@ -442,20 +533,72 @@ fn bad_input_gives_clear_statuses_and_writes_nothing() {
     assert!(objects.iter().all(|o| o.id == 777), "the records are untouched on failure");
     // a bad info struct_size
     let mut bad_info = SegEverythingInfo { struct_size: 8, ..Default::default() };
-    let st = unsafe { seg_sam2_everything(s.0, &desc, &o, &l, ptr::null_mut(), 0, &mut n, &mut bad_info) };
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            &desc,
+            &o,
+            &l,
+            ptr::null_mut(),
+            std::mem::size_of::<SegEverythingObject>(),
+            0,
+            &mut n,
+            &mut bad_info,
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(labels.iter().all(|v| *v == 0xBEEF));
     // a UNet session
     let unet = create(&model("demo_unet.onnx"), None).unwrap();
-    let st = unsafe { seg_sam2_everything(unet.0, &desc, &o, &l, ptr::null_mut(), 0, &mut n, ptr::null_mut()) };
+    let st = unsafe {
+        seg_sam2_everything(
+            unet.0,
+            &desc,
+            &o,
+            &l,
+            ptr::null_mut(),
+            std::mem::size_of::<SegEverythingObject>(),
+            0,
+            &mut n,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_WRONG_SESSION_KIND);
     // NULL and freed handles
-    let st = unsafe { seg_sam2_everything(ptr::null_mut(), &desc, &o, &l, ptr::null_mut(), 0, &mut n, ptr::null_mut()) };
+    let st = unsafe {
+        seg_sam2_everything(
+            ptr::null_mut(),
+            &desc,
+            &o,
+            &l,
+            ptr::null_mut(),
+            std::mem::size_of::<SegEverythingObject>(),
+            0,
+            &mut n,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_INVALID_HANDLE);
     assert!(labels.iter().all(|v| *v == 0xBEEF));
     // the same call with room: OK, everything written
     let mut objects = vec![SegEverythingObject::default(); 48];
-    let st = unsafe { seg_sam2_everything(s.0, &desc, &o, &l, objects.as_mut_ptr(), 48, &mut n, ptr::null_mut()) };
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            &desc,
+            &o,
+            &l,
+            objects.as_mut_ptr(),
+            std::mem::size_of::<SegEverythingObject>(),
+            48,
+            &mut n,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_OK);
     assert!(labels.iter().all(|v| *v <= 48));
     assert_eq!(objects.iter().map(|o| o.id).collect::<Vec<_>>(), (1..=48).collect::<Vec<_>>());

@@ -27,7 +27,9 @@ fn click(s: &Session, img: &Rgb, x: f32, y: f32) -> Vec<u8> {
     let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
     let point = SegPoint { x, y, label: 1 };
     let mut score = f32::NAN;
-    let st = unsafe { seg_run_sam2_points(s.0, &desc, &point, 1, ptr::null(), 0, &m, &mut score, ptr::null_mut()) };
+    let st = unsafe {
+        seg_run_sam2_points(s.0, &desc, &point, 1, ptr::null(), ptr::null(), 0, 0, &m, &mut score, ptr::null_mut(), ptr::null_mut())
+    };
     assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
     mask
 }

@@ -52,9 +52,8 @@ impl Drop for Track {
 }
 
 fn track_options(num_frames: u32, keep_frames: u32) -> SegTrackOptions {
-    let mut o = std::mem::MaybeUninit::<SegTrackOptions>::uninit();
-    assert_eq!(unsafe { seg_track_options_default(o.as_mut_ptr()) }, SegStatus::SEG_OK);
-    let mut o = unsafe { o.assume_init() };
+    let mut o = SegTrackOptions { struct_size: std::mem::size_of::<SegTrackOptions>() as u32, num_frames: 0, keep_frames: 0, reserved: 0 };
+    assert_eq!(unsafe { seg_track_options_default(&mut o) }, SegStatus::SEG_OK);
     o.num_frames = num_frames;
     o.keep_frames = keep_frames;
     o
@@ -135,7 +134,7 @@ fn with_outputs(n: usize, (w, h): (usize, usize), call: &mut Call<'_>) -> Result
 
 fn add_frame(t: &Track, f: &Rgb) -> Result<i64, (SegStatus, String)> {
     let mut index = -1;
-    match unsafe { seg_track_add_frame(t.0, &rgb_image(f), &mut index, ptr::null_mut()) } {
+    match unsafe { seg_track_add_frame(t.0, &rgb_image(f), &mut index, ptr::null_mut(), ptr::null_mut()) } {
         SegStatus::SEG_OK => Ok(index),
         st => Err((st, last_error())),
     }
@@ -152,16 +151,36 @@ fn prompt(
 ) -> Result<Frame, (SegStatus, String)> {
     let pts = if points.is_empty() { ptr::null() } else { points.as_ptr() };
     let b = bbox.as_ref().map_or(ptr::null(), |b| b as *const _);
-    with_outputs(n, size, &mut |o, m, c, cnt, i| unsafe { seg_track_add_prompt(t.0, frame, object, pts, points.len(), b, o, m, c, cnt, i) })
+    with_outputs(n, size, &mut |o, m, c, cnt, i| unsafe {
+        seg_track_add_prompt(
+            t.0,
+            frame,
+            object,
+            pts,
+            points.len(),
+            b,
+            o,
+            std::mem::size_of::<SegTrackObject>(),
+            m,
+            c,
+            cnt,
+            i,
+            ptr::null_mut(),
+        )
+    })
 }
 
 fn track_frame(t: &Track, n: usize, size: (usize, usize), frame: i64) -> Result<Frame, (SegStatus, String)> {
-    with_outputs(n, size, &mut |o, m, c, cnt, i| unsafe { seg_track_frame(t.0, frame, o, m, c, cnt, i) })
+    with_outputs(n, size, &mut |o, m, c, cnt, i| unsafe {
+        seg_track_frame(t.0, frame, o, std::mem::size_of::<SegTrackObject>(), m, c, cnt, i, ptr::null_mut())
+    })
 }
 
 fn next(t: &Track, n: usize, f: &Rgb) -> Result<Frame, (SegStatus, String)> {
     let img = rgb_image(f);
-    with_outputs(n, (f.w, f.h), &mut |o, m, c, cnt, i| unsafe { seg_track_next(t.0, &img, o, m, c, cnt, i) })
+    with_outputs(n, (f.w, f.h), &mut |o, m, c, cnt, i| unsafe {
+        seg_track_next(t.0, &img, o, std::mem::size_of::<SegTrackObject>(), m, c, cnt, i, ptr::null_mut())
+    })
 }
 
 fn state(t: &Track) -> SegTrackState {
@@ -339,13 +358,26 @@ fn bad_input_is_refused_before_anything_changes() {
     let img = rgb_image(&frames[1]);
     let mut out = Outputs::new(1, size.0, size.1);
     let mut count = 0usize;
-    let st = unsafe { seg_track_next(t.0, &img, out.objects.as_mut_ptr(), out.masks.as_ptr(), 0, &mut count, &mut out.info) };
+    let st = unsafe {
+        seg_track_next(
+            t.0,
+            &img,
+            out.objects.as_mut_ptr(),
+            std::mem::size_of::<SegTrackObject>(),
+            out.masks.as_ptr(),
+            0,
+            &mut count,
+            &mut out.info,
+            ptr::null_mut(),
+        )
+    };
     assert_eq!((st, count), (SegStatus::SEG_BUFFER_TOO_SMALL, 1));
     assert!(out.untouched());
     assert_eq!(state(&t).frames, 1);
     // A mask of another size than the frames.
-    let (st, msg) =
-        status(with_outputs(1, (size.0, size.1 - 1), &mut |o, m, c, cnt, i| unsafe { seg_track_next(t.0, &img, o, m, c, cnt, i) }));
+    let (st, msg) = status(with_outputs(1, (size.0, size.1 - 1), &mut |o, m, c, cnt, i| unsafe {
+        seg_track_next(t.0, &img, o, std::mem::size_of::<SegTrackObject>(), m, c, cnt, i, ptr::null_mut())
+    }));
     assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(msg.contains("out_masks[0] is 320x239"), "{msg}");
     // A frame of another size mid-track.
@@ -356,7 +388,19 @@ fn bad_input_is_refused_before_anything_changes() {
     assert_eq!(state(&t).frames, 1);
     // An info struct from nowhere.
     let mut info = SegTrackInfo { struct_size: 4, ..Default::default() };
-    let st = unsafe { seg_track_frame(t.0, 0, ptr::null_mut(), ptr::null(), 0, ptr::null_mut(), &mut info) };
+    let st = unsafe {
+        seg_track_frame(
+            t.0,
+            0,
+            ptr::null_mut(),
+            std::mem::size_of::<SegTrackObject>(),
+            ptr::null(),
+            0,
+            ptr::null_mut(),
+            &mut info,
+            ptr::null_mut(),
+        )
+    };
     assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
     let mut bad = track_options(0, 0);
     bad.struct_size = 3;
@@ -403,7 +447,7 @@ fn handle_kinds_and_lifetimes() {
     assert!(last_error().contains("not a SAM2 video session"), "{}", last_error());
     let img = rgb_image(&frames[0]);
     assert_eq!(
-        unsafe { seg_run_unet(session.0, &img, ptr::null(), ptr::null_mut(), 0, ptr::null_mut()) },
+        unsafe { seg_run_unet(session.0, &img, ptr::null(), ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) },
         SegStatus::SEG_WRONG_SESSION_KIND
     );
     // The session goes first; the track keeps the model.
@@ -519,7 +563,7 @@ fn frame_layouts_give_the_same_masks() {
         for (i, img) in images.iter().enumerate() {
             if i == 0 {
                 assert_eq!(
-                    unsafe { seg_track_add_frame(t.0, img, ptr::null_mut(), ptr::null_mut()) },
+                    unsafe { seg_track_add_frame(t.0, img, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) },
                     SegStatus::SEG_OK,
                     "{}",
                     last_error()
@@ -527,7 +571,11 @@ fn frame_layouts_give_the_same_masks() {
                 masks.extend(prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap().masks);
             } else {
                 masks.extend(
-                    with_outputs(1, size, &mut |o, m, c, n, inf| unsafe { seg_track_next(t.0, img, o, m, c, n, inf) }).unwrap().masks,
+                    with_outputs(1, size, &mut |o, m, c, n, inf| unsafe {
+                        seg_track_next(t.0, img, o, std::mem::size_of::<SegTrackObject>(), m, c, n, inf, ptr::null_mut())
+                    })
+                    .unwrap()
+                    .masks,
                 );
             }
         }

@@ -14,6 +14,12 @@ namespace Segrt.Native
     {
         const string __DllName = "segrt";
 
+        /// <summary>
+        ///  Version of the C ABI: 1 is the layout frozen for the first release. A release may add functions,
+        ///  fields appended to versioned structs, enum values and statuses; anything else (a signature, a
+        ///  field moved or removed, a meaning changed) takes a new ABI version.
+        /// </summary>
+        internal const uint SEG_ABI_VERSION = 1;
 
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
@@ -115,11 +121,14 @@ namespace Segrt.Native
         internal static extern SegStatus seg_providers(SegOptions* options, byte* buf, System.UIntPtr cap, System.UIntPtr* out_len);
 
         /// <summary>
-        ///  Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
-        ///  Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
+        ///  Fills `*options` with the defaults. Start every options struct here, its size declared first:
+        ///  `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&amp;o);`. Only the `struct_size` bytes the caller
+        ///  declared are written, and `struct_size` itself is kept. Returns `SEG_NULL_POINTER` when `options`
+        ///  is NULL and `SEG_INVALID_ARGUMENT` (nothing written) for a size segrt does not accept.
+        ///  Thread safety: any thread.
         ///
         ///  # Safety
-        ///  `options` must be NULL or point to a writable `SegOptions`.
+        ///  `options` must be NULL or point to `options-&gt;struct_size` writable bytes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_options_default(SegOptions* options);
@@ -180,11 +189,13 @@ namespace Segrt.Native
         ///  once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
         ///  run at once; further calls wait their turn in arrival order).
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  All pointers must be NULL or valid for the sizes the descriptors state.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_run_unet", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_run_unet(SegSession* session, SegImage* image, SegMask* out_mask, float* out_probability, System.UIntPtr probability_len, SegRunInfo* out_info);
+        internal static extern SegStatus seg_run_unet(SegSession* session, SegImage* image, SegMask* out_mask, float* out_probability, System.UIntPtr probability_len, SegRunInfo* out_info, SegCallControl* control);
 
         /// <summary>
         ///  Describes a session as JSON: the model's inputs and outputs (names, dtypes, shapes; -1 = dynamic),
@@ -231,11 +242,13 @@ namespace Segrt.Native
         ///  (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
         ///  Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_sam2_set_image", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_sam2_set_image(SegSession* session, SegImage* image, double* out_encoder_ms);
+        internal static extern SegStatus seg_sam2_set_image(SegSession* session, SegImage* image, double* out_encoder_ms, SegCallControl* control);
 
         /// <summary>
         ///  Forgets the cached image embedding and the previous mask of a SAM2 session.
@@ -255,26 +268,31 @@ namespace Segrt.Native
         ///  - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
         ///    NULL/0 when `bbox` is given.
         ///  - `bbox`: optional (NULL = none), in original image pixels.
-        ///  - `flags`: 0 or `SEG_SAM2_REFINE` (feed the session's previous chosen low-res logits back: a
-        ///    convenience for one interacting thread; threads refining their own objects on one session pass
-        ///    their previous `low_res_logits` as `out_result-&gt;mask_input` instead).
+        ///  - `mask_input`/`mask_input_len`: optional (NULL/0 = none) low-res logits of an earlier call on the
+        ///    same image (its `SegSam2Result.low_res_logits`, `low_res_width x low_res_height` floats) to
+        ///    refine: the caller's own refinement state, so threads refining different objects on one
+        ///    session never mix.
+        ///  - `flags`: 0 or `SEG_SAM2_REFINE` (without `mask_input`: feed the session's previous chosen
+        ///    low-res logits back, a convenience for one interacting thread).
         ///  - `out_score`: optional, the chosen mask's predicted IoU.
-        ///  - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings, and the
-        ///    caller-owned `mask_input`).
+        ///  - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
         ///
         ///  Outputs are written only on success. Thread safety: any number of threads at once.
+        ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
         ///
         ///  # Safety
         ///  All pointers must be NULL or valid for the sizes stated.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_run_sam2_points", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_run_sam2_points(SegSession* session, SegImage* image, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, uint flags, SegMask* out_mask, float* out_score, SegSam2Result* out_result);
+        internal static extern SegStatus seg_run_sam2_points(SegSession* session, SegImage* image, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, float* mask_input, System.UIntPtr mask_input_len, uint flags, SegMask* out_mask, float* out_score, SegSam2Result* out_result, SegCallControl* control);
 
         /// <summary>
-        ///  Fills `options` with the defaults of SAM2's automatic mask generator and sets `struct_size`.
+        ///  Fills `options` with the defaults of SAM2's automatic mask generator, as `seg_options_default`
+        ///  does: `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&amp;o);`.
         ///
         ///  # Safety
-        ///  `options` must be NULL or writable.
+        ///  `options` must be NULL or point to `options-&gt;struct_size` writable bytes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_everything_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_everything_options_default(SegEverythingOptions* options);
@@ -290,7 +308,9 @@ namespace Segrt.Native
         ///  - `out_labels` (optional): image-sized, 0 = background, object k = k. Objects are painted largest
         ///    first, so a smaller object lying on a larger one stays visible; records keep the full masks.
         ///    At most 65535 objects are returned (the best by predicted IoU); `out_info-&gt;dropped` counts the rest.
-        ///  - `out_objects`/`objects_capacity` (optional): records, best predicted IoU first (id order).
+        ///  - `out_objects`/`object_size`/`objects_capacity` (optional): records, best predicted IoU first (id
+        ///    order); `object_size` is `sizeof(SegEverythingObject)` as the caller was compiled with (segrt
+        ///    writes that much of each record, at that stride).
         ///  - `out_count` (optional): the number of objects.
         ///  - `out_info` (optional): counts and times.
         ///
@@ -301,11 +321,13 @@ namespace Segrt.Native
         ///  anything runs; on failure the label image and records are not touched.
         ///  Thread safety: any number of threads at once.
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  Every pointer must be NULL or valid for the sizes it states.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_sam2_everything", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_sam2_everything(SegSession* session, SegImage* image, SegEverythingOptions* options, SegLabelImage* out_labels, SegEverythingObject* out_objects, System.UIntPtr objects_capacity, System.UIntPtr* out_count, SegEverythingInfo* out_info);
+        internal static extern SegStatus seg_sam2_everything(SegSession* session, SegImage* image, SegEverythingOptions* options, SegLabelImage* out_labels, SegEverythingObject* out_objects, System.UIntPtr object_size, System.UIntPtr objects_capacity, System.UIntPtr* out_count, SegEverythingInfo* out_info, SegCallControl* control);
 
         /// <summary>
         ///  Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
@@ -321,10 +343,11 @@ namespace Segrt.Native
         internal static extern SegStatus seg_create_sam2_video(byte* models_dir, SegOptions* options, SegSession** out_session);
 
         /// <summary>
-        ///  Fills `*options` with the defaults (and `struct_size`).
+        ///  Fills `*options` with the defaults, as `seg_options_default` does:
+        ///  `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&amp;o);`.
         ///
         ///  # Safety
-        ///  `options` must be NULL or writable.
+        ///  `options` must be NULL or point to `options-&gt;struct_size` writable bytes.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_track_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_track_options_default(SegTrackOptions* options);
@@ -366,11 +389,13 @@ namespace Segrt.Native
         ///  prompt on a frame before tracking, or to feed a volume first and track later with
         ///  `seg_track_frame`. `out_info` optional (set its `struct_size`).
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_track_add_frame", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_track_add_frame(SegTrack* track, SegImage* frame, long* out_frame, SegTrackInfo* out_info);
+        internal static extern SegStatus seg_track_add_frame(SegTrack* track, SegImage* frame, long* out_frame, SegTrackInfo* out_info, SegCallControl* control);
 
         /// <summary>
         ///  Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
@@ -383,12 +408,14 @@ namespace Segrt.Native
         ///  Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
         ///  `seg_track_frame`.
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
         ///  `seg_track_frame`.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_track_add_prompt", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_track_add_prompt(SegTrack* track, long frame, int object_id, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, SegTrackObject* out_objects, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
+        internal static extern SegStatus seg_track_add_prompt(SegTrack* track, long frame, int object_id, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info, SegCallControl* control);
 
         /// <summary>
         ///  Tracks frame `frame` (an index; -1 = the last frame added) for every object: clicks given
@@ -398,7 +425,8 @@ namespace Segrt.Native
         ///
         ///  Frame outputs (also of `seg_track_add_prompt` and `seg_track_next`), one per object in the order
         ///  objects were first prompted, all optional:
-        ///  - `out_objects`: `capacity` records (`SegTrackObject`);
+        ///  - `out_objects`: `capacity` records (`SegTrackObject`) of `object_size` bytes each
+        ///    (`sizeof(SegTrackObject)` as the caller was compiled with);
         ///  - `out_masks`: `capacity` caller-owned masks of the frame's size, 0/255 each;
         ///  - `out_count`: the number of objects.
         ///
@@ -407,22 +435,26 @@ namespace Segrt.Native
         ///  `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
         ///  Outputs are written only on success.
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_track_frame", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_track_frame(SegTrack* track, long frame, SegTrackObject* out_objects, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
+        internal static extern SegStatus seg_track_frame(SegTrack* track, long frame, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info, SegCallControl* control);
 
         /// <summary>
         ///  Streaming: adds the next frame and tracks it (`seg_track_add_frame` + `seg_track_frame` in one
         ///  call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
         ///  `out_info-&gt;frame` is the new frame's index. When the buffers are too small nothing is added.
         ///
+        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///
         ///  # Safety
         ///  As for `seg_track_add_frame` and `seg_track_frame`.
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_track_next", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
-        internal static extern SegStatus seg_track_next(SegTrack* track, SegImage* frame, SegTrackObject* out_objects, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
+        internal static extern SegStatus seg_track_next(SegTrack* track, SegImage* frame, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info, SegCallControl* control);
 
         /// <summary>
         ///  Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
@@ -446,8 +478,8 @@ namespace Segrt.Native
     }
 
     /// <summary>
-    ///  Session options. Always start from `seg_options_default()`, which sets `struct_size`; newer
-    ///  versions of segrt only ever append fields, and read only the first `struct_size` bytes.
+    ///  Session options. Declare the size, then take the defaults:
+    ///  `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&amp;o);` (see "Versioned structs" in the docs).
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct SegOptions
@@ -522,6 +554,10 @@ namespace Segrt.Native
         /// </summary>
         public uint fill_holes;
         /// <summary>
+        ///  Must be 0 (explicit padding: segrt never copies undefined bytes into a caller's struct).
+        /// </summary>
+        public uint reserved0;
+        /// <summary>
         ///  Refuse images with more pixels than this (default 100 000 000).
         /// </summary>
         public ulong max_pixels;
@@ -573,6 +609,10 @@ namespace Segrt.Native
         ///  skip its graph optimiser. Only read during `seg_create*`.
         /// </summary>
         public int cache_mode;
+        /// <summary>
+        ///  Must be 0 (explicit padding).
+        /// </summary>
+        public uint reserved1;
         /// <summary>
         ///  UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
         ///  Only read during `seg_create*`.
@@ -725,20 +765,12 @@ namespace Segrt.Native
         /// </summary>
         public int low_res_width;
         public int low_res_height;
-        /// <summary>
-        ///  In: optional low-res logits of an earlier call on the same image (its `low_res_logits`,
-        ///  `low_res_width x low_res_height` floats) to refine: the caller's own refinement state, so
-        ///  threads refining different objects on one session never mix. NULL = none (then
-        ///  `SEG_SAM2_REFINE` uses the session's last result). Needs a `struct_size` that covers it.
-        /// </summary>
-        public float* mask_input;
-        public System.UIntPtr mask_input_len;
     }
 
     /// <summary>
     ///  Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
-    ///  generator (`SAM2AutomaticMaskGenerator`). Always start from `seg_everything_options_default()`,
-    ///  which sets `struct_size`; fields are only ever appended.
+    ///  generator (`SAM2AutomaticMaskGenerator`):
+    ///  `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&amp;o);`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct SegEverythingOptions
@@ -880,6 +912,18 @@ namespace Segrt.Native
     }
 
     /// <summary>
+    ///  Cancellation and progress of one long call: the last parameter of every call that can take long
+    ///  (`seg_run_unet`, `seg_sam2_set_image`, `seg_run_sam2_points`, `seg_sam2_everything`, the
+    ///  `seg_track_*` calls that run models). Reserved in ABI 1 so that these calls keep their signatures
+    ///  when cancellation and progress reporting come: pass NULL (anything else is refused with
+    ///  `SEG_INVALID_ARGUMENT`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegCallControl
+    {
+    }
+
+    /// <summary>
     ///  An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
     ///  with `seg_track_free`.
     /// </summary>
@@ -889,8 +933,7 @@ namespace Segrt.Native
     }
 
     /// <summary>
-    ///  Options of `seg_track_create`. Always start from `seg_track_options_default()`, which sets
-    ///  `struct_size`; fields are only ever appended.
+    ///  Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&amp;o);`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct SegTrackOptions

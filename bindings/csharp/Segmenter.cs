@@ -10,8 +10,9 @@ namespace Segrt
     /// one loaded model (a native segrt handle). Thread-safe: any number of threads may use one instance at once:
     /// segrt keeps a pool of ONNX Runtime sessions per segmenter, shared by all threads, that grows on demand up to
     /// <see cref="SegmenterOptions.MaxSessions"/> (default: one per physical core); calls beyond it wait their turn.
-    /// <see cref="Dispose"/> refuses every call that starts after it with <see cref="ObjectDisposedException"/>;
-    /// calls already running finish normally, and the native handle is freed when the last of them returns. An
+    /// <see cref="Dispose"/> refuses every call that starts after it with <see cref="ObjectDisposedException"/>, and
+    /// every public member but <see cref="IsDisposed"/> and <see cref="Dispose"/> throws it from then on, properties
+    /// included (also those answered from what was read at creation); calls already running finish normally, and the native handle is freed when the last of them returns. An
     /// undisposed segmenter is freed by its finalizer; the GC is told how much native memory it holds
     /// (<c>GC.AddMemoryPressure</c>), so that happens sooner.
     /// </summary>
@@ -45,12 +46,16 @@ namespace Segrt
         /// the measured cost of each further session alive), and at least the size of its model files. Read when
         /// the segmenter is created, and again after a call that overlapped more calls than ever before (that is
         /// when segrt builds another session, up to <see cref="SegmenterOptions.MaxSessions"/>), so it follows the
-        /// pool without a per-call cost. Taken back from the GC when the session is freed (the last value stays
-        /// readable here).
+        /// pool without a per-call cost. Taken back from the GC when the session is freed.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public long MemoryBytes
         {
-            get { return Handle.DeclaredBytes; }
+            get
+            {
+                ThrowIfDisposed();
+                return Handle.DeclaredBytes;
+            }
         }
 
         /// <summary>What segrt reported when the segmenter was created.</summary>
@@ -103,24 +108,45 @@ namespace Segrt
         }
 
         /// <summary>The execution provider actually running the model (<see cref="ExecutionProvider.Cpu"/> after a fallback).</summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public ExecutionProvider Provider
         {
             get { return ParseProvider(ProviderInUse); }
         }
 
         /// <summary>segrt's name of the provider actually running the model, e.g. "CPU" or "CUDA:0".</summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public string ProviderInUse
         {
-            get { return _firstInfo.Provider != null && _firstInfo.Provider.InUse != null ? _firstInfo.Provider.InUse : "unknown"; }
+            get
+            {
+                ThrowIfDisposed();
+                return _firstInfo.Provider != null && _firstInfo.Provider.InUse != null ? _firstInfo.Provider.InUse : "unknown";
+            }
         }
 
         /// <summary>
         /// Why the requested provider is not the one in use (with <see cref="ProviderPolicy.Fallback"/>:
         /// ONNX Runtime's reason, e.g. a missing CUDA library); null when the requested provider runs.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public string FallbackReason
         {
-            get { return _firstInfo.Provider != null ? _firstInfo.Provider.FallbackReason : null; }
+            get
+            {
+                ThrowIfDisposed();
+                return _firstInfo.Provider != null ? _firstInfo.Provider.FallbackReason : null;
+            }
+        }
+
+        /// <summary>
+        /// The disposed-object rule for members answered without a native call (those with one get it from
+        /// <see cref="Acquire"/>): once <see cref="Dispose"/> has been called they throw, as every call does.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        internal void ThrowIfDisposed()
+        {
+            if (IsDisposed) throw new ObjectDisposedException(GetType().Name, "this " + GetType().Name + " has been disposed");
         }
 
         internal SessionHandle.Lease Acquire()

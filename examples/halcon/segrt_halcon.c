@@ -24,13 +24,14 @@ static Herror glue_failure(SegStatus status, const char *text) {
 }
 
 Herror segrt_halcon_open(const char *model_path, SegSession **out_session) {
-    SegOptions opt;
+    SegOptions opt = {.struct_size = sizeof opt};   /* segrt reads and writes only the size declared */
     SegStatus st;
     if (!out_session) return glue_failure(SEG_NULL_POINTER, "out_session is NULL");
     /* A libsegrt built with another ABI than this header must not be called further. */
     if (seg_abi_version() != SEG_ABI_VERSION)
         return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
-    seg_options_default(&opt);
+    st = seg_options_default(&opt);
+    if (st != SEG_OK) return segrt_failure(st);
     st = seg_create(model_path, &opt, out_session);
     return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
 }
@@ -93,7 +94,7 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
     mask.width = img.width;
     mask.height = img.height;
     mask.stride = 0;
-    st = seg_run_unet(session, &img, &mask, NULL, 0, NULL);
+    st = seg_run_unet(session, &img, &mask, NULL, 0, NULL, NULL);
     if (st != SEG_OK) {
         free(buf);
         return segrt_failure(st);
@@ -150,7 +151,7 @@ Herror segrt_halcon_track_add(Hobject image, SegTrack *track, Hlong *frame) {
     SegStatus st;
     Herror err = image_view(image, &img, &width, &height);
     if (err != H_MSG_TRUE) return err;
-    st = seg_track_add_frame(track, &img, &index, NULL);
+    st = seg_track_add_frame(track, &img, &index, NULL, NULL);
     if (st != SEG_OK) return segrt_failure(st);
     if (frame) *frame = (Hlong)index;
     return H_MSG_TRUE;
@@ -192,9 +193,10 @@ static Herror track_call(SegTrack *track, Hlong frame, Hlong object_id, const Se
         masks[k].stride = 0;
     }
     if (click)
-        st = seg_track_add_prompt(track, (int64_t)frame, (int32_t)object_id, click, 1, NULL, records, masks, n, &count, NULL);
+        st = seg_track_add_prompt(track, (int64_t)frame, (int32_t)object_id, click, 1, NULL, records, sizeof *records, masks, n,
+                                  &count, NULL, NULL);
     else
-        st = seg_track_frame(track, (int64_t)frame, records, masks, n, &count, NULL);
+        st = seg_track_frame(track, (int64_t)frame, records, sizeof *records, masks, n, &count, NULL, NULL);
     if (st != SEG_OK) {
         err = segrt_failure(st);
         goto done;

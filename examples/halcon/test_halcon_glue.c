@@ -57,7 +57,7 @@ static void plain_mask(SegSession *s, const unsigned char *px, int w, int h, int
     memset(&img, 0, sizeof img);
     img.data = px; img.width = w; img.height = h; img.stride = 0; img.format = format;
     m.data = out; m.width = w; m.height = h; m.stride = 0;
-    st = seg_run_unet(s, &img, &m, NULL, 0, NULL);
+    st = seg_run_unet(s, &img, &m, NULL, 0, NULL, NULL);
     seg_last_error(msg, sizeof msg);
     CHECK(st == SEG_OK, "plain seg_run_unet: %s %s", seg_status_str(st), msg);
 }
@@ -123,14 +123,14 @@ static void check_tracking(const char *repo) {
         memset(&img, 0, sizeof img);
         img.data = bgr; img.width = TW; img.height = TH; img.format = SEG_FORMAT_BGR24;
         mask.data = m; mask.width = TW; mask.height = TH; mask.stride = 0;
-        CHECK(seg_track_add_frame(plain, &img, NULL, NULL) == SEG_OK, "plain add frame %d", t);
+        CHECK(seg_track_add_frame(plain, &img, NULL, NULL, NULL) == SEG_OK, "plain add frame %d", t);
         if (t == 0) {
             SegPoint click = {80.0f, 120.0f, 1};
             err = segrt_halcon_track_click(track, 0, 1, 120.0, 80.0, 1, &region);   /* (row, column) */
-            st = seg_track_add_prompt(plain, 0, 1, &click, 1, NULL, &rec, &mask, 1, &n, NULL);
+            st = seg_track_add_prompt(plain, 0, 1, &click, 1, NULL, &rec, sizeof rec, &mask, 1, &n, NULL, NULL);
         } else {
             err = segrt_halcon_track_frame(track, -1, 1, &region, &present);
-            st = seg_track_frame(plain, -1, &rec, &mask, 1, &n, NULL);
+            st = seg_track_frame(plain, -1, &rec, sizeof rec, &mask, 1, &n, NULL, NULL);
         }
         get_error_text((Hlong)err, text);
         CHECK(err == H_MSG_TRUE && st == SEG_OK && n == 1, "frame %d: glue %u (%s), plain %s", t, err, text, seg_status_str(st));

@@ -34,9 +34,10 @@ const MAX_SPAN: i64 = 8 << 20;
 fn session() -> &'static Handle {
     static S: OnceLock<Handle> = OnceLock::new();
     S.get_or_init(|| {
-        let mut o = std::mem::MaybeUninit::<SegOptions>::uninit();
-        unsafe { seg_options_default(o.as_mut_ptr()) };
-        let mut o = unsafe { o.assume_init() };
+        // SAFETY: all-zero is a valid SegOptions (integers, floats, nullable pointers).
+        let mut o: SegOptions = unsafe { std::mem::zeroed() };
+        o.struct_size = std::mem::size_of::<SegOptions>() as u32;
+        assert_eq!(unsafe { seg_options_default(&mut o) } as i32, 0);
         o.max_pixels = MAX_PIXELS;
         o.intra_threads = 1;
         // Dynamic axes run at 32x32 whatever the image size: fast executions.
@@ -90,5 +91,5 @@ pub fn run(input: Input) {
     let out = SegMask { data: mask.as_mut_ptr(), width: mw as i32, height: mh as i32, stride: ms as i32 };
     let mut prob = if input.want_probability { vec![0f32; (w.max(0) * h.max(0)).min(MAX_PIXELS as i64) as usize] } else { Vec::new() };
     let prob_ptr = if input.want_probability { prob.as_mut_ptr() } else { ptr::null_mut() };
-    check(unsafe { seg_run_unet(s.0, &image, &out, prob_ptr, prob.len(), ptr::null_mut()) }, "seg_run_unet");
+    check(unsafe { seg_run_unet(s.0, &image, &out, prob_ptr, prob.len(), ptr::null_mut(), ptr::null_mut()) }, "seg_run_unet");
 }

@@ -112,7 +112,7 @@ pub fn run(i: Input) {
         };
         let mut mask = vec![0u8; w * h];
         let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
-        check(unsafe { seg_run_unet(s, &image, &out, ptr::null_mut(), 0, ptr::null_mut()) }, "seg_run_unet");
+        check(unsafe { seg_run_unet(s, &image, &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) }, "seg_run_unet");
     }
     check(unsafe { seg_free(s) }, "seg_free");
 }

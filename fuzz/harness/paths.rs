@@ -51,6 +51,6 @@ pub fn sam2_session(encoder: &str, decoder: &str, width: usize, height: usize) -
         plane1: std::ptr::null(),
         plane2: std::ptr::null(),
     };
-    assert_eq!(unsafe { seg_sam2_set_image(s, &image, std::ptr::null_mut()) } as i32, 0, "fuzz image");
+    assert_eq!(unsafe { seg_sam2_set_image(s, &image, std::ptr::null_mut(), std::ptr::null_mut()) } as i32, 0, "fuzz image");
     Handle(s)
 }

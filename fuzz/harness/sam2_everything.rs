@@ -66,6 +66,7 @@ fn session() -> &'static Handle {
 pub fn run(input: Input) {
     let s = session();
     let mut options: SegEverythingOptions = unsafe { std::mem::zeroed() };
+    options.struct_size = std::mem::size_of::<SegEverythingOptions>() as u32;
     assert_eq!(unsafe { seg_everything_options_default(&mut options) } as i32, 0);
     // The oracle draws discs of radius 10, 20 and 30 low-res pixels, predicted IoU 0.5/0.9/0.7; on this
     // small image the r=20 disc (about 7.5 px) has a stability score of about 0.58, far below the
@@ -112,9 +113,11 @@ pub fn run(input: Input) {
             if input.null_options { ptr::null() } else { &options },
             label_image.as_ref().map_or(ptr::null(), |l| l as *const SegLabelImage),
             if input.null_objects { ptr::null_mut() } else { objects.as_mut_ptr() },
+            std::mem::size_of::<SegEverythingObject>(),
             if input.null_objects { 0 } else { objects.len() },
             if input.want_count { &mut count } else { ptr::null_mut() },
             if input.info_size.is_some() { info_bytes.as_mut_ptr().cast::<SegEverythingInfo>() } else { ptr::null_mut() },
+            ptr::null_mut(),
         )
     };
     check(status, "seg_sam2_everything");

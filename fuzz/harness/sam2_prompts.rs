@@ -52,10 +52,7 @@ pub fn run(input: Input) {
         result.low_res_len = low.len();
     }
     let mask_input: Vec<f32> = input.mask_input.map_or(Vec::new(), |(len, v)| vec![v; len as usize]);
-    if input.mask_input.is_some() {
-        result.mask_input = mask_input.as_ptr();
-        result.mask_input_len = mask_input.len();
-    }
+    let (input_ptr, input_len) = if input.mask_input.is_some() { (mask_input.as_ptr(), mask_input.len()) } else { (ptr::null(), 0) };
     let mut score = 0f32;
     let pts = if input.null_points { ptr::null() } else { points.as_ptr() };
     let status = unsafe {
@@ -65,10 +62,13 @@ pub fn run(input: Input) {
             pts,
             points.len(),
             bbox.as_ref().map_or(ptr::null(), |b| b as *const SegBox),
+            input_ptr,
+            input_len,
             input.flags,
             &out,
             &mut score,
             if input.want_result { &mut result } else { ptr::null_mut() },
+            ptr::null_mut(),
         )
     };
     check(status, "seg_run_sam2_points");

@@ -159,7 +159,8 @@ fn with_outputs(
 
 pub fn run(input: Input) {
     let s = session();
-    let mut options = SegTrackOptions { struct_size: 0, num_frames: 0, keep_frames: 0, reserved: 0 };
+    let mut options =
+        SegTrackOptions { struct_size: std::mem::size_of::<SegTrackOptions>() as u32, num_frames: 0, keep_frames: 0, reserved: 0 };
     assert_eq!(unsafe { seg_track_options_default(&mut options) } as i32, 0);
     options.keep_frames = (input.keep_frames % 4) as u32;
     let mut raw = ptr::null_mut();
@@ -168,11 +169,25 @@ pub fn run(input: Input) {
     if input.primed {
         let data = pixels(H, (W * 3) as usize, 0);
         let image = SegImage { data: data.as_ptr(), width: W, height: H, stride: 0, format: 1, plane1: ptr::null(), plane2: ptr::null() };
-        assert_eq!(unsafe { seg_track_add_frame(t.0, &image, ptr::null_mut(), ptr::null_mut()) } as i32, 0);
+        assert_eq!(unsafe { seg_track_add_frame(t.0, &image, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) } as i32, 0);
         let click = SegPoint { x: 20.0, y: 15.0, label: 1 };
         let (null_objects, null_masks) = (ptr::null_mut(), ptr::null());
         let st = unsafe {
-            seg_track_add_prompt(t.0, 0, 1, &click, 1, ptr::null(), null_objects, null_masks, 0, ptr::null_mut(), ptr::null_mut())
+            seg_track_add_prompt(
+                t.0,
+                0,
+                1,
+                &click,
+                1,
+                ptr::null(),
+                null_objects,
+                std::mem::size_of::<SegTrackObject>(),
+                null_masks,
+                0,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
         };
         assert_eq!(st as i32, 0);
     }
@@ -195,7 +210,8 @@ pub fn run(input: Input) {
                 };
                 let before = state(&t).frames;
                 let mut index = -7i64;
-                let st = check(unsafe { seg_track_add_frame(t.0, &image, &mut index, ptr::null_mut()) }, "seg_track_add_frame");
+                let st =
+                    check(unsafe { seg_track_add_frame(t.0, &image, &mut index, ptr::null_mut(), ptr::null_mut()) }, "seg_track_add_frame");
                 let after = state(&t).frames;
                 if st == SegStatus::SEG_OK {
                     assert_eq!((index, after), (before, before + 1));
@@ -208,7 +224,9 @@ pub fn run(input: Input) {
                 let data = pixels(h, (w.max(0) * 3) as usize, k);
                 let image =
                     SegImage { data: data.as_ptr(), width: w, height: h, stride: 0, format: 1, plane1: ptr::null(), plane2: ptr::null() };
-                with_outputs(&t, outputs, "seg_track_next", |o, m, c, n, i| unsafe { seg_track_next(t.0, &image, o, m, c, n, i) });
+                with_outputs(&t, outputs, "seg_track_next", |o, m, c, n, i| unsafe {
+                    seg_track_next(t.0, &image, o, std::mem::size_of::<SegTrackObject>(), m, c, n, i, ptr::null_mut())
+                });
             }
             Call::Prompt { frame, object, points, bbox, outputs } => {
                 let points: Vec<SegPoint> =
@@ -217,12 +235,26 @@ pub fn run(input: Input) {
                 let pts = if points.is_empty() { ptr::null() } else { points.as_ptr() };
                 let b = bbox.as_ref().map_or(ptr::null(), |b| b as *const SegBox);
                 with_outputs(&t, outputs, "seg_track_add_prompt", |o, m, c, n, i| unsafe {
-                    seg_track_add_prompt(t.0, *frame as i64 % 4, (*object % 3) as i32, pts, points.len(), b, o, m, c, n, i)
+                    seg_track_add_prompt(
+                        t.0,
+                        *frame as i64 % 4,
+                        (*object % 3) as i32,
+                        pts,
+                        points.len(),
+                        b,
+                        o,
+                        std::mem::size_of::<SegTrackObject>(),
+                        m,
+                        c,
+                        n,
+                        i,
+                        ptr::null_mut(),
+                    )
                 });
             }
             Call::Track { frame, outputs } => {
                 with_outputs(&t, outputs, "seg_track_frame", |o, m, c, n, i| unsafe {
-                    seg_track_frame(t.0, *frame as i64 % 4, o, m, c, n, i)
+                    seg_track_frame(t.0, *frame as i64 % 4, o, std::mem::size_of::<SegTrackObject>(), m, c, n, i, ptr::null_mut())
                 });
             }
             Call::Reset => {

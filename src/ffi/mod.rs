@@ -14,6 +14,7 @@ pub mod sam2;
 pub mod session;
 pub mod track;
 pub mod types;
+mod versioned;
 
 pub use enums::*;
 pub use runtime::*;
@@ -22,5 +23,7 @@ pub use session::*;
 pub use track::*;
 pub use types::*;
 
-/// Version of the C ABI. Bumped on any incompatible change of a function signature or struct layout.
+/// Version of the C ABI: 1 is the layout frozen for the first release. A release may add functions,
+/// fields appended to versioned structs, enum values and statuses; anything else (a signature, a
+/// field moved or removed, a meaning changed) takes a new ABI version.
 pub const SEG_ABI_VERSION: u32 = 1;

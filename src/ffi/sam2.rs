@@ -10,9 +10,10 @@ use super::boundary::guard;
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
 use super::types::{
-    out_struct_size, utf8_path, write_versioned, SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage,
-    SegLabelImage, SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, EVERYTHING_INFO_V1_SIZE, SAM2_RESULT_V1_SIZE, SEG_SAM2_REFINE,
+    no_control, utf8_path, SegBox, SegCallControl, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage,
+    SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, SEG_SAM2_REFINE,
 };
+use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 /// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
@@ -78,11 +79,19 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
 /// (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
 /// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn seg_sam2_set_image(session: *mut SegSession, image: *const SegImage, out_encoder_ms: *mut f64) -> SegStatus {
+pub unsafe extern "C" fn seg_sam2_set_image(
+    session: *mut SegSession,
+    image: *const SegImage,
+    out_encoder_ms: *mut f64,
+    control: *mut SegCallControl,
+) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup(session)?;
         let sam = handle.sam2()?;
         if image.is_null() {
@@ -118,14 +127,18 @@ pub unsafe extern "C" fn seg_sam2_reset(session: *mut SegSession) -> SegStatus {
 /// - `points`/`n_points`: clicks in original image pixels, label 1 = include, 0 = exclude. May be
 ///   NULL/0 when `bbox` is given.
 /// - `bbox`: optional (NULL = none), in original image pixels.
-/// - `flags`: 0 or `SEG_SAM2_REFINE` (feed the session's previous chosen low-res logits back: a
-///   convenience for one interacting thread; threads refining their own objects on one session pass
-///   their previous `low_res_logits` as `out_result->mask_input` instead).
+/// - `mask_input`/`mask_input_len`: optional (NULL/0 = none) low-res logits of an earlier call on the
+///   same image (its `SegSam2Result.low_res_logits`, `low_res_width x low_res_height` floats) to
+///   refine: the caller's own refinement state, so threads refining different objects on one
+///   session never mix.
+/// - `flags`: 0 or `SEG_SAM2_REFINE` (without `mask_input`: feed the session's previous chosen
+///   low-res logits back, a convenience for one interacting thread).
 /// - `out_score`: optional, the chosen mask's predicted IoU.
-/// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings, and the
-///   caller-owned `mask_input`).
+/// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
 ///
 /// Outputs are written only on success. Thread safety: any number of threads at once.
+///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
 ///
 /// # Safety
 /// All pointers must be NULL or valid for the sizes stated.
@@ -136,12 +149,16 @@ pub unsafe extern "C" fn seg_run_sam2_points(
     points: *const SegPoint,
     n_points: usize,
     bbox: *const SegBox,
+    mask_input: *const f32,
+    mask_input_len: usize,
     flags: u32,
     out_mask: *const SegMask,
     out_score: *mut f32,
     out_result: *mut SegSam2Result,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup(session)?;
         let sam = handle.sam2()?;
         if out_mask.is_null() {
@@ -153,10 +170,10 @@ pub unsafe extern "C" fn seg_run_sam2_points(
         if flags & !SEG_SAM2_REFINE != 0 {
             return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
         }
-        let result_size = out_struct_size(out_result, SAM2_RESULT_V1_SIZE, "SegSam2Result")?;
-        let result = out_result.as_mut();
+        let result_size = out_size(out_result)?;
+        let result = out_result.as_ref();
         let (lw, lh) = sam.low_res_size();
-        let prompt = prompt_from(points, n_points, bbox, flags, result.as_deref(), result_size, lw * lh)?;
+        let prompt = prompt_from(points, n_points, bbox, mask_input, mask_input_len, flags, lw * lh)?;
         let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
         let mut mask = (*out_mask).target()?;
         let mut all_masks = None;
@@ -183,28 +200,30 @@ pub unsafe extern "C" fn seg_run_sam2_points(
             out_score.write(run.scores[run.chosen]);
         }
         if let Some(r) = result {
-            r.chosen_index = run.chosen as i32;
-            r.num_masks = run.scores.len() as i32;
-            r.encoder_reused = run.stats.encoder_reused as u32;
-            r.scores = [0.0; 4];
-            for (d, s) in r.scores.iter_mut().zip(&run.scores) {
+            let mut out = *r;
+            out.chosen_index = run.chosen as i32;
+            out.num_masks = run.scores.len() as i32;
+            out.encoder_reused = run.stats.encoder_reused as u32;
+            out.scores = [0.0; 4];
+            for (d, s) in out.scores.iter_mut().zip(&run.scores) {
                 *d = *s;
             }
-            r.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
-            r.decoder_ms = run.stats.decoder_ms;
-            r.postprocess_ms = run.stats.postprocess_ms;
-            r.low_res_width = run.low_res_size.0 as i32;
-            r.low_res_height = run.low_res_size.1 as i32;
+            out.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
+            out.decoder_ms = run.stats.decoder_ms;
+            out.postprocess_ms = run.stats.postprocess_ms;
+            out.low_res_width = run.low_res_size.0 as i32;
+            out.low_res_height = run.low_res_size.1 as i32;
             if !r.low_res_logits.is_null() {
                 std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()).copy_from_slice(&run.low_res);
             }
+            write_versioned(&out, out_result, result_size);
         }
         Ok(())
     })
 }
 
-/// The prompt of a `seg_run_sam2_points` call: points, box, refinement flag and, where the caller's
-/// `SegSam2Result` is new enough to hold it, its own `mask_input`.
+/// The prompt of a `seg_run_sam2_points` call: points, box, the caller's mask input and the
+/// refinement flag.
 ///
 /// # Safety
 /// As for `seg_run_sam2_points`.
@@ -212,26 +231,27 @@ unsafe fn prompt_from(
     points: *const SegPoint,
     n_points: usize,
     bbox: *const SegBox,
+    mask_input: *const f32,
+    mask_input_len: usize,
     flags: u32,
-    result: Option<&SegSam2Result>,
-    result_size: usize,
     low_res_len: usize,
 ) -> crate::error::Result<Prompt> {
     if n_points > crate::sam2::MAX_POINTS {
         return Err(Error::invalid(format!("{n_points} points: at most {} are accepted", crate::sam2::MAX_POINTS)));
     }
     let pts = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
-    let mask_input = match result {
-        Some(r) if result_size >= std::mem::size_of::<SegSam2Result>() && !r.mask_input.is_null() => {
-            if r.mask_input_len != low_res_len {
-                return Err(Error::invalid(format!(
-                    "mask_input_len is {}: mask_input must hold the {low_res_len} low-res logits an earlier call returned",
-                    r.mask_input_len
-                )));
-            }
-            Some(std::slice::from_raw_parts(r.mask_input, r.mask_input_len).to_vec())
+    let mask_input = if mask_input.is_null() {
+        if mask_input_len != 0 {
+            return Err(Error::null("mask_input (mask_input_len is not 0)"));
         }
-        _ => None,
+        None
+    } else {
+        if mask_input_len != low_res_len {
+            return Err(Error::invalid(format!(
+                "mask_input_len is {mask_input_len}: mask_input must hold the {low_res_len} low-res logits an earlier call returned"
+            )));
+        }
+        Some(std::slice::from_raw_parts(mask_input, mask_input_len).to_vec())
     };
     Ok(Prompt {
         points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
@@ -241,19 +261,14 @@ unsafe fn prompt_from(
     })
 }
 
-/// Fills `options` with the defaults of SAM2's automatic mask generator and sets `struct_size`.
+/// Fills `options` with the defaults of SAM2's automatic mask generator, as `seg_options_default`
+/// does: `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
 ///
 /// # Safety
-/// `options` must be NULL or writable.
+/// `options` must be NULL or point to `options->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEverythingOptions) -> SegStatus {
-    guard(|| {
-        if options.is_null() {
-            return Err(Error::null("options"));
-        }
-        options.write(SegEverythingOptions::defaults());
-        Ok(())
-    })
+    guard(|| fill_defaults(options, SegEverythingOptions::defaults(), "options"))
 }
 
 /// Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
@@ -266,7 +281,9 @@ pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEveryth
 /// - `out_labels` (optional): image-sized, 0 = background, object k = k. Objects are painted largest
 ///   first, so a smaller object lying on a larger one stays visible; records keep the full masks.
 ///   At most 65535 objects are returned (the best by predicted IoU); `out_info->dropped` counts the rest.
-/// - `out_objects`/`objects_capacity` (optional): records, best predicted IoU first (id order).
+/// - `out_objects`/`object_size`/`objects_capacity` (optional): records, best predicted IoU first (id
+///   order); `object_size` is `sizeof(SegEverythingObject)` as the caller was compiled with (segrt
+///   writes that much of each record, at that stride).
 /// - `out_count` (optional): the number of objects.
 /// - `out_info` (optional): counts and times.
 ///
@@ -277,6 +294,8 @@ pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEveryth
 /// anything runs; on failure the label image and records are not touched.
 /// Thread safety: any number of threads at once.
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// Every pointer must be NULL or valid for the sizes it states.
 #[no_mangle]
@@ -286,18 +305,22 @@ pub unsafe extern "C" fn seg_sam2_everything(
     options: *const SegEverythingOptions,
     out_labels: *const SegLabelImage,
     out_objects: *mut SegEverythingObject,
+    object_size: usize,
     objects_capacity: usize,
     out_count: *mut usize,
     out_info: *mut SegEverythingInfo,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup(session)?;
         let sam = handle.sam2()?;
         let options = SegEverythingOptions::read(options)?;
         if out_objects.is_null() && objects_capacity > 0 {
             return Err(Error::null("out_objects (objects_capacity is not 0)"));
         }
-        let info_size = out_struct_size(out_info, EVERYTHING_INFO_V1_SIZE, "SegEverythingInfo")?;
+        let stride = if out_objects.is_null() { 0 } else { record_size::<SegEverythingObject>(object_size, "SegEverythingObject")? };
+        let info_size = out_size(out_info)?;
         let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
         let (w, h) = match &view {
             Some(v) => (v.width(), v.height()),
@@ -342,9 +365,10 @@ pub unsafe extern "C" fn seg_sam2_everything(
             result.paint(labels, stride);
         }
         if !out_objects.is_null() {
-            let records = std::slice::from_raw_parts_mut(out_objects, n);
-            for (r, o) in records.iter_mut().zip(&result.objects) {
-                *r = SegEverythingObject {
+            let records: Vec<SegEverythingObject> = result
+                .objects
+                .iter()
+                .map(|o| SegEverythingObject {
                     id: o.id,
                     mask_index: o.mask_index as i32,
                     x0: o.bbox[0] as i32,
@@ -356,13 +380,14 @@ pub unsafe extern "C" fn seg_sam2_everything(
                     stability_score: o.stability_score,
                     point_x: o.point[0],
                     point_y: o.point[1],
-                };
-            }
+                })
+                .collect();
+            write_records(out_objects, stride, &records);
         }
-        if !out_info.is_null() {
+        {
             let s = &result.stats;
             let info = SegEverythingInfo {
-                struct_size: info_size.min(std::mem::size_of::<SegEverythingInfo>()) as u32,
+                struct_size: 0, // the caller's is kept
                 batched: (s.batch > 1) as u32,
                 batch: s.batch as u32,
                 prompts: s.prompts as u32,

@@ -9,22 +9,20 @@ use crate::unet::UnetSegmenter;
 use super::boundary::{copy_json_out, guard, guard_quiet};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, unregister, Handle};
-use super::types::{out_struct_size, utf8_path, write_versioned, SegImage, SegMask, SegOptions, SegRunInfo, SegSession, RUN_INFO_V1_SIZE};
+use super::types::{no_control, utf8_path, SegCallControl, SegImage, SegMask, SegOptions, SegRunInfo, SegSession};
+use super::versioned::{fill_defaults, out_size, write_versioned};
 
-/// Fills `*options` with the defaults (and `struct_size`). Start every options struct here.
-/// Returns `SEG_NULL_POINTER` when `options` is NULL. Thread safety: any thread.
+/// Fills `*options` with the defaults. Start every options struct here, its size declared first:
+/// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);`. Only the `struct_size` bytes the caller
+/// declared are written, and `struct_size` itself is kept. Returns `SEG_NULL_POINTER` when `options`
+/// is NULL and `SEG_INVALID_ARGUMENT` (nothing written) for a size segrt does not accept.
+/// Thread safety: any thread.
 ///
 /// # Safety
-/// `options` must be NULL or point to a writable `SegOptions`.
+/// `options` must be NULL or point to `options->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn seg_options_default(options: *mut SegOptions) -> SegStatus {
-    guard(|| {
-        if options.is_null() {
-            return Err(Error::null("options"));
-        }
-        options.write(SegOptions::defaults());
-        Ok(())
-    })
+    guard(|| fill_defaults(options, SegOptions::defaults(), "options"))
 }
 
 /// Creates a UNet session from an ONNX model file (`model_path`: UTF-8, any language, e.g. Chinese
@@ -114,6 +112,8 @@ pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
 /// once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
 /// run at once; further calls wait their turn in arrival order).
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// All pointers must be NULL or valid for the sizes the descriptors state.
 #[no_mangle]
@@ -124,8 +124,10 @@ pub unsafe extern "C" fn seg_run_unet(
     out_probability: *mut f32,
     probability_len: usize,
     out_info: *mut SegRunInfo,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup(session)?;
         let unet = handle.unet()?;
         if image.is_null() {
@@ -143,16 +145,16 @@ pub unsafe extern "C" fn seg_run_unet(
                 format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
             ));
         }
-        let info_size = out_struct_size(out_info, RUN_INFO_V1_SIZE, "SegRunInfo")?;
+        let info_size = out_size(out_info)?;
         let probability = (!out_probability.is_null()).then(|| std::slice::from_raw_parts_mut(out_probability, w * h));
 
         // The mask and the probability are written straight into the caller's buffers.
         let run = unet.segment_into(&view, &mut mask, probability)?;
 
-        if !out_info.is_null() {
+        {
             let stats = &run.stats;
             let info = SegRunInfo {
-                struct_size: (*out_info).struct_size,
+                struct_size: 0, // the caller's is kept
                 num_classes: run.classes as i32,
                 model_width: stats.model_width as i32,
                 model_height: stats.model_height as i32,

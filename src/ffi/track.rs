@@ -17,9 +17,10 @@ use super::boundary::{guard, guard_quiet};
 use super::enums::SegStatus;
 use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
 use super::types::{
-    out_struct_size, utf8_path, write_versioned, SegBox, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo,
-    SegTrackObject, SegTrackOptions, SegTrackState, TRACK_INFO_V1_SIZE, TRACK_STATE_V1_SIZE,
+    no_control, utf8_path, SegBox, SegCallControl, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo,
+    SegTrackObject, SegTrackOptions, SegTrackState,
 };
+use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
 /// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
 /// modules it names (written by `models/sam2/export_sam2_video.py`; UTF-8 path). `options` as for
@@ -47,19 +48,14 @@ pub unsafe extern "C" fn seg_create_sam2_video(
     })
 }
 
-/// Fills `*options` with the defaults (and `struct_size`).
+/// Fills `*options` with the defaults, as `seg_options_default` does:
+/// `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
 ///
 /// # Safety
-/// `options` must be NULL or writable.
+/// `options` must be NULL or point to `options->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn seg_track_options_default(options: *mut SegTrackOptions) -> SegStatus {
-    guard(|| {
-        if options.is_null() {
-            return Err(Error::null("options"));
-        }
-        options.write(SegTrackOptions::defaults());
-        Ok(())
-    })
+    guard(|| fill_defaults(options, SegTrackOptions::defaults(), "options"))
 }
 
 /// Starts a new, empty track on a video session (`options` NULL = defaults). Release it with
@@ -123,6 +119,8 @@ pub unsafe extern "C" fn seg_track_reset(track: *mut SegTrack) -> SegStatus {
 /// prompt on a frame before tracking, or to feed a volume first and track later with
 /// `seg_track_frame`. `out_info` optional (set its `struct_size`).
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
 #[no_mangle]
@@ -131,11 +129,13 @@ pub unsafe extern "C" fn seg_track_add_frame(
     frame: *const SegImage,
     out_frame: *mut i64,
     out_info: *mut SegTrackInfo,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
-        let info_size = out_struct_size(out_info, TRACK_INFO_V1_SIZE, "SegTrackInfo")?;
+        let info_size = out_size(out_info)?;
         if frame.is_null() {
             return Err(Error::null("frame"));
         }
@@ -160,6 +160,8 @@ pub unsafe extern "C" fn seg_track_add_frame(
 /// Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
 /// `seg_track_frame`.
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
 /// `seg_track_frame`.
@@ -172,15 +174,18 @@ pub unsafe extern "C" fn seg_track_add_prompt(
     n_points: usize,
     bbox: *const SegBox,
     out_objects: *mut SegTrackObject,
+    object_size: usize,
     out_masks: *const SegMask,
     capacity: usize,
     out_count: *mut usize,
     out_info: *mut SegTrackInfo,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
-        let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
+        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
         if points.is_null() && n_points > 0 {
             return Err(Error::null("points (n_points is not 0)"));
         }
@@ -206,7 +211,8 @@ pub unsafe extern "C" fn seg_track_add_prompt(
 ///
 /// Frame outputs (also of `seg_track_add_prompt` and `seg_track_next`), one per object in the order
 /// objects were first prompted, all optional:
-/// - `out_objects`: `capacity` records (`SegTrackObject`);
+/// - `out_objects`: `capacity` records (`SegTrackObject`) of `object_size` bytes each
+///   (`sizeof(SegTrackObject)` as the caller was compiled with);
 /// - `out_masks`: `capacity` caller-owned masks of the frame's size, 0/255 each;
 /// - `out_count`: the number of objects.
 ///
@@ -215,6 +221,8 @@ pub unsafe extern "C" fn seg_track_add_prompt(
 /// `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
 /// Outputs are written only on success.
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
 #[no_mangle]
@@ -222,15 +230,18 @@ pub unsafe extern "C" fn seg_track_frame(
     track: *mut SegTrack,
     frame: i64,
     out_objects: *mut SegTrackObject,
+    object_size: usize,
     out_masks: *const SegMask,
     capacity: usize,
     out_count: *mut usize,
     out_info: *mut SegTrackInfo,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
-        let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
+        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
         let t = frame_index(&tracker, frame)?;
         let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
         out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t))
@@ -241,6 +252,8 @@ pub unsafe extern "C" fn seg_track_frame(
 /// call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
 /// `out_info->frame` is the new frame's index. When the buffers are too small nothing is added.
 ///
+/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+///
 /// # Safety
 /// As for `seg_track_add_frame` and `seg_track_frame`.
 #[no_mangle]
@@ -248,15 +261,18 @@ pub unsafe extern "C" fn seg_track_next(
     track: *mut SegTrack,
     frame: *const SegImage,
     out_objects: *mut SegTrackObject,
+    object_size: usize,
     out_masks: *const SegMask,
     capacity: usize,
     out_count: *mut usize,
     out_info: *mut SegTrackInfo,
+    control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
+        no_control(control)?;
         let handle = lookup_track(track)?;
         let mut tracker = lock(handle.track()?)?;
-        let out = FrameOutputs { objects: out_objects, masks: out_masks, capacity, count: out_count, info: out_info };
+        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
         if frame.is_null() {
             return Err(Error::null("frame"));
         }
@@ -286,11 +302,11 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
         if out_state.is_null() {
             return Err(Error::null("out_state"));
         }
-        let size = out_struct_size(out_state, TRACK_STATE_V1_SIZE, "SegTrackState")?;
+        let size = out_size(out_state)?;
         let (w, h) = tracker.frame_size().unwrap_or((0, 0));
         let options = tracker.options();
         let state = SegTrackState {
-            struct_size: size.min(std::mem::size_of::<SegTrackState>()) as u32,
+            struct_size: 0, // the caller's is kept
             objects: tracker.object_ids().len() as u32,
             frames: tracker.num_frames() as i64,
             width: w as i32,
@@ -329,11 +345,8 @@ fn frame_index(tracker: &Tracker, frame: i64) -> Result<usize> {
 /// # Safety
 /// `info` must be NULL or valid for `size` bytes.
 unsafe fn write_info(info: *mut SegTrackInfo, size: usize, frame: usize, objects: usize, t: &ModuleTimes) {
-    if info.is_null() {
-        return;
-    }
     let record = SegTrackInfo {
-        struct_size: size.min(std::mem::size_of::<SegTrackInfo>()) as u32,
+        struct_size: 0, // the caller's is kept
         objects: objects as u32,
         frame: frame as i64,
         preprocess_ms: t.preprocess_ms,
@@ -349,6 +362,7 @@ unsafe fn write_info(info: *mut SegTrackInfo, size: usize, frame: usize, objects
 /// The caller's buffers for every object of one frame.
 struct FrameOutputs {
     objects: *mut SegTrackObject,
+    object_size: usize,
     masks: *const SegMask,
     capacity: usize,
     count: *mut usize,
@@ -362,7 +376,10 @@ impl FrameOutputs {
     /// # Safety
     /// The pointers must be valid as `seg_track_frame` states.
     unsafe fn check<'a>(&self, n: usize, size: Option<(usize, usize)>) -> Result<(Vec<MaskMut<'a>>, usize)> {
-        let info_size = out_struct_size(self.info, TRACK_INFO_V1_SIZE, "SegTrackInfo")?;
+        let info_size = out_size(self.info)?;
+        if !self.objects.is_null() {
+            record_size::<SegTrackObject>(self.object_size, "SegTrackObject")?;
+        }
         let wants_records = !self.objects.is_null() || !self.masks.is_null();
         if wants_records && self.capacity < n {
             if !self.count.is_null() {
@@ -419,15 +436,15 @@ impl FrameOutputs {
         if (!self.objects.is_null() && self.capacity < n) || (!self.masks.is_null() && masks.len() != n) {
             return Err(Error::internal(format!("{n} objects on the frame, buffers checked for {}", masks.len())));
         }
-        for (i, o) in fm.objects.iter().enumerate() {
-            if let Some(mask) = masks.get_mut(i) {
-                for (y, row) in o.mask.chunks_exact(fm.width).enumerate() {
-                    mask.row_mut(y).copy_from_slice(row);
-                }
+        for (o, mask) in fm.objects.iter().zip(masks.iter_mut()) {
+            for (y, row) in o.mask.chunks_exact(fm.width).enumerate() {
+                mask.row_mut(y).copy_from_slice(row);
             }
-            if !self.objects.is_null() {
-                self.objects.add(i).write(record(o.object_id, o.score, o.present, &o.mask, fm.width));
-            }
+        }
+        if !self.objects.is_null() {
+            let records: Vec<SegTrackObject> =
+                fm.objects.iter().map(|o| record(o.object_id, o.score, o.present, &o.mask, fm.width)).collect();
+            write_records(self.objects, self.object_size, &records);
         }
         if !self.count.is_null() {
             self.count.write(n);

@@ -5,6 +5,8 @@ use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+
+use super::versioned::{read_versioned, Versioned};
 use crate::image::{check_size, plane_span, ImageView, MaskMut, PixelFormat};
 use crate::options::{CacheMode, ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
 
@@ -37,51 +39,6 @@ pub(crate) unsafe fn utf8_str(p: *const c_char, what: &str) -> Result<String> {
     Ok(s.to_string())
 }
 
-/// Reads a caller's versioned struct (NULL = `defaults`): its first field is `struct_size`; at least
-/// `v1_size` bytes are required, and only the fields the caller's size covers are read (a newer
-/// caller's longer struct is read up to what this version knows).
-///
-/// # Safety
-/// `p` must be NULL or point to at least `struct_size` readable bytes.
-pub(crate) unsafe fn read_versioned<T: Copy>(p: *const T, defaults: T, v1_size: usize, name: &str, init: &str) -> Result<T> {
-    let mut raw = defaults;
-    if !p.is_null() {
-        let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
-        if size < v1_size {
-            return Err(Error::invalid(format!(
-                "{name}.struct_size is {size}, the smallest valid size is {v1_size}: initialise options with {init}()"
-            )));
-        }
-        std::ptr::copy_nonoverlapping(p.cast::<u8>(), (&mut raw as *mut T).cast::<u8>(), size.min(std::mem::size_of::<T>()));
-    }
-    Ok(raw)
-}
-
-/// The `struct_size` of a caller's optional output struct (0 when `p` is NULL): its first field,
-/// at least `v1_size`.
-///
-/// # Safety
-/// `p` must be NULL or point to a readable `u32`.
-pub(crate) unsafe fn out_struct_size<T>(p: *const T, v1_size: usize, name: &str) -> Result<usize> {
-    if p.is_null() {
-        return Ok(0);
-    }
-    let size = std::ptr::read_unaligned(p.cast::<u32>()) as usize;
-    if size < v1_size {
-        return Err(Error::invalid(format!("{name}.struct_size is {size}, expected at least {v1_size}: set it to sizeof({name})")));
-    }
-    Ok(size)
-}
-
-/// Writes the fields of `value` that the caller's `size` covers: a newer caller's struct may be
-/// longer, and only the fields this version knows are written.
-///
-/// # Safety
-/// `dst` must be valid for `min(size, size_of::<T>())` writable bytes.
-pub(crate) unsafe fn write_versioned<T>(value: &T, dst: *mut T, size: usize) {
-    std::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(), dst.cast::<u8>(), size.min(std::mem::size_of::<T>()));
-}
-
 /// Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
 /// before anything is allocated.
 pub const SEG_DEFAULT_MAX_PIXELS: u64 = 100_000_000;
@@ -91,8 +48,8 @@ pub struct SegSession {
     _private: [u8; 0],
 }
 
-/// Session options. Always start from `seg_options_default()`, which sets `struct_size`; newer
-/// versions of segrt only ever append fields, and read only the first `struct_size` bytes.
+/// Session options. Declare the size, then take the defaults:
+/// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);` (see "Versioned structs" in the docs).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct SegOptions {
@@ -133,12 +90,13 @@ pub struct SegOptions {
     pub close_kernel: u32,
     /// Non-zero: fill holes inside foreground regions.
     pub fill_holes: u32,
+    /// Must be 0 (explicit padding: segrt never copies undefined bytes into a caller's struct).
+    pub reserved0: u32,
     /// Refuse images with more pixels than this (default 100 000 000).
     pub max_pixels: u64,
     /// Absolute UTF-8 path of the ONNX Runtime library, or NULL for the default search.
     /// Only read during `seg_create*`.
     pub ort_path: *const c_char,
-    // ---- appended after ABI v1 (hosts built with an older header get the defaults below) ----
     /// A `SegTileMode` value (default OFF: the whole image is resized to the model's input size).
     pub tile_mode: i32,
     /// Tile size in image pixels for models with dynamic height/width; 0 = `input_width/height`
@@ -149,7 +107,6 @@ pub struct SegOptions {
     pub tile_overlap: i32,
     /// Tiles per ONNX Runtime run when the model's batch axis is dynamic (default 4; 1..=64).
     pub tile_batch: i32,
-    // ---- appended after the tiling fields ----
     /// Most ONNX Runtime sessions the handle keeps for concurrent calls; calls beyond wait their
     /// turn in order. 0 (default) = one per physical core. See `seg_session_info` "pool".
     pub max_sessions: i32,
@@ -162,10 +119,11 @@ pub struct SegOptions {
     /// UTF-8 name of the UNet output to read when the model has several, or NULL for the only
     /// segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
     pub output_name: *const c_char,
-    // ---- appended after output_name ----
     /// A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
     /// skip its graph optimiser. Only read during `seg_create*`.
     pub cache_mode: i32,
+    /// Must be 0 (explicit padding).
+    pub reserved1: u32,
     /// UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
     /// Only read during `seg_create*`.
     pub cache_dir: *const c_char,
@@ -221,10 +179,14 @@ pub struct SegRunInfo {
     pub foreground_pixels: u64,
 }
 
-/// The smallest `struct_size` accepted for each versioned struct: their size in ABI v1.
-/// Fields appended later are read only when the caller's `struct_size` covers them.
-pub(crate) const OPTIONS_V1_SIZE: usize = std::mem::offset_of!(SegOptions, tile_mode);
-pub(crate) const RUN_INFO_V1_SIZE: usize = std::mem::size_of::<SegRunInfo>();
+// SAFETY (each impl): repr(C) structs whose first field is the caller's `u32` struct_size; one
+// published layout each (ABI 1).
+unsafe impl Versioned for SegOptions {
+    const NAME: &'static str = "SegOptions";
+}
+unsafe impl Versioned for SegRunInfo {
+    const NAME: &'static str = "SegRunInfo";
+}
 
 impl SegOptions {
     pub fn defaults() -> Self {
@@ -249,6 +211,7 @@ impl SegOptions {
             min_area: o.min_area as u32,
             close_kernel: o.close_kernel as u32,
             fill_holes: o.fill_holes as u32,
+            reserved0: 0,
             max_pixels: o.max_pixels,
             ort_path: std::ptr::null(),
             tile_mode: SegTileMode::from(o.tile_mode) as i32,
@@ -261,6 +224,7 @@ impl SegOptions {
             max_memory_bytes: 0,
             output_name: std::ptr::null(),
             cache_mode: SegCacheMode::SEG_CACHE_OFF as i32,
+            reserved1: 0,
             cache_dir: std::ptr::null(),
         }
     }
@@ -273,11 +237,16 @@ impl SegOptions {
         if p.is_null() {
             return Ok(Options::default());
         }
-        read_versioned(p, SegOptions::defaults(), OPTIONS_V1_SIZE, "SegOptions", "seg_options_default")?.options()
+        read_versioned(p, SegOptions::defaults())?.options()
     }
 
     fn options(&self) -> Result<Options> {
         let defaults = Options::default();
+        if self.reserved0 != 0 || self.reserved1 != 0 {
+            return Err(Error::invalid(
+                "SegOptions.reserved0/reserved1 are not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release",
+            ));
+        }
         let non_negative = |v: i32, what: &str| -> Result<usize> {
             usize::try_from(v).map_err(|_| Error::invalid(format!("SegOptions.{what} is {v}, it must not be negative")))
         };
@@ -421,8 +390,9 @@ pub struct SegBox {
     pub y2: f32,
 }
 
-/// `seg_run_sam2_points` flag: feed the previous call's chosen low-res logits back as `mask_input`
-/// (refinement, as the reference predictor does). Ignored when the image changed.
+/// `seg_run_sam2_points` flag: feed the session's previous chosen low-res logits back as the mask
+/// input (refinement, as the reference predictor does). Ignored when the image changed or when the
+/// call passes its own `mask_input`.
 pub const SEG_SAM2_REFINE: u32 = 1;
 
 /// Optional extra results of `seg_run_sam2_points`. Set `struct_size = sizeof(SegSam2Result)` and,
@@ -453,20 +423,11 @@ pub struct SegSam2Result {
     /// Out: size of the low-res logits.
     pub low_res_width: i32,
     pub low_res_height: i32,
-    // ---- appended after ABI v1 ----
-    /// In: optional low-res logits of an earlier call on the same image (its `low_res_logits`,
-    /// `low_res_width x low_res_height` floats) to refine: the caller's own refinement state, so
-    /// threads refining different objects on one session never mix. NULL = none (then
-    /// `SEG_SAM2_REFINE` uses the session's last result). Needs a `struct_size` that covers it.
-    pub mask_input: *const f32,
-    pub mask_input_len: usize,
 }
 
-pub(crate) const SAM2_RESULT_V1_SIZE: usize = std::mem::offset_of!(SegSam2Result, mask_input);
-
 /// Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
-/// generator (`SAM2AutomaticMaskGenerator`). Always start from `seg_everything_options_default()`,
-/// which sets `struct_size`; fields are only ever appended.
+/// generator (`SAM2AutomaticMaskGenerator`):
+/// `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct SegEverythingOptions {
@@ -578,13 +539,7 @@ impl SegEverythingOptions {
     /// # Safety
     /// `p` must be NULL or point to at least `struct_size` readable bytes.
     pub(crate) unsafe fn read(p: *const SegEverythingOptions) -> Result<crate::sam2::EverythingOptions> {
-        let raw = read_versioned(
-            p,
-            SegEverythingOptions::defaults(),
-            EVERYTHING_OPTIONS_V1_SIZE,
-            "SegEverythingOptions",
-            "seg_everything_options_default",
-        )?;
+        let raw = read_versioned(p, SegEverythingOptions::defaults())?;
         let count = |v: i32, what: &str| -> Result<usize> {
             usize::try_from(v).map_err(|_| Error::invalid(format!("SegEverythingOptions.{what} is {v}, it must not be negative")))
         };
@@ -604,10 +559,36 @@ impl SegEverythingOptions {
     }
 }
 
-/// `SegEverythingOptions` in its first version (every later field is appended after these).
-pub(crate) const EVERYTHING_OPTIONS_V1_SIZE: usize = std::mem::size_of::<SegEverythingOptions>();
-/// `SegEverythingInfo` in its first version.
-pub(crate) const EVERYTHING_INFO_V1_SIZE: usize = std::mem::size_of::<SegEverythingInfo>();
+// SAFETY (each impl): as for SegOptions above.
+unsafe impl Versioned for SegSam2Result {
+    const NAME: &'static str = "SegSam2Result";
+}
+unsafe impl Versioned for SegEverythingOptions {
+    const NAME: &'static str = "SegEverythingOptions";
+}
+unsafe impl Versioned for SegEverythingInfo {
+    const NAME: &'static str = "SegEverythingInfo";
+}
+
+/// Cancellation and progress of one long call: the last parameter of every call that can take long
+/// (`seg_run_unet`, `seg_sam2_set_image`, `seg_run_sam2_points`, `seg_sam2_everything`, the
+/// `seg_track_*` calls that run models). Reserved in ABI 1 so that these calls keep their signatures
+/// when cancellation and progress reporting come: pass NULL (anything else is refused with
+/// `SEG_INVALID_ARGUMENT`).
+pub struct SegCallControl {
+    _private: [u8; 0],
+}
+
+/// Refuses a control object: ABI 1 reserves the parameter (see `SegCallControl`).
+pub(crate) fn no_control(control: *mut SegCallControl) -> Result<()> {
+    if control.is_null() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "control must be NULL: SegCallControl is reserved for cancellation and progress, which this segrt does not offer",
+        ))
+    }
+}
 
 /// An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
 /// with `seg_track_free`.
@@ -615,8 +596,7 @@ pub struct SegTrack {
     _private: [u8; 0],
 }
 
-/// Options of `seg_track_create`. Always start from `seg_track_options_default()`, which sets
-/// `struct_size`; fields are only ever appended.
+/// Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct SegTrackOptions {
@@ -717,7 +697,7 @@ impl SegTrackOptions {
     /// # Safety
     /// `p` must be NULL or point to at least `struct_size` readable bytes.
     pub(crate) unsafe fn read(p: *const SegTrackOptions) -> Result<crate::sam2::video::TrackerOptions> {
-        let raw = read_versioned(p, SegTrackOptions::defaults(), TRACK_OPTIONS_V1_SIZE, "SegTrackOptions", "seg_track_options_default")?;
+        let raw = read_versioned(p, SegTrackOptions::defaults())?;
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
             keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
@@ -725,9 +705,16 @@ impl SegTrackOptions {
     }
 }
 
-pub(crate) const TRACK_OPTIONS_V1_SIZE: usize = std::mem::size_of::<SegTrackOptions>();
-pub(crate) const TRACK_INFO_V1_SIZE: usize = std::mem::size_of::<SegTrackInfo>();
-pub(crate) const TRACK_STATE_V1_SIZE: usize = std::mem::size_of::<SegTrackState>();
+// SAFETY (each impl): as for SegOptions above.
+unsafe impl Versioned for SegTrackOptions {
+    const NAME: &'static str = "SegTrackOptions";
+}
+unsafe impl Versioned for SegTrackInfo {
+    const NAME: &'static str = "SegTrackInfo";
+}
+unsafe impl Versioned for SegTrackState {
+    const NAME: &'static str = "SegTrackState";
+}
 
 #[cfg(test)]
 mod tests {
@@ -741,34 +728,31 @@ mod tests {
     }
 
     #[test]
-    fn options_are_read_up_to_the_callers_struct_size() {
+    fn options_are_read_by_the_versioned_contract() {
         let mut raw = SegOptions::defaults();
         raw.tile_mode = SegTileMode::SEG_TILE_ON as i32;
         raw.max_sessions = 3;
-        raw.min_area = 7;
-
-        // A host built before the appended fields: they keep their defaults, the older ones are read.
-        raw.struct_size = OPTIONS_V1_SIZE as u32;
-        let o = unsafe { SegOptions::read(&raw) }.unwrap();
-        assert_eq!((o.min_area, o.tile_mode, o.max_sessions), (7, TileMode::Off, 0));
-
-        // The current host: everything is read.
-        raw.struct_size = std::mem::size_of::<SegOptions>() as u32;
         let o = unsafe { SegOptions::read(&raw) }.unwrap();
         assert_eq!((o.tile_mode, o.max_sessions), (TileMode::On, 3));
 
-        // A newer host: the fields this build does not know are ignored.
-        let newer = NewerOptions {
+        // A newer host: the bytes this build does not know are accepted when zero...
+        let mut newer = NewerOptions {
             options: SegOptions { struct_size: std::mem::size_of::<NewerOptions>() as u32, ..raw },
-            field_from_the_future: [0xff; 64],
+            field_from_the_future: [0; 64],
         };
-        let o = unsafe { SegOptions::read(&newer.options) }.unwrap();
-        assert_eq!(o.max_sessions, 3);
+        assert_eq!(unsafe { SegOptions::read(&newer.options) }.unwrap().max_sessions, 3);
+        // ... and refused, naming the offset, when the host set one of them.
+        newer.field_from_the_future[3] = 1;
+        let e = unsafe { SegOptions::read(&newer.options) }.unwrap_err();
+        let offset = std::mem::size_of::<SegOptions>() + 3;
+        assert!(e.message.contains(&format!("byte {offset} is not zero")), "{}", e.message);
 
-        // Smaller than the first version: refused, naming the fix.
-        raw.struct_size = 8;
-        let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
-        assert!(e.message.contains("seg_options_default"), "{}", e.message);
+        // Smaller than the layout (an older pre-release header, or a size that cuts a field): refused.
+        for size in [0, 8, 123, std::mem::size_of::<SegOptions>() as u32 - 1] {
+            raw.struct_size = size;
+            let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
+            assert!(e.message.contains(&format!("SegOptions.struct_size is {size}")), "{}", e.message);
+        }
         // NULL: the defaults.
         assert_eq!(unsafe { SegOptions::read(std::ptr::null()) }.unwrap(), Options::default());
     }
@@ -795,10 +779,6 @@ mod tests {
         raw.cache_mode = SegCacheMode::SEG_CACHE_DIR as i32;
         raw.cache_dir = dir.as_ptr();
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Dir("/tmp/segrt cache".into()));
-        // A host built before the cache fields: off, whatever lies beyond its struct.
-        raw.struct_size = std::mem::offset_of!(SegOptions, cache_mode) as u32;
-        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Off);
-        raw.struct_size = std::mem::size_of::<SegOptions>() as u32;
         raw.cache_mode = SegCacheMode::SEG_CACHE_BESIDE_MODEL as i32;
         raw.cache_dir = std::ptr::null();
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::BesideModel);

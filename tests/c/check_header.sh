@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The committed header compiles warning-free as C99 and C++11, and including it twice is harmless.
+# The committed header compiles warning-free as C99 and C++11, and including it twice is harmless;
+# every versioned struct starts with its uint32_t struct_size (what `T s = { sizeof s }` and the
+# struct_size contract rely on).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -7,8 +9,26 @@ trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/twice.c" <<'C'
 #include "segrt.h"
 #include "segrt.h"
+#include <stddef.h>
+/* A negative array size if a versioned struct does not start with a 4-byte struct_size. */
+#define FIRST_IS_SIZE(T) typedef char T##_starts_with_struct_size[offsetof(T, struct_size) == 0 && sizeof(((T *)0)->struct_size) == 4 ? 1 : -1]
+FIRST_IS_SIZE(SegOptions);
+FIRST_IS_SIZE(SegEverythingOptions);
+FIRST_IS_SIZE(SegTrackOptions);
+FIRST_IS_SIZE(SegRunInfo);
+FIRST_IS_SIZE(SegSam2Result);
+FIRST_IS_SIZE(SegEverythingInfo);
+FIRST_IS_SIZE(SegTrackInfo);
+FIRST_IS_SIZE(SegTrackState);
 int main(void) {
-    SegOptions o;
+    /* The size first, then the defaults (C99 designated / C++11 value-initialised: both free of
+     * -Wmissing-field-initializers, which `{ sizeof o }` trips under -Wextra). */
+#ifdef __cplusplus
+    SegOptions o{};
+    o.struct_size = sizeof o;
+#else
+    SegOptions o = {.struct_size = sizeof o};
+#endif
     SegImage img;
     SegMask mask;
     SegRunInfo info;

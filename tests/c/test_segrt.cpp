@@ -13,9 +13,15 @@ int main(int argc, char **argv) {
     const bool quick = argc == 3 && std::string(argv[2]) == "--quick";
     int failures = 0;
     try {
-        segrt::Session unet = segrt::Session::unet(repo + (quick ? "/models/test/unet_dynamic.onnx" : "/models/demo_unet.onnx"));
+        // The options helpers declare struct_size for their users (segrt refuses a struct without it).
+        const SegOptions options = segrt::default_options();
+        if (options.struct_size != sizeof(SegOptions) || options.max_pixels != SEG_DEFAULT_MAX_PIXELS) failures++;
+        if (segrt::everything_options().struct_size != sizeof(SegEverythingOptions)) failures++;
+        if (segrt::track_options().struct_size != sizeof(SegTrackOptions)) failures++;
+        const std::string model = repo + (quick ? "/models/test/unet_dynamic.onnx" : "/models/demo_unet.onnx");
+        segrt::Session unet = segrt::Session::unet(model, &options);
         std::vector<unsigned char> gray(64 * 48, 120);
-        SegRunInfo info;
+        SegRunInfo info;  // run_unet sets its struct_size
         segrt::Mask m = unet.run_unet(segrt::image(gray.data(), 64, 48, 0, SEG_FORMAT_GRAY8), &info);
         if (m.data.size() != 64u * 48u || info.num_classes != 1) failures++;
         segrt::Session moved = std::move(unet);  // the moved-from session frees nothing

@@ -190,12 +190,12 @@ static SegTrackState state_of(SegTrack *t) {
 static SegStatus next_frame(SegTrack *t, const unsigned char *bgr, Out *o) {
     SegImage img = bgr_image(bgr, W, H);
     o->info.struct_size = sizeof o->info;
-    return seg_track_next(t, &img, o->obj, o->m, MAXO, &o->count, &o->info);
+    return seg_track_next(t, &img, o->obj, sizeof(SegTrackObject), o->m, MAXO, &o->count, &o->info, NULL);
 }
 
 static SegStatus add_frame(SegTrack *t, const unsigned char *bgr, int64_t *index) {
     SegImage img = bgr_image(bgr, W, H);
-    return seg_track_add_frame(t, &img, index, NULL);
+    return seg_track_add_frame(t, &img, index, NULL, NULL);
 }
 
 /* Clicks object `id` on frame `frame` at the disc of clip frame `t`. */
@@ -205,14 +205,14 @@ static SegStatus click(SegTrack *t, int64_t frame, int32_t id, int clip_t, Out *
     disc_centre(clip_t, &cx, &cy);
     p.x = (float)cx; p.y = (float)cy; p.label = 1;
     o->info.struct_size = sizeof o->info;
-    return seg_track_add_prompt(t, frame, id, &p, 1, NULL, o->obj, o->m, capacity, &o->count, &o->info);
+    return seg_track_add_prompt(t, frame, id, &p, 1, NULL, o->obj, sizeof(SegTrackObject), o->m, capacity, &o->count, &o->info, NULL);
 }
 
 static SegTrack *new_track(SegSession *video, uint32_t keep_frames) {
-    SegTrackOptions opt;
+    SegTrackOptions opt = {.struct_size = sizeof opt};   /* the size first, then the defaults */
     SegTrack *t = NULL;
     SegStatus st;
-    CHECK(seg_track_options_default(&opt) == SEG_OK && opt.struct_size == sizeof opt, "seg_track_options_default");
+    CHECK(seg_track_options_default(&opt) == SEG_OK && opt.struct_size == sizeof opt, "seg_track_options_default: %s", last_error());
     CHECK(opt.keep_frames == SEG_TRACK_DEFAULT_KEEP_FRAMES && opt.num_frames == 0, "defaults %u %u", opt.keep_frames, opt.num_frames);
     opt.keep_frames = keep_frames;
     st = seg_track_create(video, &opt, &t);
@@ -265,24 +265,28 @@ static void lifecycle(SegSession *video, int nexts) {
     make_frame(small, 160, 120, 1);
     img = bgr_image(small, 160, 120);
     idx = -7;
-    st = seg_track_add_frame(t, &img, &idx, NULL);
+    st = seg_track_add_frame(t, &img, &idx, NULL, NULL);
     CHECK(st == SEG_INVALID_ARGUMENT && idx == -7, "160x120 frame on a 320x240 track: %s", seg_status_str(st));
     CHECK(strstr(last_error(), "160x120") != NULL, "message names the size: %s", last_error());
     CHECK(state_of(t).frames == 1, "a refused frame was counted");
-    CHECK(seg_track_add_frame(t, NULL, &idx, NULL) == SEG_NULL_POINTER, "NULL frame");
+    CHECK(seg_track_add_frame(t, NULL, &idx, NULL, NULL) == SEG_NULL_POINTER, "NULL frame");
 
     /* prompts on frames never fed, or nothing to prompt with */
     out_poison(&o);
     CHECK(click(t, 99, 1, 0, &o, MAXO) == SEG_INVALID_ARGUMENT && out_untouched(&o), "prompt on frame 99: %s", last_error());
     CHECK(strstr(last_error(), "99") != NULL, "message names the frame: %s", last_error());
     CHECK(click(t, -2, 1, 0, &o, MAXO) == SEG_INVALID_ARGUMENT && out_untouched(&o), "prompt on frame -2 of 1");
-    CHECK(seg_track_add_prompt(t, 0, 1, NULL, 0, NULL, o.obj, o.m, MAXO, &o.count, NULL) == SEG_INVALID_ARGUMENT && out_untouched(&o),
+    CHECK(seg_track_add_prompt(t, 0, 1, NULL, 0, NULL, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_INVALID_ARGUMENT &&
+              out_untouched(&o),
           "prompt without points or box");
-    CHECK(seg_track_add_prompt(t, 0, 1, NULL, 2, NULL, o.obj, o.m, MAXO, &o.count, NULL) == SEG_NULL_POINTER, "NULL points, n 2");
+    CHECK(seg_track_add_prompt(t, 0, 1, NULL, 2, NULL, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_NULL_POINTER,
+          "NULL points, n 2");
     p.label = 7;
-    CHECK(seg_track_add_prompt(t, 0, 1, &p, 1, NULL, o.obj, o.m, MAXO, &o.count, NULL) == SEG_INVALID_ARGUMENT && out_untouched(&o),
+    CHECK(seg_track_add_prompt(t, 0, 1, &p, 1, NULL, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_INVALID_ARGUMENT &&
+              out_untouched(&o),
           "label 7");
-    CHECK(seg_track_frame(t, 99, o.obj, o.m, MAXO, &o.count, NULL) == SEG_INVALID_ARGUMENT && out_untouched(&o), "track frame 99");
+    CHECK(seg_track_frame(t, 99, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_INVALID_ARGUMENT && out_untouched(&o),
+          "track frame 99");
     CHECK(state_of(t).objects == 0, "a refused prompt created an object");
 
     /* buffers too small: SEG_BUFFER_TOO_SMALL before anything runs, only the count written */
@@ -298,17 +302,19 @@ static void lifecycle(SegSession *video, int nexts) {
     CHECK(o.info.image_encoder_ms == 0.0 && o.info.mask_decoder_ms > 0.0, "a prompt runs the decoder, not the encoder");
     /* object 2: the call needs room for 2 records */
     out_poison(&o);
-    CHECK(seg_track_add_prompt(t, 0, 2, &p, 0, NULL, o.obj, o.m, 2, &o.count, NULL) == SEG_INVALID_ARGUMENT && out_untouched(&o), "n 0 without box");
+    CHECK(seg_track_add_prompt(t, 0, 2, &p, 0, NULL, o.obj, sizeof(SegTrackObject), o.m, 2, &o.count, NULL, NULL) == SEG_INVALID_ARGUMENT &&
+              out_untouched(&o),
+          "n 0 without box");
     p.label = 1;
     out_poison(&o);
-    st = seg_track_add_prompt(t, 0, 2, &p, 1, NULL, o.obj, o.m, 1, &o.count, NULL);
+    st = seg_track_add_prompt(t, 0, 2, &p, 1, NULL, o.obj, sizeof(SegTrackObject), o.m, 1, &o.count, NULL, NULL);
     CHECK(st == SEG_BUFFER_TOO_SMALL && o.count == 2, "capacity 1 for a second object: %s, count %zu", seg_status_str(st), o.count);
     o.count = 12345;
     CHECK(out_untouched(&o) && state_of(t).objects == 1, "refused second object changed something");
     {
         SegBox box = {200.0f, 20.0f, 300.0f, 90.0f};
         o.info.struct_size = sizeof o.info;
-        st = seg_track_add_prompt(t, 0, 2, NULL, 0, &box, o.obj, o.m, 2, &o.count, &o.info);
+        st = seg_track_add_prompt(t, 0, 2, NULL, 0, &box, o.obj, sizeof(SegTrackObject), o.m, 2, &o.count, &o.info, NULL);
         CHECK(st == SEG_OK && o.count == 2 && o.obj[0].object_id == 1 && o.obj[1].object_id == 2 && records_match_masks(&o),
               "box on object 2: %s", last_error());
     }
@@ -316,17 +322,17 @@ static void lifecycle(SegSession *video, int nexts) {
     wrong = o.m[1];
     o.m[1].width = W - 1;
     out_poison(&o);
-    CHECK(seg_track_frame(t, 0, o.obj, o.m, MAXO, &o.count, NULL) == SEG_INVALID_ARGUMENT, "mask 319 wide");
+    CHECK(seg_track_frame(t, 0, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_INVALID_ARGUMENT, "mask 319 wide");
     o.count = 12345;
     CHECK(out_untouched(&o), "a refused mask size wrote outputs");
     o.m[1] = wrong;
     o.info.struct_size = 4;
-    CHECK(seg_track_frame(t, 0, o.obj, o.m, MAXO, &o.count, &o.info) == SEG_INVALID_ARGUMENT, "info struct_size 4");
+    CHECK(seg_track_frame(t, 0, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, &o.info, NULL) == SEG_INVALID_ARGUMENT, "info struct_size 4");
     CHECK(state_of(t).tracking_started == 0, "a refused track_frame started tracking");
 
     /* the count alone, no arrays: always fine */
     count = 0;
-    CHECK(seg_track_frame(t, 0, NULL, NULL, 0, &count, NULL) == SEG_OK && count == 2, "count only: %s", last_error());
+    CHECK(seg_track_frame(t, 0, NULL, 0, NULL, 0, &count, NULL, NULL) == SEG_OK && count == 2, "count only: %s", last_error());
     CHECK(state_of(t).tracking_started == 1, "tracking started");
     CHECK(click(t, 0, 3, 0, &o, MAXO) == SEG_INVALID_ARGUMENT, "a new object after tracking started");
 
@@ -339,7 +345,7 @@ static void lifecycle(SegSession *video, int nexts) {
     s = state_of(t);
     out_poison(&o);
     img = bgr_image(bgr, W, H);
-    st = seg_track_next(t, &img, o.obj, o.m, 1, &o.count, &o.info);
+    st = seg_track_next(t, &img, o.obj, sizeof(SegTrackObject), o.m, 1, &o.count, &o.info, NULL);
     CHECK(st == SEG_BUFFER_TOO_SMALL && o.count == 2, "next with capacity 1: %s count %zu", seg_status_str(st), o.count);
     o.count = 12345;
     CHECK(out_untouched(&o), "refused next wrote outputs");
@@ -347,7 +353,7 @@ static void lifecycle(SegSession *video, int nexts) {
     CHECK(memcmp(&s, &s2, sizeof s) == 0, "refused next changed the state (frames %lld -> %lld)", (long long)s.frames, (long long)s2.frames);
     img = bgr_image(small, 160, 120);
     out_poison(&o);
-    st = seg_track_next(t, &img, o.obj, o.m, MAXO, &o.count, &o.info);
+    st = seg_track_next(t, &img, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, &o.info, NULL);
     CHECK(st == SEG_INVALID_ARGUMENT && out_untouched(&o), "160x120 frame via next: %s", seg_status_str(st));
     s2 = state_of(t);
     CHECK(memcmp(&s, &s2, sizeof s) == 0, "refused frame changed the state");
@@ -355,17 +361,41 @@ static void lifecycle(SegSession *video, int nexts) {
     /* wrong kinds of handle: refused, nothing freed */
     CHECK(seg_free((SegSession *)t) == SEG_WRONG_SESSION_KIND, "seg_free on a track: %s", last_error());
     CHECK(seg_track_free((SegTrack *)video) == SEG_WRONG_SESSION_KIND, "seg_track_free on a session");
-    CHECK(seg_run_unet(video, &img, o.m, NULL, 0, NULL) == SEG_WRONG_SESSION_KIND, "UNet run on a video session");
+    CHECK(seg_run_unet(video, &img, o.m, NULL, 0, NULL, NULL) == SEG_WRONG_SESSION_KIND, "UNet run on a video session");
     CHECK(seg_track_create((SegSession *)t, NULL, NULL) != SEG_OK, "a track made from a track");
     make_frame(bgr, W, H, nexts + 1);
     CHECK(next_frame(t, bgr, &o) == SEG_OK && o.info.frame == nexts + 1, "track after seg_free(track): %s", last_error());
-    CHECK(seg_track_frame(t, 1, o.obj, o.m, MAXO, &o.count, NULL) == SEG_OK && o.count == 2, "re-track frame 1: %s", last_error());
+    CHECK(seg_track_frame(t, 1, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_OK && o.count == 2, "re-track frame 1: %s",
+          last_error());
+    /* records at the caller's stride: a record larger than this header's (a newer host's) gets the
+     * known fields, its extra bytes and the records past the count stay as they were; a record size
+     * below sizeof(SegTrackObject) is refused before anything runs */
+    {
+        union { SegTrackObject align; unsigned char rec[MAXO][sizeof(SegTrackObject) + 8]; } wide;
+        size_t k, changed = 0;
+        memset(&wide, 0xCD, sizeof wide);
+        st = seg_track_frame(t, 1, &wide.align, sizeof wide.rec[0], o.m, MAXO, &o.count, NULL, NULL);
+        CHECK(st == SEG_OK && o.count == 2, "records of sizeof + 8 bytes: %s %s", seg_status_str(st), last_error());
+        for (i = 0; i < MAXO; i++) {
+            memcpy(&o.obj[i], wide.rec[i], sizeof(SegTrackObject));
+            for (k = i < 2 ? sizeof(SegTrackObject) : 0; k < sizeof wide.rec[0]; k++) changed += wide.rec[i][k] != 0xCD;
+        }
+        CHECK(changed == 0, "%zu bytes written past the records of a %zu-byte stride", changed, sizeof wide.rec[0]);
+        CHECK(o.obj[0].object_id == 1 && o.obj[1].object_id == 2 && records_match_masks(&o), "records at a %zu-byte stride",
+              sizeof wide.rec[0]);
+        out_poison(&o);
+        st = seg_track_frame(t, 1, o.obj, sizeof(SegTrackObject) - 4, o.m, MAXO, &o.count, NULL, NULL);
+        CHECK(st == SEG_INVALID_ARGUMENT && out_untouched(&o), "object_size sizeof - 4: %s", seg_status_str(st));
+        CHECK(strstr(last_error(), "SegTrackObject") != NULL, "message names the record: %s", last_error());
+        st = seg_track_frame(t, 1, o.obj, 0, o.m, MAXO, &o.count, NULL, NULL);
+        CHECK(st == SEG_INVALID_ARGUMENT && out_untouched(&o), "object_size 0: %s", seg_status_str(st));
+    }
 
     /* reset: as new, same options; a different frame size is then fine */
     CHECK(seg_track_reset(t) == SEG_OK, "reset");
     s = state_of(t);
     CHECK(s.frames == 0 && s.objects == 0 && s.width == 0 && s.tracking_started == 0 && s.held_frames == 0 && s.keep_frames == 8, "state after reset");
-    CHECK(seg_track_add_frame(t, &img, &idx, NULL) == SEG_OK && idx == 0 && state_of(t).width == 160, "160x120 after reset");
+    CHECK(seg_track_add_frame(t, &img, &idx, NULL, NULL) == SEG_OK && idx == 0 && state_of(t).width == 160, "160x120 after reset");
 
     CHECK(seg_track_free(t) == SEG_OK, "free");
     CHECK(seg_track_free(t) == SEG_INVALID_HANDLE, "double free");
@@ -695,9 +725,9 @@ static double soak(SegSession *video, uint32_t keep, int n, double *growth) {
     else CHECK(max_held == (uint32_t)n + 1, "keep_frames 0 held %u of %d frames", max_held, n + 1);
     if (keep && n > (int)keep + 1) {
         /* frames that left the window are out of reach, the last one is not */
-        CHECK(seg_track_frame(t, 1, o.obj, o.m, MAXO, &o.count, NULL) == SEG_INVALID_ARGUMENT, "frame 1 no longer held");
+        CHECK(seg_track_frame(t, 1, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_INVALID_ARGUMENT, "frame 1 no longer held");
         CHECK(strstr(last_error(), "no longer held") != NULL, "message: %s", last_error());
-        CHECK(seg_track_frame(t, -1, o.obj, o.m, MAXO, &o.count, NULL) == SEG_OK, "last frame: %s", last_error());
+        CHECK(seg_track_frame(t, -1, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL, NULL) == SEG_OK, "last frame: %s", last_error());
     }
     printf("soak keep_frames=%u: %d frames, %.1f ms per frame", keep, n, (now_ms() - t0) / n);
     if (n >= 100)

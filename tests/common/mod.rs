@@ -65,10 +65,13 @@ impl Drop for Session {
     }
 }
 
+/// `SegOptions o = { sizeof o }; seg_options_default(&o);`, as a C host writes it.
 pub fn default_options() -> SegOptions {
-    let mut o = std::mem::MaybeUninit::<SegOptions>::uninit();
-    assert_eq!(unsafe { seg_options_default(o.as_mut_ptr()) }, SegStatus::SEG_OK);
-    unsafe { o.assume_init() }
+    // SAFETY: every field of SegOptions is an integer, a float or a nullable pointer: all-zero is valid.
+    let mut o: SegOptions = unsafe { std::mem::zeroed() };
+    o.struct_size = std::mem::size_of::<SegOptions>() as u32;
+    assert_eq!(unsafe { seg_options_default(&mut o) }, SegStatus::SEG_OK, "{}", last_error());
+    o
 }
 
 pub fn create(model_path: &Path, options: Option<&SegOptions>) -> Result<Session, (SegStatus, String)> {
@@ -107,7 +110,7 @@ pub fn run(s: &Session, img: &SegImage) -> Result<RunOut, (SegStatus, String)> {
     let mut prob = vec![0f32; w * h];
     let m = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
     let mut info = SegRunInfo { struct_size: std::mem::size_of::<SegRunInfo>() as u32, ..Default::default() };
-    let st = unsafe { seg_run_unet(s.0, img, &m, prob.as_mut_ptr(), prob.len(), &mut info) };
+    let st = unsafe { seg_run_unet(s.0, img, &m, prob.as_mut_ptr(), prob.len(), &mut info, ptr::null_mut()) };
     if st == SegStatus::SEG_OK {
         Ok(RunOut { mask, prob, info })
     } else {

@@ -179,7 +179,7 @@ static partial class SegrtTests
                 extra.low_res_len = (UIntPtr)low.Length;
                 var outMask = new Segrt.Native.SegMask { data = m, width = w, height = h };
                 Segrt.Interop.Check(Segrt.Native.NativeMethods.seg_run_sam2_points(lease.Session, null, p, (UIntPtr)native.Length, null,
-                    i > 0 ? 1u : 0u, &outMask, &score, &extra));
+                    null, UIntPtr.Zero, i > 0 ? 1u : 0u, &outMask, &score, &extra, null));
             }
             results[i] = new Sam2Result { Mask = mask, LowResLogits = low, Score = score };
         }

@@ -50,6 +50,7 @@ static partial class SegrtTests
         RunImageTests();
         RunPoolTests();
         RunTrackTests();
+        RunDisposedTests();
 
         if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));
@@ -200,9 +201,10 @@ static partial class SegrtTests
     static unsafe void OptionsDefaultsMatchNative()
     {
         var native = new SegmenterOptions().ToNative(null, null, null);
-        Segrt.Native.SegOptions d;
+        var d = new Segrt.Native.SegOptions { struct_size = (uint)sizeof(Segrt.Native.SegOptions) };
         Check(Segrt.Native.NativeMethods.seg_options_default(&d) == Segrt.Native.SegStatus.SEG_OK, "seg_options_default");
-        Check(native.struct_size == d.struct_size && native.provider == d.provider && native.device_id == d.device_id
+        Check(native.struct_size == (uint)sizeof(Segrt.Native.SegOptions) && d.struct_size == native.struct_size, "struct_size declared by the wrapper and kept by segrt");
+        Check(native.provider == d.provider && native.device_id == d.device_id
             && native.provider_policy == d.provider_policy && native.intra_threads == d.intra_threads
             && native.input_width == d.input_width && native.input_height == d.input_height
             && native.size_multiple == d.size_multiple && native.resize_filter == d.resize_filter
@@ -227,6 +229,23 @@ static partial class SegrtTests
         }
         Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxSessions = -1 }.ToNative(null, null, null), "negative MaxSessions");
         Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxMemoryBytes = -1 }.ToNative(null, null, null), "negative MaxMemoryBytes");
+
+        // ABI 1: every *_default reads the caller's struct_size first. Without it (a zeroed struct) segrt refuses
+        // and writes nothing, so the wrapper must declare it (ToNative above succeeded, so it does).
+        var zeroed = default(Segrt.Native.SegOptions);
+        Check(Segrt.Native.NativeMethods.seg_options_default(&zeroed) == Segrt.Native.SegStatus.SEG_INVALID_ARGUMENT, "seg_options_default without struct_size is refused");
+        Check(AllZero(&zeroed, sizeof(Segrt.Native.SegOptions)), "seg_options_default wrote into a refused struct");
+        var zeroedEverything = default(Segrt.Native.SegEverythingOptions);
+        Check(Segrt.Native.NativeMethods.seg_everything_options_default(&zeroedEverything) == Segrt.Native.SegStatus.SEG_INVALID_ARGUMENT, "seg_everything_options_default without struct_size is refused");
+        Check(AllZero(&zeroedEverything, sizeof(Segrt.Native.SegEverythingOptions)), "seg_everything_options_default wrote into a refused struct");
+        var everything = new EverythingOptions().ToNative();
+        Check(everything.struct_size == (uint)sizeof(Segrt.Native.SegEverythingOptions) && everything.points_per_side > 0, "EverythingOptions.ToNative: size declared, defaults read");
+    }
+
+    static unsafe bool AllZero(void* p, int bytes)
+    {
+        for (int i = 0; i < bytes; i++) if (((byte*)p)[i] != 0) return false;
+        return true;
     }
 
     static UnetResult s_reference; // lesion_04 through a 24bpp Bitmap, reused by later tests

@@ -140,8 +140,12 @@ static partial class SegrtTests
 
     static unsafe void TrackerOptionsDefaults()
     {
-        Segrt.Native.SegTrackOptions n;
+        var n = new Segrt.Native.SegTrackOptions { struct_size = (uint)sizeof(Segrt.Native.SegTrackOptions) };
         Check(Segrt.Native.NativeMethods.seg_track_options_default(&n) == Segrt.Native.SegStatus.SEG_OK, "native defaults");
+        Check(n.struct_size == (uint)sizeof(Segrt.Native.SegTrackOptions), "struct_size kept");
+        var zeroed = default(Segrt.Native.SegTrackOptions);
+        Check(Segrt.Native.NativeMethods.seg_track_options_default(&zeroed) == Segrt.Native.SegStatus.SEG_INVALID_ARGUMENT
+            && zeroed.num_frames == 0 && zeroed.keep_frames == 0, "a struct without its size is refused, nothing written");
         var o = new TrackerOptions();
         Check(o.NumFrames == (int)n.num_frames && o.KeepFrames == (int)n.keep_frames, "defaults " + o.NumFrames + "/" + o.KeepFrames + " vs native " + n.num_frames + "/" + n.keep_frames);
         using (var model = VideoModel())

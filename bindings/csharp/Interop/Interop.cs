@@ -10,7 +10,7 @@ namespace Segrt
     internal static unsafe class Interop
     {
         /// <summary>The C ABI this wrapper was written for (SEG_ABI_VERSION).</summary>
-        internal const uint ExpectedAbiVersion = 1;
+        internal const uint ExpectedAbiVersion = NativeMethods.SEG_ABI_VERSION;
 
         static readonly object Gate = new object();
         static volatile bool s_loaded;

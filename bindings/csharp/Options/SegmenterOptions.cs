@@ -140,7 +140,8 @@ namespace Segrt
             if (Std == null || Std.Length != 3) throw new ArgumentException("Std must have 3 values", nameof(Std));
             if (MinArea < 0 || CloseKernel < 0 || MaxPixels <= 0)
                 throw new ArgumentOutOfRangeException(nameof(MinArea) + "/" + nameof(CloseKernel) + "/" + nameof(MaxPixels), "MinArea and CloseKernel must not be negative, MaxPixels must be positive");
-            SegOptions o;
+            // ABI 1: the size is declared first; segrt fills only that many bytes and refuses a struct without it.
+            var o = new SegOptions { struct_size = (uint)sizeof(SegOptions) };
             Interop.Check(NativeMethods.seg_options_default(&o));
             o.provider = (int)Provider;
             o.device_id = DeviceId;

@@ -34,7 +34,7 @@ namespace Segrt
 
         internal unsafe SegEverythingOptions ToNative()
         {
-            SegEverythingOptions o;
+            var o = new SegEverythingOptions { struct_size = (uint)sizeof(SegEverythingOptions) };
             Interop.Check(NativeMethods.seg_everything_options_default(&o));
             o.points_per_side = PointsPerSide;
             o.points_per_batch = PointsPerBatch;

@@ -105,9 +105,14 @@ namespace Segrt
         /// Size of the decoder's low-resolution logits (<see cref="Sam2Result.LowResLogits"/>, and what a
         /// <c>previousLowRes</c> argument must hold: Width x Height floats); empty when segrt did not report it.
         /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public Size LowResSize
         {
-            get { return FirstInfo.LowResSize ?? Size.Empty; }
+            get
+            {
+                ThrowIfDisposed();
+                return FirstInfo.LowResSize ?? Size.Empty;
+            }
         }
 
         /// <summary>
@@ -118,7 +123,7 @@ namespace Segrt
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public Sam2Annotator CreateAnnotator()
         {
-            if (IsDisposed) throw new ObjectDisposedException(GetType().Name, "this " + GetType().Name + " has been disposed");
+            ThrowIfDisposed();
             return new Sam2Annotator(this);
         }
 
@@ -219,13 +224,13 @@ namespace Segrt
             using (var lease = Acquire())
             {
                 SegImage desc = input.Desc;
-                Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms));
+                Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms, null));
             }
             return ms;
         }
 
         /// <summary>
-        /// One seg_run_sam2_points call. The previous mask always travels as the call's own mask_input (never
+        /// One seg_run_sam2_points call. The previous mask always travels as the call's mask_input argument (never
         /// SEG_SAM2_REFINE, which is the native session's last result, shared by every caller). With
         /// <paramref name="lowResOut"/> the low-res logits are written there and the result's LowResLogits is left
         /// null for the caller to set.
@@ -257,8 +262,6 @@ namespace Segrt
             fixed (float* lowResIn = previousLowRes)
             fixed (float* lowRes = lowResOut)
             {
-                extra.mask_input = lowResIn;
-                extra.mask_input_len = (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0);
                 extra.low_res_logits = lowRes;
                 extra.low_res_len = (UIntPtr)(lowResOut != null ? lowResOut.Length : 0);
                 SegImage desc = input.Desc;
@@ -267,7 +270,8 @@ namespace Segrt
                 outMask.width = w;
                 outMask.height = h;
                 Interop.Check(NativeMethods.seg_run_sam2_points(lease.Session, &desc,
-                    n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null, 0, &outMask, &score, &extra));
+                    n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null,
+                    lowResIn, (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0), 0, &outMask, &score, &extra, null));
             }
             var scores = new float[Math.Max(0, Math.Min(extra.num_masks, 4))];
             for (int i = 0; i < scores.Length; i++) scores[i] = extra.scores[i];
@@ -302,14 +306,14 @@ namespace Segrt
                 SegImage desc = image.Desc;
                 UIntPtr n;
                 var first = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
-                Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, null, null, UIntPtr.Zero, &n, &first));
+                Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, null, null, (UIntPtr)sizeof(SegEverythingObject), UIntPtr.Zero, &n, &first, null));
                 var records = new SegEverythingObject[Math.Max((int)n, 1)];
                 var info = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
                 fixed (ushort* labels = result.Labels)
                 fixed (SegEverythingObject* recs = records)
                 {
                     var l = new SegLabelImage { data = labels, width = w, height = h, stride = 0 };
-                    Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, &l, recs, n, &n, &info));
+                    Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, &l, recs, (UIntPtr)sizeof(SegEverythingObject), n, &n, &info, null));
                 }
                 var objects = new List<EverythingObject>((int)n);
                 for (int i = 0; i < (int)n; i++)

@@ -84,7 +84,7 @@ namespace Segrt
             {
                 SegImage desc = input.Desc;
                 long index = -1;
-                Interop.Check(NativeMethods.seg_track_add_frame(lease.Track, &desc, &index, null));
+                Interop.Check(NativeMethods.seg_track_add_frame(lease.Track, &desc, &index, null, null));
                 return index;
             }
         }
@@ -109,7 +109,7 @@ namespace Segrt
                 return RunOutputs(0, input.Width, input.Height, (lease, objects, masks, capacity, count, info) =>
                 {
                     SegImage d = desc;
-                    return NativeMethods.seg_track_next(lease.Track, &d, objects, masks, capacity, count, info);
+                    return NativeMethods.seg_track_next(lease.Track, &d, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, null);
                 });
             }
         }
@@ -188,7 +188,7 @@ namespace Segrt
                 SegBox b = nativeBox;
                 fixed (SegPoint* p = native)
                     return NativeMethods.seg_track_add_prompt(lease.Track, frame, objectId, n > 0 ? p : null, (UIntPtr)n,
-                        hasBox ? &b : null, objects, masks, capacity, count, info);
+                        hasBox ? &b : null, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, null);
             });
         }
 
@@ -203,7 +203,7 @@ namespace Segrt
         public unsafe TrackedFrame TrackFrame(long frame)
         {
             return RunOutputs(0, 0, 0, (lease, objects, masks, capacity, count, info) =>
-                NativeMethods.seg_track_frame(lease.Track, frame, objects, masks, capacity, count, info));
+                NativeMethods.seg_track_frame(lease.Track, frame, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, null));
         }
 
         internal unsafe delegate SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info);

@@ -24,7 +24,7 @@ namespace Segrt
         {
             if (NumFrames < 0 || KeepFrames < 0)
                 throw new ArgumentOutOfRangeException(nameof(NumFrames) + "/" + nameof(KeepFrames), "NumFrames and KeepFrames must not be negative (0 = unknown / every frame)");
-            SegTrackOptions o;
+            var o = new SegTrackOptions { struct_size = (uint)sizeof(SegTrackOptions) };
             Interop.Check(NativeMethods.seg_track_options_default(&o));
             o.num_frames = (uint)NumFrames;
             o.keep_frames = (uint)KeepFrames;

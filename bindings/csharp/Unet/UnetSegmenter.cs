@@ -149,7 +149,7 @@ namespace Segrt
                 outMask.width = w;
                 outMask.height = h;
                 Interop.Check(NativeMethods.seg_run_unet(lease.Session, &desc, &outMask, p,
-                    (UIntPtr)(probability == null ? 0 : probability.Length), &info));
+                    (UIntPtr)(probability == null ? 0 : probability.Length), &info, null));
             }
             return new UnetResult
             {

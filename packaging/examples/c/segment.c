@@ -41,7 +41,7 @@ static int fail(const char *what, SegStatus st) {
 }
 
 int main(int argc, char **argv) {
-    SegOptions opt;
+    SegOptions opt = {.struct_size = sizeof opt};   /* declare the size first: segrt reads and writes only that much */
     SegSession *session = NULL;
     SegImage img;
     SegMask mask;
@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
     rgb = read_pnm(argv[2]);
     if (!rgb.px || rgb.channels != 3) { fprintf(stderr, "segrt-example: %s is not a binary PPM (P6)\n", argv[2]); return 1; }
 
-    seg_options_default(&opt);   /* ONNX Runtime: found beside libsegrt.so, nothing to configure */
+    st = seg_options_default(&opt);   /* ONNX Runtime: found beside libsegrt.so, nothing to configure */
+    if (st != SEG_OK) return fail("seg_options_default", st);
     st = seg_create(argv[1], &opt, &session);
     if (st != SEG_OK) return fail("seg_create", st);
     seg_version(version, sizeof version);
@@ -77,7 +78,7 @@ int main(int argc, char **argv) {
     mask.data = out; mask.width = rgb.w; mask.height = rgb.h; mask.stride = 0;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
-    st = seg_run_unet(session, &img, &mask, NULL, 0, &info);
+    st = seg_run_unet(session, &img, &mask, NULL, 0, &info, NULL);
     if (st != SEG_OK) return fail("seg_run_unet", st);
     printf("%s: %dx%d, model input %dx%d, foreground %.1f %% (%lu px), pre %.1f ms, inference %.1f ms, post %.1f ms\n",
            argv[2], rgb.w, rgb.h, info.model_width, info.model_height, 100.0 * (double)info.foreground_pixels / (double)n,
