@@ -53,6 +53,9 @@ if ! command -v valgrind >/dev/null; then
 fi
 ./tests/c/run.sh --valgrind-quick
 
+echo "== ABI 1 compatibility: a C host built against the frozen header, plain, ASan + UBSan, valgrind"
+./tests/abi/run.sh
+
 echo "== HALCON glue against the stand-in"
 ./examples/halcon/run.sh
 
@@ -61,6 +64,9 @@ SEGRT_PACKAGE_PROFILE=debug ./tests/package/check.sh
 
 echo "== .NET wrapper and WinForms sample on Mono"
 ./tests/csharp/run.sh
+
+echo "== ABI 1 compatibility: the frozen C# wrapper and its tests against this library, on Mono"
+./tests/abi/csharp_v1.sh
 
 echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt

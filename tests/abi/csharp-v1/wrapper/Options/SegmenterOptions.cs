@@ -1,0 +1,183 @@
+using System;
+using Segrt.Native;
+
+namespace Segrt
+{
+    /// <summary>
+    /// Options for creating a segmenter (<see cref="UnetSegmenter"/>, <see cref="Sam2Segmenter"/>,
+    /// <see cref="Sam2VideoModel"/>; the C header's SegOptions). The defaults are segrt's own
+    /// (seg_options_default); set only what your model needs. Read only while the segmenter is created.
+    /// </summary>
+    public sealed class SegmenterOptions
+    {
+        /// <summary>The execution provider to run on (default CPU).</summary>
+        public ExecutionProvider Provider { get; set; } = ExecutionProvider.Cpu;
+
+        /// <summary>GPU index for GPU providers.</summary>
+        public int DeviceId { get; set; }
+
+        /// <summary>What happens when <see cref="Provider"/> cannot start (default: fail).</summary>
+        public ProviderPolicy ProviderPolicy { get; set; } = ProviderPolicy.Require;
+
+        /// <summary>
+        /// ONNX Runtime intra-op threads per session; 0 (default) = every session runs on ONNX Runtime's one
+        /// process-wide thread pool (one thread per physical core), so more sessions do not oversubscribe the cores.
+        /// </summary>
+        public int IntraThreads { get; set; }
+
+        /// <summary>Model input width for models with dynamic axes; 0 = the image width rounded to SizeMultiple.</summary>
+        public int InputWidth { get; set; }
+
+        /// <summary>Model input height for models with dynamic axes; 0 = the image height rounded to SizeMultiple.</summary>
+        public int InputHeight { get; set; }
+
+        /// <summary>Dynamic axes are rounded to a multiple of this (default 32).</summary>
+        public int SizeMultiple { get; set; } = 32;
+
+        /// <summary>How images are resized to the model's input (default bilinear).</summary>
+        public ResizeFilter ResizeFilter { get; set; } = ResizeFilter.Bilinear;
+
+        /// <summary>Channel order the model was trained with (3-channel models).</summary>
+        public ChannelOrder ChannelOrder { get; set; } = ChannelOrder.Rgb;
+
+        /// <summary>Normalisation: (pixel * Scale - Mean[c]) / Std[c]; default 1/255.</summary>
+        public float Scale { get; set; } = 1f / 255f;
+
+        /// <summary>Per-channel mean of the normalisation (3 values, default 0).</summary>
+        public float[] Mean { get; set; } = { 0f, 0f, 0f };
+
+        /// <summary>Per-channel standard deviation of the normalisation (3 values, default 1).</summary>
+        public float[] Std { get; set; } = { 1f, 1f, 1f };
+
+        /// <summary>Whether a sigmoid is applied to the output (default: when it looks like logits).</summary>
+        public SigmoidMode Sigmoid { get; set; } = SigmoidMode.Auto;
+
+        /// <summary>How the mask is thresholded (default: <see cref="Threshold"/>).</summary>
+        public ThresholdMode ThresholdMode { get; set; } = ThresholdMode.Fixed;
+
+        /// <summary>Threshold in [0, 1] for ThresholdMode.Fixed.</summary>
+        public float Threshold { get; set; } = 0.5f;
+
+        /// <summary>Remove foreground regions smaller than this many pixels (0 = off).</summary>
+        public int MinArea { get; set; }
+
+        /// <summary>Morphological closing with a k x k square (0 = off).</summary>
+        public int CloseKernel { get; set; }
+
+        /// <summary>Fill holes inside foreground regions.</summary>
+        public bool FillHoles { get; set; }
+
+        /// <summary>Images with more pixels are refused before anything is allocated.</summary>
+        public long MaxPixels { get; set; } = 100000000;
+
+        /// <summary>Tiled inference for large images (small defects survive; see <see cref="TilingMode"/>).</summary>
+        public TilingMode TileMode { get; set; } = TilingMode.Off;
+
+        /// <summary>Tile width for models with dynamic input size; 0 = InputWidth, else 512. Fixed-size models use their own.</summary>
+        public int TileWidth { get; set; }
+
+        /// <summary>Tile height for models with dynamic input size; 0 = InputHeight, else 512. Fixed-size models use their own.</summary>
+        public int TileHeight { get; set; }
+
+        /// <summary>Pixels shared by neighbouring tiles, where their scores are blended.</summary>
+        public int TileOverlap { get; set; } = 64;
+
+        /// <summary>Tiles per run when the model's batch axis is dynamic (1..64).</summary>
+        public int TileBatch { get; set; } = 4;
+
+        /// <summary>Absolute path of onnxruntime.dll / libonnxruntime.so; null = beside segrt.</summary>
+        public string OnnxRuntimePath { get; set; }
+
+        /// <summary>
+        /// The most ONNX Runtime sessions the segmenter keeps for calls running at once (for SAM2: encoder
+        /// sessions and, separately, decoder sessions). The pool starts with one and builds another only when
+        /// a call finds every session busy; calls beyond the cap wait their turn, in order. 0 (default) = one
+        /// per physical core. On the CPU, when the cap is above 1 the first session also saves the optimised graph
+        /// (<see cref="PoolInfo.SharedGraphBytes"/>) and further sessions read their weights from it, so each costs
+        /// <see cref="PoolInfo.BytesPerExtraSession"/> (its own state, not another copy of the model or of its
+        /// pre-packed weights); 1 keeps memory lowest, skips saving the graph (the fastest first start) and serialises the calls.
+        /// </summary>
+        public int MaxSessions { get; set; }
+
+        /// <summary>
+        /// Model files (and model bytes) larger than this are refused before they are read
+        /// (Status.ModelInvalid); 0 (default) = 2 GiB, ONNX's own limit.
+        /// </summary>
+        public long MaxModelBytes { get; set; }
+
+        /// <summary>
+        /// Memory budget for one call's own buffers (input tensors, score maps, tiles): a call that would need
+        /// more is refused with Status.OutOfMemory before anything is allocated. 0 (default) = 8 GiB.
+        /// </summary>
+        public long MaxMemoryBytes { get; set; }
+
+        /// <summary>
+        /// UNet: the name of the model output to read, for models with several outputs; null (default) = the
+        /// one float output with the input's spatial size. A model with no such output (e.g. a SAM2 encoder)
+        /// is refused with Status.ModelUnsupported, listing its outputs, unless this names one.
+        /// </summary>
+        public string OutputName { get; set; }
+
+        /// <summary>
+        /// Caches ONNX Runtime's optimised model so that later starts of the same model (same ONNX Runtime,
+        /// provider and CPU) load it instead of optimising again; a stale or damaged cache file is detected,
+        /// deleted and rebuilt (Log event), and a folder that cannot be written only costs the cache. Off by default.
+        /// </summary>
+        public ModelCacheMode CacheMode { get; set; }
+
+        /// <summary>The cache folder for <see cref="ModelCacheMode.Dir"/> (created if missing); must be null otherwise.</summary>
+        public string CacheDirectory { get; set; }
+
+        /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
+        /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="cacheDir">NUL-terminated UTF-8 <see cref="CacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName, byte* cacheDir)
+        {
+            if (MaxSessions < 0 || MaxModelBytes < 0 || MaxMemoryBytes < 0)
+                throw new ArgumentOutOfRangeException(nameof(MaxSessions) + "/" + nameof(MaxModelBytes) + "/" + nameof(MaxMemoryBytes), "MaxSessions, MaxModelBytes and MaxMemoryBytes must not be negative (0 = segrt's default)");
+            if (Mean == null || Mean.Length != 3) throw new ArgumentException("Mean must have 3 values", nameof(Mean));
+            if (Std == null || Std.Length != 3) throw new ArgumentException("Std must have 3 values", nameof(Std));
+            if (MinArea < 0 || CloseKernel < 0 || MaxPixels <= 0)
+                throw new ArgumentOutOfRangeException(nameof(MinArea) + "/" + nameof(CloseKernel) + "/" + nameof(MaxPixels), "MinArea and CloseKernel must not be negative, MaxPixels must be positive");
+            // ABI 1: the size is declared first; segrt fills only that many bytes and refuses a struct without it.
+            var o = new SegOptions { struct_size = (uint)sizeof(SegOptions) };
+            Interop.Check(NativeMethods.seg_options_default(&o));
+            o.provider = (int)Provider;
+            o.device_id = DeviceId;
+            o.provider_policy = (int)ProviderPolicy;
+            o.intra_threads = IntraThreads;
+            o.input_width = InputWidth;
+            o.input_height = InputHeight;
+            o.size_multiple = SizeMultiple;
+            o.resize_filter = (int)ResizeFilter;
+            o.channel_order = (int)ChannelOrder;
+            o.scale = Scale;
+            for (int i = 0; i < 3; i++)
+            {
+                o.mean[i] = Mean[i];
+                o.std[i] = Std[i];
+            }
+            o.sigmoid = (int)Sigmoid;
+            o.threshold_mode = (int)ThresholdMode;
+            o.threshold = Threshold;
+            o.min_area = (uint)MinArea;
+            o.close_kernel = (uint)CloseKernel;
+            o.fill_holes = FillHoles ? 1u : 0u;
+            o.max_pixels = (ulong)MaxPixels;
+            o.tile_mode = (int)TileMode;
+            o.tile_width = TileWidth;
+            o.tile_height = TileHeight;
+            o.tile_overlap = TileOverlap;
+            o.tile_batch = TileBatch;
+            o.ort_path = ortPath;
+            o.max_sessions = MaxSessions;
+            o.max_model_bytes = (ulong)MaxModelBytes;
+            o.max_memory_bytes = (ulong)MaxMemoryBytes;
+            o.output_name = outputName;
+            o.cache_mode = (int)CacheMode;
+            o.cache_dir = cacheDir;
+            return o;
+        }
+    }
+}

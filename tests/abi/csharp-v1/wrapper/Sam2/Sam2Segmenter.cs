@@ -1,0 +1,336 @@
+using System;
+using System.Collections.Generic;
+using System.Drawing;
+using System.Threading;
+using System.Threading.Tasks;
+using Segrt.Native;
+
+namespace Segrt
+{
+    /// <summary>
+    /// A SAM2 image encoder + prompt decoder pair, stateless: each call passes the image and its prompts, and
+    /// nothing of one call is kept for the next but the native cache of the last image encoded (the encoder
+    /// runs again only when the pixels differ from it). For interactive use, clicks that accumulate on one image
+    /// with the previous mask refined, make a <see cref="Sam2Annotator"/> with <see cref="CreateAnnotator"/>.
+    /// Thread-safe: any number of threads may call it at once; they share a pool of encoder and of decoder
+    /// sessions (<see cref="SegmenterOptions.MaxSessions"/>). Threads refining their own objects keep their own
+    /// previous result and pass its <see cref="Sam2Result.LowResLogits"/> as <c>previousLowRes</c>, so callers
+    /// never mix. See <see cref="Segmenter"/> for Dispose, session info and the provider in use.
+    /// </summary>
+    public sealed class Sam2Segmenter : Segmenter
+    {
+        /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, float[], CancellationToken)"/>.</summary>
+        internal Action AfterEncoderHook;
+
+        /// <summary>Loads a SAM2 image encoder and prompt decoder from .onnx files (any paths).</summary>
+        /// <param name="encoderPath">The image encoder's .onnx file.</param>
+        /// <param name="decoderPath">The prompt decoder's .onnx file.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <exception cref="ArgumentNullException"><paramref name="encoderPath"/> or <paramref name="decoderPath"/> is null.</exception>
+        /// <exception cref="ArgumentException">An option is out of range before reaching segrt.</exception>
+        /// <exception cref="SegrtException">segrt refused the pair (e.g. ModelUnsupported, with the inputs/outputs found) or the options.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
+        public Sam2Segmenter(string encoderPath, string decoderPath, SegmenterOptions options = null)
+            : base(Create(encoderPath, decoderPath, options), FileBytes(encoderPath) + FileBytes(decoderPath))
+        {
+        }
+
+        Sam2Segmenter(SessionHandle handle, long modelBytes) : base(handle, modelBytes)
+        {
+        }
+
+        /// <summary>Loads a SAM2 encoder and decoder from model bytes (e.g. embedded resources); the bytes are copied.</summary>
+        /// <param name="encoder">The image encoder's .onnx bytes.</param>
+        /// <param name="decoder">The prompt decoder's .onnx bytes.</param>
+        /// <param name="options">Session options; null for segrt's defaults.</param>
+        /// <returns>The new segmenter (the caller disposes it).</returns>
+        /// <exception cref="ArgumentException"><paramref name="encoder"/> or <paramref name="decoder"/> is null or empty, or an option is out of range.</exception>
+        /// <exception cref="SegrtException">segrt refused the pair or the options, or ONNX Runtime could not be loaded.</exception>
+        /// <exception cref="DllNotFoundException">The native segrt library is not beside the program.</exception>
+        public static Sam2Segmenter FromBytes(byte[] encoder, byte[] decoder, SegmenterOptions options = null)
+        {
+            if (encoder == null || encoder.Length == 0) throw new ArgumentException("encoder bytes are empty", nameof(encoder));
+            if (decoder == null || decoder.Length == 0) throw new ArgumentException("decoder bytes are empty", nameof(decoder));
+            Interop.EnsureLoaded();
+            return new Sam2Segmenter(CreateFromMemory(encoder, decoder, options ?? new SegmenterOptions()), (long)encoder.Length + decoder.Length);
+        }
+
+        static unsafe SessionHandle CreateFromMemory(byte[] encoder, byte[] decoder, SegmenterOptions options)
+        {
+            fixed (byte* enc = encoder)
+            fixed (byte* dec = decoder)
+            fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            {
+                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegSession* session = null;
+                Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
+                return new SessionHandle(session);
+            }
+        }
+
+        static long FileBytes(string path)
+        {
+            try
+            {
+                return new System.IO.FileInfo(path).Length;
+            }
+            catch (Exception)
+            {
+                return 0; // segrt read it; only the memory hint is at stake
+            }
+        }
+
+        static unsafe SessionHandle Create(string encoderPath, string decoderPath, SegmenterOptions options)
+        {
+            if (encoderPath == null) throw new ArgumentNullException(nameof(encoderPath));
+            if (decoderPath == null) throw new ArgumentNullException(nameof(decoderPath));
+            Interop.EnsureLoaded();
+            options = options ?? new SegmenterOptions();
+            fixed (byte* enc = Interop.Utf8z(encoderPath))
+            fixed (byte* dec = Interop.Utf8z(decoderPath))
+            fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
+            fixed (byte* output = Interop.Utf8z(options.OutputName))
+            fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            {
+                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegSession* session = null;
+                Interop.Check(NativeMethods.seg_create_sam2(enc, dec, &o, &session));
+                return new SessionHandle(session);
+            }
+        }
+
+        /// <summary>
+        /// Size of the decoder's low-resolution logits (<see cref="Sam2Result.LowResLogits"/>, and what a
+        /// <c>previousLowRes</c> argument must hold: Width x Height floats); empty when segrt did not report it.
+        /// </summary>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        public Size LowResSize
+        {
+            get
+            {
+                ThrowIfDisposed();
+                return FirstInfo.LowResSize ?? Size.Empty;
+            }
+        }
+
+        /// <summary>
+        /// A new, empty <see cref="Sam2Annotator"/> on this pair: the stateful click API (one image, the points and
+        /// box clicked on it, the previous mask). Each annotator keeps its own state; any number may share one segmenter.
+        /// </summary>
+        /// <returns>The annotator (nothing to dispose: it holds managed state only, and this segmenter's handle).</returns>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        public Sam2Annotator CreateAnnotator()
+        {
+            ThrowIfDisposed();
+            return new Sam2Annotator(this);
+        }
+
+        /// <summary>
+        /// Segments the object that the prompts point at in <paramref name="image"/> (the encoder runs only when the
+        /// pixels differ from the cached image) and, when given, refines the caller's previous result on the same
+        /// image: its <see cref="Sam2Result.LowResLogits"/>, which each caller keeps for itself.
+        /// </summary>
+        /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
+        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <returns>The object's mask at the image's size (<paramref name="maskBuffer"/> when given), with its own <see cref="Sam2Result.LowResLogits"/> for the next step.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ArgumentException">Neither a point nor a box is given, a mask buffer too small, or <paramref name="previousLowRes"/> does not have <see cref="LowResSize"/> floats.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegrtException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(InputImage image, IList<Sam2Point> points, RectangleF? box = null, float[] previousLowRes = null, byte[] maskBuffer = null)
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            using (var pixels = image.Lock())
+                return Run(pixels, points, box, previousLowRes, maskBuffer);
+        }
+
+        /// <summary>
+        /// <see cref="Segment"/> on a thread-pool thread, in two steps: the encoder (skipped when the pixels are
+        /// cached), then the decoder. Cancelling before the first step, or between the two, cancels the task; the
+        /// segmenter stays usable (an embedding computed before the cancellation stays cached). Do not touch the
+        /// pixels until the task completes.
+        /// </summary>
+        /// <param name="image">The pixels.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <returns>A task giving the mask.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<Sam2Result> SegmentAsync(InputImage image, IList<Sam2Point> points, RectangleF? box = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return SegmentAsync(image, points, box, null, cancellationToken);
+        }
+
+        /// <summary>
+        /// <see cref="Segment"/> with refinement on a thread-pool thread, cancellable as
+        /// <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.
+        /// </summary>
+        /// <param name="image">The pixels.</param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null, or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image (copied now).</param>
+        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <returns>A task giving the mask and its low-res logits.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        public Task<Sam2Result> SegmentAsync(InputImage image, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            var prompts = points == null ? new Sam2Point[0] : new List<Sam2Point>(points).ToArray();
+            var previous = previousLowRes == null ? null : (float[])previousLowRes.Clone();
+            return Task.Run(() =>
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                using (var input = image.Lock())
+                {
+                    Encode(input);
+                    var hook = AfterEncoderHook;
+                    if (hook != null) hook();
+                    cancellationToken.ThrowIfCancellationRequested();
+                    return Run(input, prompts, box, previous, null);
+                }
+            }, cancellationToken);
+        }
+
+        /// <summary>
+        /// Every object in <paramref name="image"/>, as SAM2's automatic mask generator finds them (a grid of
+        /// prompts, predicted-IoU and stability filters, box NMS). The encoder runs only when the pixels differ
+        /// from the cached image.
+        /// </summary>
+        /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
+        /// <param name="options">The options; null for the defaults.</param>
+        /// <returns>The label image and the objects.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegrtException">segrt refused an option (InvalidArgument, naming it) or a model failed.</exception>
+        public EverythingResult SegmentEverything(InputImage image, EverythingOptions options = null)
+        {
+            if (image == null) throw new ArgumentNullException(nameof(image));
+            SegEverythingOptions o = (options ?? new EverythingOptions()).ToNative();
+            using (var pixels = image.Lock())
+                return Everything(pixels, o);
+        }
+
+        /// <summary>Encodes the image (seg_sam2_set_image: skipped when the pixels are cached); returns the encoder time in ms.</summary>
+        internal unsafe double Encode(LockedImage input)
+        {
+            double ms = 0;
+            using (var lease = Acquire())
+            {
+                SegImage desc = input.Desc;
+                Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms, null));
+            }
+            return ms;
+        }
+
+        /// <summary>
+        /// One seg_run_sam2_points call. The previous mask always travels as the call's mask_input argument (never
+        /// SEG_SAM2_REFINE, which is the native session's last result, shared by every caller). With
+        /// <paramref name="lowResOut"/> the low-res logits are written there and the result's LowResLogits is left
+        /// null for the caller to set.
+        /// </summary>
+        internal unsafe Sam2Result Run(LockedImage input, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes, byte[] maskBuffer, float[] lowResOut = null)
+        {
+            int n = points == null ? 0 : points.Count;
+            if (n == 0 && !box.HasValue) throw new ArgumentException("give at least one point or a box", nameof(points));
+            Size lowResSize = LowResSize;
+            int lowResLength = lowResSize.Width * lowResSize.Height;
+            if (previousLowRes != null && previousLowRes.Length != lowResLength)
+                throw new ArgumentException("previousLowRes has " + previousLowRes.Length + " floats but this decoder's low-res logits are " +
+                    lowResSize.Width + "x" + lowResSize.Height + " = " + lowResLength + ": pass a Sam2Result.LowResLogits of this segmenter", nameof(previousLowRes));
+            bool ownsLowRes = lowResOut == null;
+            if (lowResOut == null && lowResLength > 0) lowResOut = new float[lowResLength];
+            int w = input.Width, h = input.Height;
+            long pixels = (long)w * h;
+            if (maskBuffer != null && maskBuffer.LongLength < pixels)
+                throw new ArgumentException("the mask buffer has " + maskBuffer.LongLength + " bytes but a " + w + "x" + h + " mask needs " + pixels, nameof(maskBuffer));
+            SegPoint[] native = NativePrompts.Points(points);
+            SegBox nativeBox = NativePrompts.Box(box);
+            var mask = maskBuffer ?? new byte[pixels];
+            float score = 0;
+            SegSam2Result extra = default(SegSam2Result);
+            extra.struct_size = (uint)sizeof(SegSam2Result);
+            using (var lease = Acquire())
+            fixed (byte* m = mask)
+            fixed (SegPoint* p = native)
+            fixed (float* lowResIn = previousLowRes)
+            fixed (float* lowRes = lowResOut)
+            {
+                extra.low_res_logits = lowRes;
+                extra.low_res_len = (UIntPtr)(lowResOut != null ? lowResOut.Length : 0);
+                SegImage desc = input.Desc;
+                SegMask outMask = default(SegMask);
+                outMask.data = m;
+                outMask.width = w;
+                outMask.height = h;
+                Interop.Check(NativeMethods.seg_run_sam2_points(lease.Session, &desc,
+                    n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null,
+                    lowResIn, (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0), 0, &outMask, &score, &extra, null));
+            }
+            var scores = new float[Math.Max(0, Math.Min(extra.num_masks, 4))];
+            for (int i = 0; i < scores.Length; i++) scores[i] = extra.scores[i];
+            long foreground = 0;
+            for (long i = 0; i < pixels; i++) if (mask[i] != 0) foreground++;
+            return new Sam2Result
+            {
+                Width = w,
+                Height = h,
+                Mask = mask,
+                Score = score,
+                Scores = scores,
+                ChosenIndex = extra.chosen_index,
+                EncoderReused = extra.encoder_reused != 0,
+                EncoderMs = extra.encoder_ms,
+                DecoderMs = extra.decoder_ms,
+                PostprocessMs = extra.postprocess_ms,
+                ForegroundPixels = foreground,
+                LowResLogits = ownsLowRes ? lowResOut : null,
+                LowResWidth = lowResOut != null ? extra.low_res_width : 0,
+                LowResHeight = lowResOut != null ? extra.low_res_height : 0,
+            };
+        }
+
+        /// <summary>seg_sam2_everything: the size query runs everything; the call with buffers is served by the native session's last result.</summary>
+        unsafe EverythingResult Everything(LockedImage image, SegEverythingOptions o)
+        {
+            int w = image.Width, h = image.Height;
+            var result = new EverythingResult { Width = w, Height = h, Labels = new ushort[(long)w * h] };
+            using (var lease = Acquire())
+            {
+                SegImage desc = image.Desc;
+                UIntPtr n;
+                var first = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
+                Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, null, null, (UIntPtr)sizeof(SegEverythingObject), UIntPtr.Zero, &n, &first, null));
+                var records = new SegEverythingObject[Math.Max((int)n, 1)];
+                var info = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
+                fixed (ushort* labels = result.Labels)
+                fixed (SegEverythingObject* recs = records)
+                {
+                    var l = new SegLabelImage { data = labels, width = w, height = h, stride = 0 };
+                    Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, &l, recs, (UIntPtr)sizeof(SegEverythingObject), n, &n, &info, null));
+                }
+                var objects = new List<EverythingObject>((int)n);
+                for (int i = 0; i < (int)n; i++)
+                {
+                    var r = records[i];
+                    objects.Add(new EverythingObject((int)r.id, Rectangle.FromLTRB(r.x0, r.y0, r.x1 + 1, r.y1 + 1), (long)r.area,
+                        r.predicted_iou, r.stability_score, new PointF(r.point_x, r.point_y)));
+                }
+                result.Objects = objects;
+                result.Prompts = (int)first.prompts;
+                result.DecoderRuns = (int)first.decoder_runs;
+                result.EncoderReused = first.encoder_reused != 0;
+                result.EncoderMs = first.encoder_ms;
+                result.DecoderMs = first.decoder_ms;
+                result.PostprocessMs = first.postprocess_ms;
+            }
+            return result;
+        }
+    }
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The frozen ABI 1 C# wrapper and its tests (tests/abi/csharp-v1/) against the current native library,
+# on Mono: compiled as tests/csharp/run.sh compiles the current ones (.NET Framework 4.6.1 reference
+# assemblies, x64), run from a folder holding libsegrt.so and ONNX Runtime as a deployed program would.
+# Needs what tests/csharp/run.sh needs (mono-devel; target/<profile>/libsegrt.so; .onnxruntime/).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+profile="${SEGRT_PROFILE:-debug}"
+frozen="$repo/tests/abi/csharp-v1"
+out="$repo/tests/abi/build/csharp-v1"
+rm -rf "$out" && mkdir -p "$out"
+cp "$repo/target/$profile/libsegrt.so" "$repo"/.onnxruntime/libonnxruntime.so.* "$out/"
+mapfile -t sources < <(find "$frozen/wrapper" "$frozen/tests" -name '*.cs' | sort)
+mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+ -langversion:7.2 -unsafe+ \
+    -r:System.dll -r:System.Core.dll -r:System.Drawing.dll -r:System.Xml.dll -r:System.Runtime.Serialization.dll \
+    -r:System.Windows.Forms.dll -target:exe -out:"$out/SegrtTests.exe" "${sources[@]}"
+cd /tmp   # any working directory: DllImport finds libsegrt.so beside the .exe
+mono --debug "$out/SegrtTests.exe" "$repo"
