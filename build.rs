@@ -7,6 +7,7 @@ use std::path::Path;
 /// in the library's core never regenerates the header or the C# bindings.
 const FFI_FILES: &[&str] = &[
     "src/ffi/runtime.rs",
+    "src/ffi/control.rs",
     "src/ffi/session.rs",
     "src/ffi/sam2.rs",
     "src/ffi/track.rs",

@@ -36,6 +36,8 @@ pub enum ErrorKind {
     ProviderUnavailable,
     /// ONNX Runtime failed while running the model.
     InferenceFailed,
+    /// The call was cancelled through its control (or its progress callback asked to stop).
+    Cancelled,
     /// An internal invariant failed.
     Internal,
 }
@@ -58,6 +60,7 @@ impl ErrorKind {
             ErrorKind::ModelInvalid => "invalid model",
             ErrorKind::ModelUnsupported => "unsupported model",
             ErrorKind::ProviderUnavailable => "execution provider unavailable",
+            ErrorKind::Cancelled => "cancelled",
             ErrorKind::InferenceFailed => "inference failed",
             ErrorKind::Internal => "internal error",
         }

@@ -5,6 +5,7 @@
 //! `extern "C"`, and the C ABI's own vocabulary, lives in [`ffi`].
 
 pub mod alloc;
+pub mod control;
 pub mod engine;
 pub mod error;
 pub mod ffi;

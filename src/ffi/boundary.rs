@@ -31,7 +31,9 @@ pub(crate) fn last_error() -> String {
 pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> SegStatus {
     let status = guard_quiet(body);
     if status != SegStatus::SEG_OK {
-        let _ = catch_unwind(|| crate::log::emit(LogLevel::Error, &format!("{}: {}", status.name(), last_error())));
+        // A cancelled call did what its host asked: not an error.
+        let level = if status == SegStatus::SEG_CANCELLED { LogLevel::Info } else { LogLevel::Error };
+        let _ = catch_unwind(|| crate::log::emit(level, &format!("{}: {}", status.name(), last_error())));
     }
     status
 }

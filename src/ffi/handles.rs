@@ -12,13 +12,14 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::control::CallControl;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
 use crate::sam2::video::{Tracker, VideoModel};
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
-use super::types::{SegSession, SegTrack};
+use super::types::{SegCallControl, SegSession, SegTrack};
 
 /// What a handle refers to.
 pub(crate) enum Handle {
@@ -28,6 +29,8 @@ pub(crate) enum Handle {
     Video(Arc<VideoModel>),
     /// A track (`seg_track_create`): one tracker, its calls one at a time.
     Track(Box<Mutex<Tracker>>),
+    /// Cancellation and progress for calls (`seg_control_create`).
+    Control(Arc<CallControl>),
 }
 
 impl Handle {
@@ -56,12 +59,20 @@ impl Handle {
         }
     }
 
+    pub(crate) fn control(&self) -> Result<&Arc<CallControl>> {
+        match self {
+            Handle::Control(c) => Ok(c),
+            _ => Err(self.wrong_kind("a call control (seg_control_create)")),
+        }
+    }
+
     fn kind(&self) -> &'static str {
         match self {
             Handle::Unet(_) => "UNet session",
             Handle::Sam2(_) => "SAM2 session",
             Handle::Video(_) => "SAM2 video session",
             Handle::Track(_) => "track",
+            Handle::Control(_) => "call control",
         }
     }
 
@@ -71,6 +82,7 @@ impl Handle {
             Handle::Sam2(_) => "use seg_run_sam2_points",
             Handle::Video(_) => "create a track from it with seg_track_create",
             Handle::Track(_) => "use the seg_track_* functions; release it with seg_track_free",
+            Handle::Control(_) => "pass it as the control of a long call; release it with seg_control_free",
         };
         Error::new(ErrorKind::WrongSessionKind, format!("this is a {}, not {wanted}: {hint}", self.kind()))
     }
@@ -113,7 +125,7 @@ pub(crate) fn register(handle: Handle) -> *mut SegSession {
         Handle::Unet(u) => Some(u.provider()),
         Handle::Sam2(s) => Some(s.provider()),
         Handle::Video(v) => Some(v.provider()),
-        Handle::Track(_) => None,
+        Handle::Track(_) | Handle::Control(_) => None,
     };
     let provider = provider.map(|p| format!("; execution provider in use: {}", p.in_use)).unwrap_or_default();
     crate::log::emit(LogLevel::Info, &format!("{} {id:#x} created{provider}", handle.kind()));
@@ -151,6 +163,11 @@ pub(crate) fn unregister(session: *const SegSession, accepts: fn(&Handle) -> boo
         Some(h) if !accepts(h) => Err(h.wrong_kind(wanted)),
         Some(_) => Ok(live.remove(&id).expect("checked above")),
     }
+}
+
+/// A call control's handle (controls share the id space too).
+pub(crate) fn lookup_control(control: *const SegCallControl) -> Result<Arc<Handle>> {
+    lookup_named(control.cast(), "call control")
 }
 
 /// A track handle as the registry sees it (tracks and sessions share one id space).

@@ -7,6 +7,7 @@
 //! the last failure on the calling thread is copied out by `seg_last_error`.
 
 mod boundary;
+pub mod control;
 pub mod enums;
 mod handles;
 pub mod runtime;
@@ -16,6 +17,7 @@ pub mod track;
 pub mod types;
 mod versioned;
 
+pub use control::*;
 pub use enums::*;
 pub use runtime::*;
 pub use sam2::*;

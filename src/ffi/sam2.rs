@@ -7,11 +7,12 @@ use crate::error::{Error, ErrorKind};
 use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter, NO_IMAGE};
 
 use super::boundary::guard;
+use super::control::call_control;
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
 use super::types::{
-    no_control, utf8_path, SegBox, SegCallControl, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage,
-    SegMask, SegOptions, SegPoint, SegSam2Result, SegSession, SEG_SAM2_REFINE,
+    utf8_path, SegBox, SegCallControl, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage, SegMask,
+    SegOptions, SegPoint, SegSam2Result, SegSession, SEG_SAM2_REFINE,
 };
 use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
@@ -79,7 +80,8 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
 /// (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
 /// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
@@ -91,18 +93,20 @@ pub unsafe extern "C" fn seg_sam2_set_image(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup(session)?;
-        let sam = handle.sam2()?;
-        if image.is_null() {
-            return Err(Error::null("image"));
-        }
-        let view = (*image).view(sam.options().max_pixels)?;
-        let (pre_ms, ms) = sam.set_image(&view)?;
-        if !out_encoder_ms.is_null() {
-            out_encoder_ms.write(pre_ms + ms);
-        }
-        Ok(())
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup(session)?;
+            let sam = handle.sam2()?;
+            if image.is_null() {
+                return Err(Error::null("image"));
+            }
+            let view = (*image).view(sam.options().max_pixels)?;
+            let (pre_ms, ms) = sam.set_image(&view)?;
+            if !out_encoder_ms.is_null() {
+                out_encoder_ms.write(pre_ms + ms);
+            }
+            Ok(())
+        })
     })
 }
 
@@ -138,7 +142,8 @@ pub unsafe extern "C" fn seg_sam2_reset(session: *mut SegSession) -> SegStatus {
 ///
 /// Outputs are written only on success. Thread safety: any number of threads at once.
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// All pointers must be NULL or valid for the sizes stated.
@@ -158,67 +163,69 @@ pub unsafe extern "C" fn seg_run_sam2_points(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup(session)?;
-        let sam = handle.sam2()?;
-        if out_mask.is_null() {
-            return Err(Error::null("out_mask"));
-        }
-        if points.is_null() && n_points > 0 {
-            return Err(Error::null("points"));
-        }
-        if flags & !SEG_SAM2_REFINE != 0 {
-            return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
-        }
-        let result_size = out_size(out_result)?;
-        let result = out_result.as_ref();
-        let (lw, lh) = sam.low_res_size();
-        let prompt = prompt_from(points, n_points, bbox, mask_input, mask_input_len, flags, lw * lh)?;
-        let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
-        let mut mask = (*out_mask).target()?;
-        let mut all_masks = None;
-        if let Some(r) = &result {
-            if !r.low_res_logits.is_null() && r.low_res_len < lw * lh {
-                return Err(Error::new(
-                    ErrorKind::BufferTooSmall,
-                    format!("low_res_logits holds {} floats, needs {}", r.low_res_len, lw * lh),
-                ));
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup(session)?;
+            let sam = handle.sam2()?;
+            if out_mask.is_null() {
+                return Err(Error::null("out_mask"));
             }
-            if !r.all_masks.is_null() {
-                all_masks = Some(std::slice::from_raw_parts_mut(r.all_masks, r.all_masks_len));
+            if points.is_null() && n_points > 0 {
+                return Err(Error::null("points"));
             }
-        }
-        // The pipeline checks the mask's size before running anything, and writes nothing on failure.
-        let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
-            if e.message == NO_IMAGE {
-                Error::invalid("no image: pass one, or call seg_sam2_set_image first")
-            } else {
-                e
+            if flags & !SEG_SAM2_REFINE != 0 {
+                return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
             }
-        })?;
-        if !out_score.is_null() {
-            out_score.write(run.scores[run.chosen]);
-        }
-        if let Some(r) = result {
-            let mut out = *r;
-            out.chosen_index = run.chosen as i32;
-            out.num_masks = run.scores.len() as i32;
-            out.encoder_reused = run.stats.encoder_reused as u32;
-            out.scores = [0.0; 4];
-            for (d, s) in out.scores.iter_mut().zip(&run.scores) {
-                *d = *s;
+            let result_size = out_size(out_result)?;
+            let result = out_result.as_ref();
+            let (lw, lh) = sam.low_res_size();
+            let prompt = prompt_from(points, n_points, bbox, mask_input, mask_input_len, flags, lw * lh)?;
+            let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+            let mut mask = (*out_mask).target()?;
+            let mut all_masks = None;
+            if let Some(r) = &result {
+                if !r.low_res_logits.is_null() && r.low_res_len < lw * lh {
+                    return Err(Error::new(
+                        ErrorKind::BufferTooSmall,
+                        format!("low_res_logits holds {} floats, needs {}", r.low_res_len, lw * lh),
+                    ));
+                }
+                if !r.all_masks.is_null() {
+                    all_masks = Some(std::slice::from_raw_parts_mut(r.all_masks, r.all_masks_len));
+                }
             }
-            out.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
-            out.decoder_ms = run.stats.decoder_ms;
-            out.postprocess_ms = run.stats.postprocess_ms;
-            out.low_res_width = run.low_res_size.0 as i32;
-            out.low_res_height = run.low_res_size.1 as i32;
-            if !r.low_res_logits.is_null() {
-                std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()).copy_from_slice(&run.low_res);
+            // The pipeline checks the mask's size before running anything, and writes nothing on failure.
+            let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
+                if e.message == NO_IMAGE {
+                    Error::invalid("no image: pass one, or call seg_sam2_set_image first")
+                } else {
+                    e
+                }
+            })?;
+            if !out_score.is_null() {
+                out_score.write(run.scores[run.chosen]);
             }
-            write_versioned(&out, out_result, result_size);
-        }
-        Ok(())
+            if let Some(r) = result {
+                let mut out = *r;
+                out.chosen_index = run.chosen as i32;
+                out.num_masks = run.scores.len() as i32;
+                out.encoder_reused = run.stats.encoder_reused as u32;
+                out.scores = [0.0; 4];
+                for (d, s) in out.scores.iter_mut().zip(&run.scores) {
+                    *d = *s;
+                }
+                out.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
+                out.decoder_ms = run.stats.decoder_ms;
+                out.postprocess_ms = run.stats.postprocess_ms;
+                out.low_res_width = run.low_res_size.0 as i32;
+                out.low_res_height = run.low_res_size.1 as i32;
+                if !r.low_res_logits.is_null() {
+                    std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()).copy_from_slice(&run.low_res);
+                }
+                write_versioned(&out, out_result, result_size);
+            }
+            Ok(())
+        })
     })
 }
 
@@ -294,7 +301,8 @@ pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEveryth
 /// anything runs; on failure the label image and records are not touched.
 /// Thread safety: any number of threads at once.
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// Every pointer must be NULL or valid for the sizes it states.
@@ -312,101 +320,103 @@ pub unsafe extern "C" fn seg_sam2_everything(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup(session)?;
-        let sam = handle.sam2()?;
-        let options = SegEverythingOptions::read(options)?;
-        if out_objects.is_null() && objects_capacity > 0 {
-            return Err(Error::null("out_objects (objects_capacity is not 0)"));
-        }
-        let stride = if out_objects.is_null() { 0 } else { record_size::<SegEverythingObject>(object_size, "SegEverythingObject")? };
-        let info_size = out_size(out_info)?;
-        let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
-        let (w, h) = match &view {
-            Some(v) => (v.width(), v.height()),
-            None => sam.cached_image_size().ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?,
-        };
-        let labels = match out_labels.as_ref() {
-            None => None,
-            Some(l) => {
-                if l.data.is_null() {
-                    return Err(Error::null("label image data"));
-                }
-                if (l.width, l.height) != (w as i32, h as i32) {
-                    return Err(Error::invalid(format!(
-                        "the label image is {}x{} but the image is {w}x{h}: it must have the image's size",
-                        l.width, l.height
-                    )));
-                }
-                let stride = if l.stride == 0 { w } else { usize::try_from(l.stride).unwrap_or(0) };
-                if stride < w {
-                    return Err(Error::invalid(format!("label image stride {} is smaller than its width {w}", l.stride)));
-                }
-                let len = stride
-                    .checked_mul(h - 1)
-                    .and_then(|v| v.checked_add(w))
-                    .filter(|v| v.checked_mul(2).is_some_and(|b| b <= isize::MAX as usize))
-                    .ok_or_else(|| Error::invalid("label image stride x height overflows the address space"))?;
-                Some((std::slice::from_raw_parts_mut(l.data, len), stride))
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup(session)?;
+            let sam = handle.sam2()?;
+            let options = SegEverythingOptions::read(options)?;
+            if out_objects.is_null() && objects_capacity > 0 {
+                return Err(Error::null("out_objects (objects_capacity is not 0)"));
             }
-        };
-        let (result, cached) = sam.everything(view.as_ref(), &options)?;
-        let n = result.objects.len();
-        if !out_count.is_null() {
-            out_count.write(n);
-        }
-        if !out_objects.is_null() && objects_capacity < n {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                format!("out_objects holds {objects_capacity} records, {n} objects were found (the count is in *out_count)"),
-            ));
-        }
-        if let Some((labels, stride)) = labels {
-            result.paint(labels, stride);
-        }
-        if !out_objects.is_null() {
-            let records: Vec<SegEverythingObject> = result
-                .objects
-                .iter()
-                .map(|o| SegEverythingObject {
-                    id: o.id,
-                    mask_index: o.mask_index as i32,
-                    x0: o.bbox[0] as i32,
-                    y0: o.bbox[1] as i32,
-                    x1: o.bbox[2] as i32,
-                    y1: o.bbox[3] as i32,
-                    area: o.area,
-                    predicted_iou: o.predicted_iou,
-                    stability_score: o.stability_score,
-                    point_x: o.point[0],
-                    point_y: o.point[1],
-                })
-                .collect();
-            write_records(out_objects, stride, &records);
-        }
-        {
-            let s = &result.stats;
-            let info = SegEverythingInfo {
-                struct_size: 0, // the caller's is kept
-                batched: (s.batch > 1) as u32,
-                batch: s.batch as u32,
-                prompts: s.prompts as u32,
-                decoder_runs: s.decoder_runs as u32,
-                masks_decoded: s.masks_decoded as u32,
-                after_iou: s.after_iou as u32,
-                after_stability: s.after_stability as u32,
-                after_nms: s.after_nms as u32,
-                objects: n as u32,
-                dropped: result.dropped as u32,
-                encoder_reused: (s.encoder_reused || cached) as u32,
-                cached: cached as u32,
-                reserved: 0,
-                encoder_ms: if cached { 0.0 } else { s.encoder_ms },
-                decoder_ms: if cached { 0.0 } else { s.decoder_ms },
-                postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
+            let stride = if out_objects.is_null() { 0 } else { record_size::<SegEverythingObject>(object_size, "SegEverythingObject")? };
+            let info_size = out_size(out_info)?;
+            let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+            let (w, h) = match &view {
+                Some(v) => (v.width(), v.height()),
+                None => sam.cached_image_size().ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?,
             };
-            write_versioned(&info, out_info, info_size);
-        }
-        Ok(())
+            let labels = match out_labels.as_ref() {
+                None => None,
+                Some(l) => {
+                    if l.data.is_null() {
+                        return Err(Error::null("label image data"));
+                    }
+                    if (l.width, l.height) != (w as i32, h as i32) {
+                        return Err(Error::invalid(format!(
+                            "the label image is {}x{} but the image is {w}x{h}: it must have the image's size",
+                            l.width, l.height
+                        )));
+                    }
+                    let stride = if l.stride == 0 { w } else { usize::try_from(l.stride).unwrap_or(0) };
+                    if stride < w {
+                        return Err(Error::invalid(format!("label image stride {} is smaller than its width {w}", l.stride)));
+                    }
+                    let len = stride
+                        .checked_mul(h - 1)
+                        .and_then(|v| v.checked_add(w))
+                        .filter(|v| v.checked_mul(2).is_some_and(|b| b <= isize::MAX as usize))
+                        .ok_or_else(|| Error::invalid("label image stride x height overflows the address space"))?;
+                    Some((std::slice::from_raw_parts_mut(l.data, len), stride))
+                }
+            };
+            let (result, cached) = sam.everything(view.as_ref(), &options)?;
+            let n = result.objects.len();
+            if !out_count.is_null() {
+                out_count.write(n);
+            }
+            if !out_objects.is_null() && objects_capacity < n {
+                return Err(Error::new(
+                    ErrorKind::BufferTooSmall,
+                    format!("out_objects holds {objects_capacity} records, {n} objects were found (the count is in *out_count)"),
+                ));
+            }
+            if let Some((labels, stride)) = labels {
+                result.paint(labels, stride);
+            }
+            if !out_objects.is_null() {
+                let records: Vec<SegEverythingObject> = result
+                    .objects
+                    .iter()
+                    .map(|o| SegEverythingObject {
+                        id: o.id,
+                        mask_index: o.mask_index as i32,
+                        x0: o.bbox[0] as i32,
+                        y0: o.bbox[1] as i32,
+                        x1: o.bbox[2] as i32,
+                        y1: o.bbox[3] as i32,
+                        area: o.area,
+                        predicted_iou: o.predicted_iou,
+                        stability_score: o.stability_score,
+                        point_x: o.point[0],
+                        point_y: o.point[1],
+                    })
+                    .collect();
+                write_records(out_objects, stride, &records);
+            }
+            {
+                let s = &result.stats;
+                let info = SegEverythingInfo {
+                    struct_size: 0, // the caller's is kept
+                    batched: (s.batch > 1) as u32,
+                    batch: s.batch as u32,
+                    prompts: s.prompts as u32,
+                    decoder_runs: s.decoder_runs as u32,
+                    masks_decoded: s.masks_decoded as u32,
+                    after_iou: s.after_iou as u32,
+                    after_stability: s.after_stability as u32,
+                    after_nms: s.after_nms as u32,
+                    objects: n as u32,
+                    dropped: result.dropped as u32,
+                    encoder_reused: (s.encoder_reused || cached) as u32,
+                    cached: cached as u32,
+                    reserved: 0,
+                    encoder_ms: if cached { 0.0 } else { s.encoder_ms },
+                    decoder_ms: if cached { 0.0 } else { s.decoder_ms },
+                    postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
+                };
+                write_versioned(&info, out_info, info_size);
+            }
+            Ok(())
+        })
     })
 }

@@ -7,9 +7,10 @@ use crate::error::{Error, ErrorKind};
 use crate::unet::UnetSegmenter;
 
 use super::boundary::{copy_json_out, guard, guard_quiet};
+use super::control::call_control;
 use super::enums::SegStatus;
 use super::handles::{lookup, register, unregister, Handle};
-use super::types::{no_control, utf8_path, SegCallControl, SegImage, SegMask, SegOptions, SegRunInfo, SegSession};
+use super::types::{utf8_path, SegCallControl, SegImage, SegMask, SegOptions, SegRunInfo, SegSession};
 use super::versioned::{fill_defaults, out_size, write_versioned};
 
 /// Fills `*options` with the defaults. Start every options struct here, its size declared first:
@@ -94,7 +95,13 @@ pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
         return SegStatus::SEG_OK;
     }
     guard_quiet(|| {
-        unregister(session, |h| !matches!(h, Handle::Track(_)), "session", "a session (release tracks with seg_track_free)").map(drop)
+        unregister(
+            session,
+            |h| !matches!(h, Handle::Track(_) | Handle::Control(_)),
+            "session",
+            "a session (release tracks with seg_track_free, controls with seg_control_free)",
+        )
+        .map(drop)
     })
 }
 
@@ -112,7 +119,8 @@ pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
 /// once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
 /// run at once; further calls wait their turn in arrival order).
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// All pointers must be NULL or valid for the sizes the descriptors state.
@@ -127,47 +135,49 @@ pub unsafe extern "C" fn seg_run_unet(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup(session)?;
-        let unet = handle.unet()?;
-        if image.is_null() {
-            return Err(Error::null("image"));
-        }
-        if out_mask.is_null() {
-            return Err(Error::null("out_mask"));
-        }
-        let view = (*image).view(unet.options().max_pixels)?;
-        let (w, h) = (view.width(), view.height());
-        let mut mask = (*out_mask).target()?;
-        if !out_probability.is_null() && probability_len < w * h {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
-            ));
-        }
-        let info_size = out_size(out_info)?;
-        let probability = (!out_probability.is_null()).then(|| std::slice::from_raw_parts_mut(out_probability, w * h));
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup(session)?;
+            let unet = handle.unet()?;
+            if image.is_null() {
+                return Err(Error::null("image"));
+            }
+            if out_mask.is_null() {
+                return Err(Error::null("out_mask"));
+            }
+            let view = (*image).view(unet.options().max_pixels)?;
+            let (w, h) = (view.width(), view.height());
+            let mut mask = (*out_mask).target()?;
+            if !out_probability.is_null() && probability_len < w * h {
+                return Err(Error::new(
+                    ErrorKind::BufferTooSmall,
+                    format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
+                ));
+            }
+            let info_size = out_size(out_info)?;
+            let probability = (!out_probability.is_null()).then(|| std::slice::from_raw_parts_mut(out_probability, w * h));
 
-        // The mask and the probability are written straight into the caller's buffers.
-        let run = unet.segment_into(&view, &mut mask, probability)?;
+            // The mask and the probability are written straight into the caller's buffers.
+            let run = unet.segment_into(&view, &mut mask, probability)?;
 
-        {
-            let stats = &run.stats;
-            let info = SegRunInfo {
-                struct_size: 0, // the caller's is kept
-                num_classes: run.classes as i32,
-                model_width: stats.model_width as i32,
-                model_height: stats.model_height as i32,
-                preprocess_ms: stats.preprocess_ms,
-                inference_ms: stats.inference_ms,
-                postprocess_ms: stats.postprocess_ms,
-                threshold: run.threshold,
-                tiles: stats.tiles as u32,
-                foreground_pixels: run.foreground_pixels,
-            };
-            write_versioned(&info, out_info, info_size);
-        }
-        Ok(())
+            {
+                let stats = &run.stats;
+                let info = SegRunInfo {
+                    struct_size: 0, // the caller's is kept
+                    num_classes: run.classes as i32,
+                    model_width: stats.model_width as i32,
+                    model_height: stats.model_height as i32,
+                    preprocess_ms: stats.preprocess_ms,
+                    inference_ms: stats.inference_ms,
+                    postprocess_ms: stats.postprocess_ms,
+                    threshold: run.threshold,
+                    tiles: stats.tiles as u32,
+                    foreground_pixels: run.foreground_pixels,
+                };
+                write_versioned(&info, out_info, info_size);
+            }
+            Ok(())
+        })
     })
 }
 
@@ -192,7 +202,7 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
             Handle::Unet(u) => serde_json::to_string_pretty(&u.info()),
             Handle::Sam2(s) => serde_json::to_string_pretty(&s.info()),
             Handle::Video(v) => serde_json::to_string_pretty(&v.info()),
-            Handle::Track(_) => return Err(handle.wrong_kind("a session (describe a track with seg_track_state)")),
+            Handle::Track(_) | Handle::Control(_) => return Err(handle.wrong_kind("a session (describe a track with seg_track_state)")),
         }
         .map_err(|e| Error::internal(e.to_string()))?;
         copy_json_out(&json, buf, cap, out_len)

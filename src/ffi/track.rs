@@ -14,11 +14,12 @@ use crate::image::MaskMut;
 use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO_POINTS};
 
 use super::boundary::{guard, guard_quiet};
+use super::control::call_control;
 use super::enums::SegStatus;
 use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
 use super::types::{
-    no_control, utf8_path, SegBox, SegCallControl, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo,
-    SegTrackObject, SegTrackOptions, SegTrackState,
+    utf8_path, SegBox, SegCallControl, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo, SegTrackObject,
+    SegTrackOptions, SegTrackState,
 };
 use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
@@ -119,7 +120,8 @@ pub unsafe extern "C" fn seg_track_reset(track: *mut SegTrack) -> SegStatus {
 /// prompt on a frame before tracking, or to feed a volume first and track later with
 /// `seg_track_frame`. `out_info` optional (set its `struct_size`).
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
@@ -132,21 +134,23 @@ pub unsafe extern "C" fn seg_track_add_frame(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup_track(track)?;
-        let mut tracker = lock(handle.track()?)?;
-        let info_size = out_size(out_info)?;
-        if frame.is_null() {
-            return Err(Error::null("frame"));
-        }
-        let view = (*frame).view(tracker.model().options().max_pixels)?;
-        let before = tracker.timings();
-        let t = tracker.add_frame(&view)?;
-        if !out_frame.is_null() {
-            out_frame.write(t as i64);
-        }
-        write_info(out_info, info_size, t, tracker.object_ids().len(), &tracker.timings().since(&before));
-        Ok(())
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup_track(track)?;
+            let mut tracker = lock(handle.track()?)?;
+            let info_size = out_size(out_info)?;
+            if frame.is_null() {
+                return Err(Error::null("frame"));
+            }
+            let view = (*frame).view(tracker.model().options().max_pixels)?;
+            let before = tracker.timings();
+            let t = as_before_if_cancelled(&mut tracker, |tracker| tracker.add_frame(&view))?;
+            if !out_frame.is_null() {
+                out_frame.write(t as i64);
+            }
+            write_info(out_info, info_size, t, tracker.object_ids().len(), &tracker.timings().since(&before));
+            Ok(())
+        })
     })
 }
 
@@ -160,7 +164,8 @@ pub unsafe extern "C" fn seg_track_add_frame(
 /// Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
 /// `seg_track_frame`.
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
@@ -182,25 +187,27 @@ pub unsafe extern "C" fn seg_track_add_prompt(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup_track(track)?;
-        let mut tracker = lock(handle.track()?)?;
-        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
-        if points.is_null() && n_points > 0 {
-            return Err(Error::null("points (n_points is not 0)"));
-        }
-        if n_points > MAX_VIDEO_POINTS {
-            return Err(Error::invalid(format!("{n_points} points: at most {MAX_VIDEO_POINTS} per prompt")));
-        }
-        let points = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
-        let coords: Vec<[f32; 2]> = points.iter().map(|p| [p.x, p.y]).collect();
-        let labels: Vec<i32> = points.iter().map(|p| p.label).collect();
-        let bbox = bbox.as_ref().map(|b| [b.x1, b.y1, b.x2, b.y2]);
-        let t = frame_index(&tracker, frame)?;
-        let new_object = !tracker.object_ids().contains(&object_id) && !tracker.tracking_started();
-        let n = tracker.object_ids().len() + new_object as usize;
-        let size = tracker.frame_size();
-        out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox))
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup_track(track)?;
+            let mut tracker = lock(handle.track()?)?;
+            let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
+            if points.is_null() && n_points > 0 {
+                return Err(Error::null("points (n_points is not 0)"));
+            }
+            if n_points > MAX_VIDEO_POINTS {
+                return Err(Error::invalid(format!("{n_points} points: at most {MAX_VIDEO_POINTS} per prompt")));
+            }
+            let points = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
+            let coords: Vec<[f32; 2]> = points.iter().map(|p| [p.x, p.y]).collect();
+            let labels: Vec<i32> = points.iter().map(|p| p.label).collect();
+            let bbox = bbox.as_ref().map(|b| [b.x1, b.y1, b.x2, b.y2]);
+            let t = frame_index(&tracker, frame)?;
+            let new_object = !tracker.object_ids().contains(&object_id) && !tracker.tracking_started();
+            let n = tracker.object_ids().len() + new_object as usize;
+            let size = tracker.frame_size();
+            out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox))
+        })
     })
 }
 
@@ -221,7 +228,8 @@ pub unsafe extern "C" fn seg_track_add_prompt(
 /// `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
 /// Outputs are written only on success.
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
@@ -238,13 +246,15 @@ pub unsafe extern "C" fn seg_track_frame(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup_track(track)?;
-        let mut tracker = lock(handle.track()?)?;
-        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
-        let t = frame_index(&tracker, frame)?;
-        let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
-        out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t))
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup_track(track)?;
+            let mut tracker = lock(handle.track()?)?;
+            let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
+            let t = frame_index(&tracker, frame)?;
+            let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
+            out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t))
+        })
     })
 }
 
@@ -252,7 +262,8 @@ pub unsafe extern "C" fn seg_track_frame(
 /// call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
 /// `out_info->frame` is the new frame's index. When the buffers are too small nothing is added.
 ///
-/// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 ///
 /// # Safety
 /// As for `seg_track_add_frame` and `seg_track_frame`.
@@ -269,22 +280,24 @@ pub unsafe extern "C" fn seg_track_next(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        no_control(control)?;
-        let handle = lookup_track(track)?;
-        let mut tracker = lock(handle.track()?)?;
-        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
-        if frame.is_null() {
-            return Err(Error::null("frame"));
-        }
-        if tracker.object_ids().is_empty() {
-            return Err(Error::invalid("no object to track: add a frame and prompt an object on it first (seg_track_add_prompt)"));
-        }
-        let view = (*frame).view(tracker.model().options().max_pixels)?;
-        tracker.check_frame_size((view.width(), view.height()))?;
-        let n = tracker.object_ids().len();
-        out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
-            let t = tracker.add_frame(&view)?;
-            tracker.track_frame(t)
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup_track(track)?;
+            let mut tracker = lock(handle.track()?)?;
+            let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
+            if frame.is_null() {
+                return Err(Error::null("frame"));
+            }
+            if tracker.object_ids().is_empty() {
+                return Err(Error::invalid("no object to track: add a frame and prompt an object on it first (seg_track_add_prompt)"));
+            }
+            let view = (*frame).view(tracker.model().options().max_pixels)?;
+            tracker.check_frame_size((view.width(), view.height()))?;
+            let n = tracker.object_ids().len();
+            out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
+                let t = tracker.add_frame(&view)?;
+                tracker.track_frame(t)
+            })
         })
     })
 }
@@ -330,6 +343,19 @@ fn lock(m: &Mutex<Tracker>) -> Result<MutexGuard<'_, Tracker>> {
             "an earlier call on this track failed inside segrt and may have left it inconsistent: call seg_track_reset",
         )
     })
+}
+
+/// Runs `call` on the tracker; when the call is cancelled the track is put back as it was before
+/// (a copy is kept only for calls under a control: the copy is cheap, its frames and outputs shared).
+fn as_before_if_cancelled<T>(tracker: &mut Tracker, call: impl FnOnce(&mut Tracker) -> Result<T>) -> Result<T> {
+    let before = crate::control::is_active().then(|| tracker.clone());
+    let result = call(tracker);
+    if let (Err(e), Some(before)) = (&result, before) {
+        if e.kind == ErrorKind::Cancelled {
+            *tracker = before;
+        }
+    }
+    result
 }
 
 /// A frame argument: an index, or from the end when negative (-1 = the last frame added).
@@ -423,7 +449,7 @@ impl FrameOutputs {
     ) -> Result<()> {
         let (masks, info_size) = self.check(n, size)?;
         let before = tracker.timings();
-        let fm = call(tracker)?;
+        let fm = as_before_if_cancelled(tracker, call)?;
         self.write(&fm, masks, info_size, &tracker.timings().since(&before))
     }
 

@@ -570,24 +570,11 @@ unsafe impl Versioned for SegEverythingInfo {
     const NAME: &'static str = "SegEverythingInfo";
 }
 
-/// Cancellation and progress of one long call: the last parameter of every call that can take long
-/// (`seg_run_unet`, `seg_sam2_set_image`, `seg_run_sam2_points`, `seg_sam2_everything`, the
-/// `seg_track_*` calls that run models). Reserved in ABI 1 so that these calls keep their signatures
-/// when cancellation and progress reporting come: pass NULL (anything else is refused with
-/// `SEG_INVALID_ARGUMENT`).
+/// An opaque call control: cancellation and progress of the calls that can take long, given as their
+/// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+/// `seg_control_create`, release with `seg_control_free`.
 pub struct SegCallControl {
     _private: [u8; 0],
-}
-
-/// Refuses a control object: ABI 1 reserves the parameter (see `SegCallControl`).
-pub(crate) fn no_control(control: *mut SegCallControl) -> Result<()> {
-    if control.is_null() {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "control must be NULL: SegCallControl is reserved for cancellation and progress, which this segrt does not offer",
-        ))
-    }
 }
 
 /// An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release

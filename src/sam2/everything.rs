@@ -31,8 +31,8 @@ use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 
 use crate::alloc;
+use crate::control::{self, Stage};
 use crate::engine::io::f32_output;
-use crate::engine::run_error;
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::{check_size, ImageView};
 
@@ -465,7 +465,9 @@ impl Sam2Segmenter {
         // The reference adds and subtracts in f64 (Python floats), then compares in f32.
         let (t_hi, t_lo) = ((t_mask as f64 + t_off as f64) as f32, (t_mask as f64 - t_off as f64) as f32);
         let mut candidates: Vec<Candidate> = Vec::new();
+        let chunks = model.len().div_ceil(batch.max(1));
         for (chunk_i, chunk) in model.chunks(batch).enumerate() {
+            control::progress(Stage::Prompts, chunk_i as f32 / chunks as f32)?;
             let t0 = Instant::now();
             let (shape, logits, iou) = self.decoder.with(|session, _| self.decode_points(session, embedding, chunk))?;
             stats.decoder_ms += ms(t0, Instant::now());
@@ -578,7 +580,12 @@ impl Sam2Segmenter {
         if let Some((name, ty)) = &spec.orig_im_size {
             inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
-        let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
+        let run = control::run_options(|_| Ok(()))?;
+        let outputs = match &run {
+            Some(options) => session.run_with_options(inputs, options),
+            None => session.run(inputs),
+        }
+        .map_err(|e| control::run_error(&e, "SAM2 decoder run"))?;
         let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
         // The main mask output: where a decoder also has a low-res one (osam), that is clamped to +-32
         // while the main output is the unclamped logits upsampled in the graph, as the generator's own.

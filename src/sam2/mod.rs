@@ -20,8 +20,9 @@ use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
 use crate::alloc;
+use crate::control::{self, Stage};
 use crate::engine::io::{f32_output, inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
+use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
 use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, Preprocessor, TensorData, TensorFormat};
@@ -312,9 +313,15 @@ impl Sam2Segmenter {
             *prepared = Instant::now();
             let features = {
                 let input = pre.tensor().input(vec![1, 3, s as i64, s as i64])?;
-                let outputs = session
-                    .run(ort::inputs![self.spec.encoder_input_name.as_str() => input])
-                    .map_err(|e| run_error(&e, "SAM2 encoder run"))?;
+                let inputs = ort::inputs![self.spec.encoder_input_name.as_str() => input];
+                control::progress(Stage::Encode, 0.0)?;
+                let run = control::run_options(|_| Ok(()))?;
+                let outputs = match &run {
+                    Some(options) => session.run_with_options(inputs, options),
+                    None => session.run(inputs),
+                }
+                .map_err(|e| control::run_error(&e, "SAM2 encoder run"))?;
+                control::progress(Stage::Encode, 1.0)?;
                 let mut features = Vec::new();
                 for (role, name) in &self.spec.encoder_outputs {
                     let (shape, data) = f32_output(&outputs, name, "SAM2 encoder")?;
@@ -431,7 +438,12 @@ impl Sam2Segmenter {
             inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
 
-        let outputs = session.run(inputs).map_err(|e| run_error(&e, "SAM2 decoder run"))?;
+        let run = control::run_options(|_| Ok(()))?;
+        let outputs = match &run {
+            Some(options) => session.run_with_options(inputs, options),
+            None => session.run(inputs),
+        }
+        .map_err(|e| control::run_error(&e, "SAM2 decoder run"))?;
         let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
         let masks = read(&spec.masks_output)?;
         let iou = read(&spec.iou_output)?.1;

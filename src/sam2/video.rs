@@ -38,9 +38,10 @@ use ort::session::{RunOptions, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 use serde::{Deserialize, Serialize};
 
+use crate::control::{self, Stage};
 use crate::engine::io::f32_output;
 use crate::engine::providers::ProviderReport;
-use crate::engine::{read_model_file, run_error, GraphSharing, PoolStats, SessionPool};
+use crate::engine::{read_model_file, GraphSharing, PoolStats, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_pil_bicubic;
 use crate::image::ImageView;
@@ -288,14 +289,19 @@ impl VideoModel {
         let named: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> =
             io.inputs.iter().map(|n| std::borrow::Cow::Borrowed(n.as_str())).zip(inputs).collect();
         pool.with(|session, _| {
-            let outputs = match module {
-                // Its inputs grow with the memory (up to num_maskmem frames and 16 pointers): with the
-                // arena's blocks sized as requested, each larger attention matrix (~470 MB at real size)
-                // took a new block and kept it (7.6 GB by frame 17). Unused blocks go back after its runs.
-                Module::MemoryAttention => session.run_with_options(named, &self.shrink_arena),
-                _ => session.run(named),
+            control::progress(Stage::Frames, 0.0)?;
+            // Its inputs grow with the memory (up to num_maskmem frames and 16 pointers): with the
+            // arena's blocks sized as requested, each larger attention matrix (~470 MB at real size)
+            // took a new block and kept it (7.6 GB by frame 17). Unused blocks go back after its runs.
+            let shrinks = matches!(module, Module::MemoryAttention);
+            // Under a call control the run can be terminated from another thread.
+            let run = control::run_options(|o| if shrinks { o.set(SHRINK_ARENA.0, SHRINK_ARENA.1) } else { Ok(()) })?;
+            let outputs = match (&run, shrinks) {
+                (Some(options), _) => session.run_with_options(named, options),
+                (None, true) => session.run_with_options(named, &self.shrink_arena),
+                (None, false) => session.run(named),
             }
-            .map_err(|e| run_error(&e, what))?;
+            .map_err(|e| control::run_error(&e, what))?;
             io.outputs.iter().map(|name| f32_output(&outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
         })
     }
@@ -355,9 +361,12 @@ fn elapsed_ms(start: Instant) -> f64 {
 fn shrink_arena_options() -> Result<RunOptions> {
     let internal = |e: ort::Error| Error::internal(format!("cannot set run options: {e}"));
     let mut options = RunOptions::new().map_err(internal)?;
-    options.set("memory.enable_memory_arena_shrinkage", "cpu:0").map_err(internal)?;
+    options.set(SHRINK_ARENA.0, SHRINK_ARENA.1).map_err(internal)?;
     Ok(options)
 }
+
+/// The run option that releases the CPU arena's unused blocks after a run.
+const SHRINK_ARENA: (&str, &str) = ("memory.enable_memory_arena_shrinkage", "cpu:0");
 
 /// float32 -> bfloat16 -> float32, round to nearest even (torch's `.to(torch.bfloat16)`).
 pub fn bf16_round(x: f32) -> f32 {
@@ -412,7 +421,7 @@ struct FrameOut {
     maskmem: Option<Arc<Array>>,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct ObjectState {
     cond: BTreeMap<usize, FrameOut>,
     non_cond: BTreeMap<usize, FrameOut>,
@@ -457,6 +466,9 @@ pub struct FrameMasks {
 }
 
 /// A video (or a stack of slices) being tracked; see the module documentation.
+/// Cloning is cheap (frames and outputs are shared `Arc`s): a call that may be cancelled keeps a
+/// copy to put back.
+#[derive(Clone)]
 pub struct Tracker {
     model: Arc<VideoModel>,
     options: TrackerOptions,

@@ -16,8 +16,9 @@ use ort::session::Session;
 use serde::Serialize;
 
 use crate::alloc;
+use crate::control::{self, Stage};
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, run_error, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
+use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
@@ -195,6 +196,7 @@ impl UnetSegmenter {
             ("the model output and its copy", 2 * model_pixels * self.classes() * 4),
             ("the full-size score map", if full_map { (w * h) as u64 * 4 } else { 0 }),
         ])?;
+        control::progress(Stage::Run, 0.0)?;
         let run = self.infer(|pre| {
             pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
             Ok(self.spec.input_shape(size.0, size.1))
@@ -261,7 +263,8 @@ impl UnetSegmenter {
         let mut blend = Blend::new(classes, (w, h), &grid)?;
         let (mut pre_ms, mut run_ms, mut post_ms) = (0.0, 0.0, 0.0);
         let tiles = grid.tiles();
-        for chunk in tiles.chunks(batch) {
+        for (done, chunk) in tiles.chunks(batch).enumerate() {
+            control::progress(Stage::Tiles, (done * batch) as f32 / tiles.len() as f32)?;
             let run = self.infer(|pre| {
                 pre.start_batch(&format, (tw, th), chunk.len())?;
                 for (i, tile) in chunk.iter().enumerate() {
@@ -376,7 +379,14 @@ fn ms(a: Instant, b: Instant) -> f64 {
 /// One `session.run`; returns the output's shape and its values as f32.
 fn run_once(session: &mut Session, spec: &UnetSpec, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
     let input = tensor.input(shape.to_vec())?;
-    let outputs = session.run(ort::inputs![spec.input_name.as_str() => input]).map_err(|e| run_error(&e, "ONNX Runtime run"))?;
+    let inputs = ort::inputs![spec.input_name.as_str() => input];
+    // Under a call control the run can be terminated from another thread.
+    let run = control::run_options(|_| Ok(()))?;
+    let outputs = match &run {
+        Some(options) => session.run_with_options(inputs, options),
+        None => session.run(inputs),
+    }
+    .map_err(|e| control::run_error(&e, "ONNX Runtime run"))?;
     let value = &outputs[spec.output_name.as_str()];
     let bad = |e: ort::Error| Error::inference(format!("cannot read output '{}': {e}", spec.output_name));
     match spec.output_element {

@@ -1,0 +1,200 @@
+//! Cancellation and progress of long calls.
+//!
+//! A [`CallControl`] is shared between the thread running a call and any thread that wants it to
+//! stop. Cancelling sets a flag that segrt's own loops check between steps (tiles, prompt batches,
+//! model runs) and terminates the ONNX Runtime runs in flight (their run options' terminate flag),
+//! so a call returns within about one kernel's time. A progress callback, called on the calling
+//! thread between steps, may ask to stop too.
+//!
+//! A call runs under one control: the entry point sets it for its thread with [`scope`], and the
+//! pipelines reach it through [`checkpoint`], [`progress`] and [`run_options`] without taking it
+//! as a parameter (their signatures stay those of a call that cannot be cancelled).
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use ort::session::RunOptions;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// What a long call is doing when it reports progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// A SAM2 image encoder run (0 at its start, 1 at its end).
+    Encode,
+    /// SAM2 segment-everything's prompt batches.
+    Prompts,
+    /// A tiled UNet's tiles.
+    Tiles,
+    /// A UNet run on the whole image.
+    Run,
+    /// A tracking call's model runs.
+    Frames,
+}
+
+/// Called with the stage and the fraction done (0..=1); returns `false` to stop the call.
+pub type ProgressFn = Arc<dyn Fn(Stage, f32) -> bool + Send + Sync>;
+
+/// Cancellation and progress for calls, shareable between threads.
+#[derive(Default)]
+pub struct CallControl {
+    cancelled: AtomicBool,
+    /// Run options of the ONNX Runtime runs in flight under this control.
+    runs: Mutex<Vec<Weak<RunOptions>>>,
+    progress: Mutex<Option<ProgressFn>>,
+}
+
+impl CallControl {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stops every call running under this control, and every later one until [`reset`](Self::reset).
+    /// Any thread, any time.
+    pub fn cancel(&self) {
+        let runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        // Set under the lock: a run registered after this sees the flag (see `run_options`).
+        self.cancelled.store(true, Ordering::SeqCst);
+        for run in runs.iter().filter_map(Weak::upgrade) {
+            // A failure here leaves that run to finish; segrt's own checks still stop the call.
+            let _ = run.terminate();
+        }
+    }
+
+    /// Makes the control usable again after a cancellation.
+    pub fn reset(&self) {
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        self.cancelled.store(false, Ordering::SeqCst);
+        runs.retain(|r| r.strong_count() > 0);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Installs (or with `None` removes) the progress callback.
+    pub fn set_progress(&self, progress: Option<ProgressFn>) {
+        *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = progress;
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Arc<CallControl>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `control` as the calling thread's control (none: `f` cannot be cancelled), then
+/// restores the one before (a log callback may call segrt from inside a call).
+pub fn scope<R>(control: Option<Arc<CallControl>>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Arc<CallControl>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CURRENT.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let previous = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), control));
+    let _restore = Restore(previous);
+    f()
+}
+
+fn current() -> Option<Arc<CallControl>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// True when the current call runs under a control (it may be cancelled).
+pub fn is_active() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
+}
+
+/// The error of a cancelled call.
+pub fn cancelled() -> Error {
+    Error::new(ErrorKind::Cancelled, "the call was cancelled")
+}
+
+/// `Err(Cancelled)` when the current call's control was cancelled.
+pub fn checkpoint() -> Result<()> {
+    match current() {
+        Some(c) if c.is_cancelled() => Err(cancelled()),
+        _ => Ok(()),
+    }
+}
+
+/// Reports progress to the current call's callback (on this thread); a callback returning `false`
+/// cancels the control. Then the same check as [`checkpoint`].
+pub fn progress(stage: Stage, fraction: f32) -> Result<()> {
+    let Some(control) = current() else { return Ok(()) };
+    let callback = control.progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(callback) = callback {
+        // A panic in a host's callback cannot unwind through C; the boundary's guard catches ours.
+        if !callback(stage, fraction.clamp(0.0, 1.0)) {
+            control.cancel();
+        }
+    }
+    checkpoint()
+}
+
+/// Run options for one ONNX Runtime run of the current call, registered with its control so that
+/// cancelling terminates the run; `configure` sets what the run needs besides. `None` when the call
+/// has no control: run without options. Keep the `Arc` until the run returns.
+pub fn run_options(configure: impl FnOnce(&mut RunOptions) -> ort::Result<()>) -> Result<Option<Arc<RunOptions>>> {
+    let Some(control) = current() else { return Ok(None) };
+    let internal = |e: ort::Error| Error::internal(format!("cannot create run options: {e}"));
+    let mut options = RunOptions::new().map_err(internal)?;
+    configure(&mut options).map_err(internal)?;
+    let options = Arc::new(options);
+    let mut runs = control.runs.lock().unwrap_or_else(|p| p.into_inner());
+    if control.is_cancelled() {
+        return Err(cancelled());
+    }
+    runs.retain(|r| r.strong_count() > 0);
+    runs.push(Arc::downgrade(&options));
+    Ok(Some(options))
+}
+
+/// The error of a failed ONNX Runtime run: `Cancelled` when the call's control was cancelled (the
+/// run was terminated), else the engine's message.
+pub fn run_error(e: &ort::Error, what: &str) -> Error {
+    match current() {
+        Some(c) if c.is_cancelled() => cancelled(),
+        _ => crate::engine::run_error(e, what),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancelled_control_stops_its_scope_only() {
+        let control = Arc::new(CallControl::new());
+        scope(Some(control.clone()), || {
+            assert!(checkpoint().is_ok());
+            control.cancel();
+            assert_eq!(checkpoint().unwrap_err().kind, ErrorKind::Cancelled);
+            // A nested call without a control (a log callback calling segrt) is not cancelled.
+            scope(None, || assert!(checkpoint().is_ok()));
+            assert!(checkpoint().is_err());
+        });
+        assert!(checkpoint().is_ok(), "outside the scope nothing is cancelled");
+        control.reset();
+        scope(Some(control), || assert!(checkpoint().is_ok()));
+    }
+
+    #[test]
+    fn a_progress_callback_sees_the_stages_and_can_stop() {
+        let control = Arc::new(CallControl::new());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        control.set_progress(Some(Arc::new(move |stage, f| {
+            s.lock().unwrap().push((stage, f));
+            f < 0.5
+        })));
+        scope(Some(control.clone()), || {
+            assert!(progress(Stage::Tiles, 0.25).is_ok());
+            assert_eq!(progress(Stage::Tiles, 0.75).unwrap_err().kind, ErrorKind::Cancelled);
+        });
+        assert!(control.is_cancelled());
+        assert_eq!(*seen.lock().unwrap(), vec![(Stage::Tiles, 0.25), (Stage::Tiles, 0.75)]);
+    }
+}
