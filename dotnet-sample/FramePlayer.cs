@@ -185,7 +185,7 @@ namespace SegrtDemo
                 Show(f, frame, string.Format("Frame {0}/{1}: {2:F0} ms (encoder {3:F0} | memory attention {4:F0} | decoder {5:F0} | memory encoder {6:F0})",
                     f.Frame + 1, _frames.Length, f.TotalMs, f.ImageEncoderMs, f.MemoryAttentionMs, f.MaskDecoderMs, f.MemoryEncoderMs));
             }
-            catch (OperationCanceledException) { }   // Stop before the call started
+            catch (OperationCanceledException) { }   // Stop (or Cancel) before or during the call: the tracker is as before it
             catch (ObjectDisposedException) { }      // Stop while the call was queued: the track is gone
             catch (Exception ex)
             {

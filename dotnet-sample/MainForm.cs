@@ -2,6 +2,7 @@ using System;
 using System.Drawing;
 using System.Drawing.Imaging;
 using System.IO;
+using System.Threading;
 using System.Threading.Tasks;
 using System.Windows.Forms;
 using Segrt;
@@ -26,6 +27,8 @@ namespace SegrtDemo
         readonly ToolStripStatusLabel _frameStatus = new ToolStripStatusLabel();   // tracking: the frame shown and its times
         readonly ToolStripComboBox _modeBox = new ToolStripComboBox { DropDownStyle = ComboBoxStyle.DropDownList };
         readonly ToolStrip _tools = new ToolStrip();
+        readonly ToolStripProgressBar _progressBar = new ToolStripProgressBar { Minimum = 0, Maximum = 100, Width = 160 };
+        readonly ToolStripButton _cancelButton = new ToolStripButton("Cancel") { Enabled = false };
         readonly FramePlayer _player;
 
         Bitmap _image;             // 24bpp copy of the opened picture (or the frame shown)
@@ -40,6 +43,8 @@ namespace SegrtDemo
         Point? _dragStart;
         Point _dragNow;
         bool _busy;
+        CancellationTokenSource _work;   // cancels the SAM2 encode / segment-everything running (the Cancel button)
+        Task _encoding = Task.FromResult(0);
 
         /// <summary>What "Segment everything" uses (SAM2's automatic mask generator defaults).</summary>
         internal EverythingOptions EverythingOptions = new EverythingOptions();
@@ -80,11 +85,14 @@ namespace SegrtDemo
             _tools.Items.Add(new ToolStripButton("Segment everything", null, (s, e) => Track(SegmentEverythingAsync())));
             _tools.Items.Add(new ToolStripButton("Reset", null, (s, e) => ResetPrompts()));
             _tools.Items.Add(new ToolStripButton("Stop", null, (s, e) => { _player.Stop(); _status.Text = "Stopped."; }));
+            _cancelButton.Click += (s, e) => CancelWork("Cancelled.");
+            _tools.Items.Add(_cancelButton);
             _tools.Items.Add(new ToolStripButton("Video model...", null, (s, e) => { var d = AskFolder("The SAM2 video model folder (video_metadata.json + 4 .onnx)"); if (d != null) UseVideoModel(d); }));
 
             var statusStrip = new StatusStrip();
             statusStrip.Items.Add(_status);
             statusStrip.Items.Add(_frameStatus);
+            statusStrip.Items.Add(_progressBar);
             statusStrip.Items.Add(_provider);
             Controls.Add(_picture);
             Controls.Add(_tools);
@@ -106,6 +114,44 @@ namespace SegrtDemo
         internal byte[] LastMask { get { return _mask; } }
         internal Size ImageSize { get { return _image == null ? Size.Empty : _image.Size; } }
         internal PictureBox Picture { get { return _picture; } }
+        internal int ProgressPercent { get { return _progressBar.Value; } }
+
+        /// <summary>
+        /// A token for the next long segrt call (cancelling any still running), with the Cancel button enabled;
+        /// <see cref="EndWork"/> disables it again.
+        /// </summary>
+        CancellationToken StartWork()
+        {
+            if (_work != null) _work.Cancel();
+            _work = new CancellationTokenSource();
+            _progressBar.Value = 0;
+            _cancelButton.Enabled = true;
+            return _work.Token;
+        }
+
+        void EndWork(CancellationToken token)
+        {
+            if (_work != null && _work.Token == token)
+            {
+                _work.Dispose();
+                _work = null;
+                _cancelButton.Enabled = _mode == Mode.Track;
+            }
+        }
+
+        /// <summary>The Cancel button: stops the running encode / segment-everything (mid-run) and the tracking play.</summary>
+        internal void CancelWork(string status)
+        {
+            if (_work != null) _work.Cancel();
+            if (_mode == Mode.Track) _player.Stop();
+            if (status != null) _status.Text = status;
+        }
+
+        /// <summary>segrt's progress reports, on the UI thread (Progress posts them to the thread that made it).</summary>
+        IProgress<SegrtProgress> ProgressBarReporter()
+        {
+            return new Progress<SegrtProgress>(p => _progressBar.Value = Math.Max(0, Math.Min(100, (int)Math.Round(p.Fraction * 100))));
+        }
 
         static string SafeVersion()
         {
@@ -178,6 +224,9 @@ namespace SegrtDemo
 
         internal async Task OpenImageAsync(string path)
         {
+            // A new picture cancels the encode of the previous one (mid-run) and waits for it to unwind.
+            if (_work != null) _work.Cancel();
+            try { await _encoding; } catch (Exception) { }
             Bitmap loaded = await Task.Run(() => ImageFiles.Load24(path));
             if (_image != null) _image.Dispose();
             _image = loaded;
@@ -200,6 +249,7 @@ namespace SegrtDemo
         {
             if (_mode == Mode.Track && mode != Mode.Track) _player.Stop();
             if (mode != Mode.Track) _frameStatus.Text = "";
+            _cancelButton.Enabled = mode == Mode.Track || _work != null;
             _mode = mode;
             _mask = null;
             _labels = null;
@@ -239,11 +289,19 @@ namespace SegrtDemo
             }
         }
 
-        /// <summary>Loads the SAM2 pair if needed and encodes the image, both on a worker thread.</summary>
-        internal async Task PrepareSam2Async()
+        /// <summary>Loads the SAM2 pair if needed and encodes the image, both on a worker thread (Cancel stops the encoder).</summary>
+        internal Task PrepareSam2Async()
+        {
+            Task t = PrepareSam2CoreAsync();
+            _encoding = t;
+            return t;
+        }
+
+        async Task PrepareSam2CoreAsync()
         {
             if (_image == null || _busy) return;
             _busy = true;
+            CancellationToken token = StartWork();
             try
             {
                 if (_sam2 == null)
@@ -257,12 +315,18 @@ namespace SegrtDemo
                 Bitmap image = _image;
                 Sam2Annotator annotator = _annotator;
                 string provider = _sam2.ProviderInUse; // before the await, as in RunUnetAsync
-                double ms = await annotator.SetImageAsync(image);
+                double ms = await annotator.SetImageAsync(image, token, ProgressBarReporter());
+                _progressBar.Value = 100;
                 _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
                 _provider.Text = "Provider: " + provider;
             }
+            catch (OperationCanceledException)
+            {
+                _status.Text = "Encoding cancelled.";
+            }
             finally
             {
+                EndWork(token);
                 _busy = false;
             }
         }
@@ -332,19 +396,26 @@ namespace SegrtDemo
             if (_annotator == null || _annotator.ImageSize != _image.Size) await PrepareSam2Async();
             if (_annotator == null || _busy) return;
             _busy = true;
+            CancellationToken token = StartWork();
             try
             {
                 _status.Text = "Segmenting everything...";
                 Sam2Annotator annotator = _annotator;
-                EverythingResult r = await annotator.SegmentEverythingAsync(EverythingOptions);
+                EverythingResult r = await annotator.SegmentEverythingAsync(EverythingOptions, token, ProgressBarReporter());
+                _progressBar.Value = 100;
                 _mask = null;
                 _labels = r.Labels;
                 Redraw();
                 _status.Text = string.Format("Segment everything: {0} objects | {1} prompts in {2} decoder runs, {3:F0} ms | post-processing {4:F0} ms | encoder {5}",
                     r.Objects.Count, r.Prompts, r.DecoderRuns, r.DecoderMs, r.PostprocessMs, r.EncoderReused ? "cached" : r.EncoderMs.ToString("F0") + " ms");
             }
+            catch (OperationCanceledException)
+            {
+                _status.Text = "Segment everything cancelled.";
+            }
             finally
             {
+                EndWork(token);
                 _busy = false;
             }
         }
@@ -395,6 +466,8 @@ namespace SegrtDemo
         /// <summary>A tracked frame from the player: its picture replaces the one shown (none for the first frame), its mask is drawn.</summary>
         void ShowTracked(TrackedFrame f, Bitmap frame, string text)
         {
+            if (f != null && _player.Frames != null && _player.Frames.Length > 0)
+                _progressBar.Value = Math.Max(0, Math.Min(100, (int)(100 * (f.Frame + 1) / _player.Frames.Length)));
             if (frame != null)
             {
                 _image.Dispose();

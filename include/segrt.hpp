@@ -6,12 +6,19 @@
 // - Versioned structs (options, infos, results, states) get `struct_size = sizeof` here: options made
 //   by default_options() / everything_options() / track_options() carry it, and every struct this
 //   layer hands segrt to fill is sized before the call. Record arrays are passed with sizeof a record.
+// - The long calls (UNet runs, SAM2 encodes, clicks and segment-everything, the Tracker calls that
+//   run models) take an optional segrt::Control* last (nullptr: not cancellable, no progress); a
+//   cancelled call throws segrt::Cancelled (a segrt::Error with status SEG_CANCELLED), writes nothing
+//   and leaves the Session or Tracker as before the call.
 // Thread safety is segrt's: one Session may be used from several threads at once; the calls of one
-// Tracker are serialised by segrt (one at a time, in the order they take the track's lock).
+// Tracker are serialised by segrt (one at a time, in the order they take the track's lock). A Control
+// may be cancelled from any thread.
 #ifndef SEGRT_HPP
 #define SEGRT_HPP
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +38,13 @@ private:
     SegStatus status_;
 };
 
+/// A call stopped through its segrt::Control (Control::cancel, or a progress callback returning
+/// false): status SEG_CANCELLED. Nothing was written and the Session or Tracker is as before the call.
+class Cancelled : public Error {
+public:
+    explicit Cancelled(const std::string &message) : Error(SEG_CANCELLED, message) {}
+};
+
 /// The calling thread's last error message.
 inline std::string last_error() {
     std::vector<char> buf(seg_last_error(nullptr, 0));
@@ -38,10 +52,78 @@ inline std::string last_error() {
     return std::string(buf.data());
 }
 
-/// Throws segrt::Error unless `status` is SEG_OK.
+/// Throws segrt::Error (segrt::Cancelled for SEG_CANCELLED) unless `status` is SEG_OK.
 inline void check(SegStatus status) {
+    if (status == SEG_CANCELLED) throw Cancelled(last_error());
     if (status != SEG_OK) throw Error(status, last_error());
 }
+
+/// Move-only owner of a SegCallControl: cancellation and progress of the long calls given it as
+/// their last argument. One Control may serve several calls (on several threads) at once;
+/// cancel() stops them all, and every later call under it, until reset(). cancel() and reset() may
+/// be called from any thread. Destroy (or move from) a Control only once no call runs under it: it
+/// owns the progress function segrt calls.
+class Control {
+public:
+    /// Called on the thread running the call, between its steps, with the stage and the fraction done
+    /// in [0, 1]; return false to stop the call (as cancel()). An exception thrown by it stops the
+    /// call too (it never crosses into segrt; the call throws segrt::Cancelled).
+    typedef std::function<bool(SegStage, float)> Progress;
+
+    Control() : handle_(nullptr) { check(seg_control_create(&handle_)); }
+    Control(Control &&other) noexcept : handle_(other.handle_), progress_(std::move(other.progress_)) {
+        other.handle_ = nullptr;
+    }
+    Control &operator=(Control &&other) noexcept {
+        if (this != &other) {
+            seg_control_free(handle_);
+            handle_ = other.handle_;
+            other.handle_ = nullptr;
+            progress_ = std::move(other.progress_);
+        }
+        return *this;
+    }
+    Control(const Control &) = delete;
+    Control &operator=(const Control &) = delete;
+    ~Control() { seg_control_free(handle_); }
+
+    /// Stops every call running under this control (they throw segrt::Cancelled shortly after, on
+    /// their threads) and every later one until reset(). Returns at once; any thread.
+    void cancel() const { check(seg_control_cancel(handle_)); }
+
+    /// Makes a cancelled control usable for new calls.
+    void reset() const { check(seg_control_reset(handle_)); }
+
+    /// Installs the progress function (an empty one removes it). Every function installed stays
+    /// alive until the Control is destroyed, so a call already running may still use the one before.
+    void set_progress(Progress progress) {
+        if (!progress) {
+            check(seg_control_set_progress(handle_, nullptr, nullptr));
+            return;
+        }
+        std::unique_ptr<Progress> p(new Progress(std::move(progress)));
+        progress_.reserve(progress_.size() + 1);  // the push_back below cannot throw after segrt holds p
+        check(seg_control_set_progress(handle_, &Control::trampoline, p.get()));
+        progress_.push_back(std::move(p));
+    }
+
+    SegCallControl *get() const { return handle_; }
+
+private:
+    static std::int32_t trampoline(std::int32_t stage, float fraction, void *user_data) {
+        try {
+            return (*static_cast<const Progress *>(user_data))(static_cast<SegStage>(stage), fraction) ? 1 : 0;
+        } catch (...) {
+            return 0;  // stop the call: an exception must not unwind into segrt
+        }
+    }
+
+    SegCallControl *handle_;
+    std::vector<std::unique_ptr<Progress>> progress_;
+};
+
+/// The SegCallControl of an optional Control (nullptr: none).
+inline SegCallControl *control_handle(const Control *control) { return control ? control->get() : nullptr; }
 
 /// segrt's default session options, `struct_size` set (start every SegOptions here).
 inline SegOptions default_options() {
@@ -134,42 +216,45 @@ public:
         return Session(s);
     }
 
-    /// Runs a UNet session; `info` (optional) receives timings and classes.
-    Mask run_unet(const SegImage &img, SegRunInfo *info = nullptr) const {
+    /// Runs a UNet session; `info` (optional) receives timings and classes; `control` (optional)
+    /// cancels it or receives its progress (SEG_STAGE_RUN, or SEG_STAGE_TILES when tiled).
+    Mask run_unet(const SegImage &img, SegRunInfo *info = nullptr, const Control *control = nullptr) const {
         Mask m;
         m.width = img.width;
         m.height = img.height;
         m.data.assign(static_cast<std::size_t>(img.width > 0 ? img.width : 0) * static_cast<std::size_t>(img.height > 0 ? img.height : 0), 0);
         SegMask out = {m.data.data(), img.width, img.height, 0};
         if (info) info->struct_size = sizeof(SegRunInfo);
-        check(seg_run_unet(handle_, &img, &out, nullptr, 0, info, nullptr));
+        check(seg_run_unet(handle_, &img, &out, nullptr, 0, info, control_handle(control)));
         return m;
     }
 
     /// Encodes an image now so that later clicks only run the decoder; returns the time spent.
-    double sam2_set_image(const SegImage &img) const {
+    double sam2_set_image(const SegImage &img, const Control *control = nullptr) const {
         double ms = 0.0;
-        check(seg_sam2_set_image(handle_, &img, &ms, nullptr));
+        check(seg_sam2_set_image(handle_, &img, &ms, control_handle(control)));
         return ms;
     }
 
     /// One SAM2 prediction on the image set last (`img` == nullptr) or on `img`.
     Mask sam2_click(const SegImage *img, int width, int height, const std::vector<SegPoint> &points,
-                    const SegBox *box = nullptr, bool refine = false, float *score = nullptr) const {
+                    const SegBox *box = nullptr, bool refine = false, float *score = nullptr,
+                    const Control *control = nullptr) const {
         Mask m;
         m.width = width;
         m.height = height;
         m.data.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
         SegMask out = {m.data.data(), width, height, 0};
         check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box, nullptr, 0,
-                                  refine ? SEG_SAM2_REFINE : 0u, &out, score, nullptr, nullptr));
+                                  refine ? SEG_SAM2_REFINE : 0u, &out, score, nullptr, control_handle(control)));
         return m;
     }
 
     /// One SAM2 prediction with the chosen mask's low-res logits: pass them back as `refine_from` to
     /// refine (the caller's own refinement state: threads refining different objects never mix).
     Sam2Prediction sam2_predict(const SegImage *img, int width, int height, const std::vector<SegPoint> &points,
-                                const SegBox *box = nullptr, const std::vector<float> *refine_from = nullptr) const {
+                                const SegBox *box = nullptr, const std::vector<float> *refine_from = nullptr,
+                                const Control *control = nullptr) const {
         Sam2Prediction p;
         p.mask.width = width;
         p.mask.height = height;
@@ -183,7 +268,7 @@ public:
         const float *mask_input = refine_from && !refine_from->empty() ? refine_from->data() : nullptr;
         const std::size_t mask_input_len = mask_input ? refine_from->size() : 0;
         check(seg_run_sam2_points(handle_, img, points.empty() ? nullptr : points.data(), points.size(), box, mask_input,
-                                  mask_input_len, 0u, &out, &p.score, &r, nullptr));
+                                  mask_input_len, 0u, &out, &p.score, &r, control_handle(control)));
         p.low_res.resize(static_cast<std::size_t>(r.low_res_width) * static_cast<std::size_t>(r.low_res_height));
         return p;
     }
@@ -191,10 +276,12 @@ public:
     /// Segments everything in `img` (nullptr: the image set last, of `width` x `height`); `options`:
     /// nullptr (defaults) or from everything_options(). The session keeps its last result, so the
     /// size query and the call that fills the buffers decode once.
-    Everything sam2_everything(const SegImage *img, int width, int height, const SegEverythingOptions *options = nullptr) const {
+    Everything sam2_everything(const SegImage *img, int width, int height, const SegEverythingOptions *options = nullptr,
+                               const Control *control = nullptr) const {
         Everything e;
         std::size_t n = 0;
-        check(seg_sam2_everything(handle_, img, options, nullptr, nullptr, sizeof(SegEverythingObject), 0, &n, nullptr, nullptr));
+        SegCallControl *c = control_handle(control);
+        check(seg_sam2_everything(handle_, img, options, nullptr, nullptr, sizeof(SegEverythingObject), 0, &n, nullptr, c));
         e.width = width;
         e.height = height;
         e.labels.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0);
@@ -202,7 +289,7 @@ public:
         SegLabelImage labels = {e.labels.data(), width, height, 0};
         e.info.struct_size = sizeof(SegEverythingInfo);
         check(seg_sam2_everything(handle_, img, options, &labels, n ? e.objects.data() : nullptr, sizeof(SegEverythingObject), n,
-                                  &n, &e.info, nullptr));
+                                  &n, &e.info, c));
         return e;
     }
 
@@ -294,43 +381,46 @@ public:
     ~Tracker() { seg_track_free(handle_); }
 
     /// Adds the next frame and encodes it (no tracking); returns its index (0, 1, ...).
-    std::int64_t add_frame(const SegImage &frame, SegTrackInfo *info = nullptr) {
+    std::int64_t add_frame(const SegImage &frame, SegTrackInfo *info = nullptr, const Control *control = nullptr) {
         std::int64_t index = -1;
         if (info) info->struct_size = sizeof(SegTrackInfo);
-        check(seg_track_add_frame(handle_, &frame, &index, info, nullptr));
+        check(seg_track_add_frame(handle_, &frame, &index, info, control_handle(control)));
         return index;
     }
 
     /// Prompts `object_id` on frame `frame` (an index, or -1 for the last frame added) with clicks
     /// and/or a box; returns every object of that frame.
     TrackedFrame add_prompt(std::int64_t frame, std::int32_t object_id, const std::vector<SegPoint> &points,
-                            const SegBox *box = nullptr) {
+                            const SegBox *box = nullptr, const Control *control = nullptr) {
         const SegTrackState s = state();
         const SegPoint *p = points.empty() ? nullptr : points.data();
         const std::size_t np = points.size();
         SegTrack *t = handle_;
+        SegCallControl *c = control_handle(control);
         return collect(s.objects + 1u, s.width, s.height,
                        [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
-                           return seg_track_add_prompt(t, frame, object_id, p, np, box, o, sizeof(SegTrackObject), m, cap, n, i, nullptr);
+                           return seg_track_add_prompt(t, frame, object_id, p, np, box, o, sizeof(SegTrackObject), m, cap, n, i, c);
                        });
     }
 
     /// Tracks frame `frame` (an index, or -1 for the last frame added) for every object.
-    TrackedFrame track_frame(std::int64_t frame) {
+    TrackedFrame track_frame(std::int64_t frame, const Control *control = nullptr) {
         const SegTrackState s = state();
         SegTrack *t = handle_;
+        SegCallControl *c = control_handle(control);
         return collect(s.objects, s.width, s.height, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
-            return seg_track_frame(t, frame, o, sizeof(SegTrackObject), m, cap, n, i, nullptr);
+            return seg_track_frame(t, frame, o, sizeof(SegTrackObject), m, cap, n, i, c);
         });
     }
 
     /// Streaming: adds `frame` and tracks it (needs an object prompted first).
-    TrackedFrame next(const SegImage &frame) {
+    TrackedFrame next(const SegImage &frame, const Control *control = nullptr) {
         const SegTrackState s = state();
         SegTrack *t = handle_;
+        SegCallControl *c = control_handle(control);
         const int w = s.width > 0 ? s.width : frame.width, h = s.height > 0 ? s.height : frame.height;
         return collect(s.objects, w, h, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
-            return seg_track_next(t, &frame, o, sizeof(SegTrackObject), m, cap, n, i, nullptr);
+            return seg_track_next(t, &frame, o, sizeof(SegTrackObject), m, cap, n, i, c);
         });
     }
 

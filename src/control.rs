@@ -124,6 +124,9 @@ pub fn checkpoint() -> Result<()> {
 /// cancels the control. Then the same check as [`checkpoint`].
 pub fn progress(stage: Stage, fraction: f32) -> Result<()> {
     let Some(control) = current() else { return Ok(()) };
+    if control.is_cancelled() {
+        return Err(cancelled());
+    }
     let callback = control.progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if let Some(callback) = callback {
         // A panic in a host's callback cannot unwind through C; the boundary's guard catches ours.

@@ -1,12 +1,15 @@
 /* A C host against the committed header: the versioned-struct contract of SegOptions (struct_size set
  * by the caller, nothing written past it, a longer struct only with a zero tail), UNet on a sample
  * (checked against ground truth), planar input equal to interleaved BGR, a SAM2 click on a fixture
- * (and its refinement with the caller's mask input), and bad input answered with statuses.
+ * (and its refinement with the caller's mask input), call controls (a pre-cancelled call writes
+ * nothing, a reset control runs as no control; outside --quick a tiled run stopped by its progress
+ * callback and one cancelled from another thread), and bad input answered with statuses.
  * Run by tests/c/run.sh plain, under AddressSanitizer/UBSan and under valgrind.
  * Usage: test_segrt REPO_DIR INPUT_DIR [--quick]  (INPUT_DIR holds the .ppm/.pgm files made by make_inputs.py)
  * --quick: the struct_size checks, one UNet run of a small model (models/test/unet_dynamic.onnx at 64x64),
  * the bad-input checks and the frees; no planar run, SAM2 part or run after the errors. For valgrind, where one demo-model
  * inference takes 2 to 3 minutes (run.sh --valgrind-quick). */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +122,190 @@ static void versioned_options(const char *model) {
     CHECK(changed == 0, "seg_options_default refused a non-zero tail but wrote %zu bytes", changed);
 }
 
+/* A control cancelled before the call: SEG_CANCELLED, the mask and the info struct untouched; after
+ * seg_control_reset the same call succeeds with the mask of a call without control (`want`, the
+ * mask `img` gave with NULL control). `img`/`out` describe the run; `out` is overwritten. */
+static void cancel_before(SegSession *unet, const SegImage *img, SegMask out, const unsigned char *want) {
+    const size_t n = (size_t)out.width * out.height;
+    SegCallControl *control = NULL;
+    SegRunInfo info, before;
+    SegStatus st;
+    size_t i, changed;
+
+    st = seg_control_create(&control);
+    CHECK(st == SEG_OK && control != NULL, "seg_control_create: %s %s", seg_status_str(st), last_error());
+    if (st != SEG_OK) return;
+    CHECK(seg_control_cancel(control) == SEG_OK, "seg_control_cancel: %s", last_error());
+    memset(out.data, 0x5A, n);
+    memset(&info, 0xA5, sizeof info);
+    info.struct_size = sizeof info;
+    before = info;
+    st = seg_run_unet(unet, img, &out, NULL, 0, &info, control);
+    CHECK(st == SEG_CANCELLED, "pre-cancelled control: %s %s", seg_status_str(st), last_error());
+    for (i = 0, changed = 0; i < n; i++) changed += out.data[i] != 0x5A;
+    CHECK(changed == 0, "a cancelled call wrote %zu mask bytes", changed);
+    CHECK(memcmp(&info, &before, sizeof info) == 0, "a cancelled call wrote into its SegRunInfo");
+    /* still cancelled until reset: a second call is refused the same way */
+    st = seg_run_unet(unet, img, &out, NULL, 0, NULL, control);
+    CHECK(st == SEG_CANCELLED && out.data[0] == 0x5A, "second call on a cancelled control: %s", seg_status_str(st));
+
+    CHECK(seg_control_reset(control) == SEG_OK, "seg_control_reset: %s", last_error());
+    st = seg_run_unet(unet, img, &out, NULL, 0, &info, control);
+    CHECK(st == SEG_OK, "run after seg_control_reset: %s %s", seg_status_str(st), last_error());
+    CHECK(st != SEG_OK || memcmp(out.data, want, n) == 0, "the mask under a reset control differs from the one without control");
+    CHECK(st != SEG_OK || (info.num_classes >= 1 && info.model_width > 0), "info not filled after reset: %d classes", info.num_classes);
+
+    CHECK(seg_control_free(control) == SEG_OK, "seg_control_free");
+    CHECK(seg_control_free(control) == SEG_INVALID_HANDLE, "double seg_control_free must be detected");
+    CHECK(seg_control_free(NULL) == SEG_OK, "seg_control_free(NULL)");
+    CHECK(seg_control_cancel(NULL) == SEG_INVALID_HANDLE && seg_control_reset(control) == SEG_INVALID_HANDLE,
+          "cancel/reset of NULL or a freed control");
+}
+
+/* What the progress callbacks below see and do. */
+typedef struct {
+    int calls;
+    int first_stage;
+    float last_fraction;
+    int stop_at_first;              /* return 0 on the first call */
+    /* cross-thread: one call waits here until the other thread has cancelled */
+    int wait_for_cancel;            /* at the first call past fraction 0, i.e. with tiles done and more to come */
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    int started, cancelled;
+    SegCallControl *control;
+    SegStatus cancel_status;
+} Progress;
+
+static int32_t on_progress(int32_t stage, float fraction, void *user_data) {
+    Progress *p = user_data;
+    p->calls++;
+    if (p->calls == 1) p->first_stage = stage;
+    p->last_fraction = fraction;
+    if (p->stop_at_first) return 0;
+    if (p->wait_for_cancel && !p->started && fraction > 0.0f) {
+        pthread_mutex_lock(&p->mutex);
+        p->started = 1;
+        pthread_cond_broadcast(&p->cond);
+        while (!p->cancelled) pthread_cond_wait(&p->cond, &p->mutex);
+        pthread_mutex_unlock(&p->mutex);
+    }
+    return 1;   /* go on: only the other thread's seg_control_cancel stops the call */
+}
+
+static void *cancel_thread(void *arg) {
+    Progress *p = arg;
+    pthread_mutex_lock(&p->mutex);
+    while (!p->started) pthread_cond_wait(&p->cond, &p->mutex);
+    pthread_mutex_unlock(&p->mutex);
+    p->cancel_status = seg_control_cancel(p->control);   /* while the run is in flight on the main thread */
+    pthread_mutex_lock(&p->mutex);
+    p->cancelled = 1;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->mutex);
+    return NULL;
+}
+
+/* A tiled UNet run (SEG_TILE_ON, 256x256 tiles) on a synthetic 2048x2048 image: stopped by a progress
+ * callback returning 0 on its first call, and cancelled from another thread while it runs; both answer
+ * SEG_CANCELLED with the mask untouched, and the control and session are usable afterwards. */
+static void cancel_tiled(const char *repo) {
+    enum { W = 2048, H = 2048 };
+    char path[4096];
+    SegOptions opt = {.struct_size = sizeof opt};
+    SegSession *s = NULL;
+    SegCallControl *control = NULL;
+    unsigned char *px = malloc((size_t)W * H * 3), *mask = malloc((size_t)W * H);
+    SegImage img;
+    SegMask out;
+    SegRunInfo info;
+    Progress p;
+    pthread_t thread;
+    SegStatus st;
+    size_t i, changed;
+    int x, y;
+
+    for (y = 0; y < H; y++)
+        for (x = 0; x < W; x++) {
+            /* discs on a textured background: something for the UNet to see in every tile */
+            int dx = x % 256 - 128, dy = y % 256 - 128, in = dx * dx + dy * dy < 60 * 60;
+            unsigned char *q = px + 3 * ((size_t)y * W + x);
+            q[0] = (unsigned char)(in ? 200 : 60 + (x ^ y) % 40);
+            q[1] = (unsigned char)(in ? 80 : 90 + (x + y) % 30);
+            q[2] = (unsigned char)(in ? 90 : 70);
+        }
+    img.data = px; img.width = W; img.height = H; img.stride = 0; img.format = SEG_FORMAT_BGR24;
+    img.plane1 = NULL; img.plane2 = NULL;
+    out.data = mask; out.width = W; out.height = H; out.stride = 0;
+
+    CHECK(seg_options_default(&opt) == SEG_OK, "defaults: %s", last_error());
+    opt.tile_mode = SEG_TILE_ON;
+    opt.tile_width = 256;
+    opt.tile_height = 256;
+    snprintf(path, sizeof path, "%s/models/demo_unet.onnx", repo);
+    st = seg_create(path, &opt, &s);
+    CHECK(st == SEG_OK, "seg_create (tiled): %s %s", seg_status_str(st), last_error());
+    st = st == SEG_OK ? seg_control_create(&control) : st;
+    CHECK(st == SEG_OK, "seg_control_create: %s", last_error());
+    if (st != SEG_OK) { seg_free(s); free(px); free(mask); return; }
+
+    /* (a) a progress callback returning 0 at its first call stops the run */
+    memset(&p, 0, sizeof p);
+    p.stop_at_first = 1;
+    CHECK(seg_control_set_progress(control, on_progress, &p) == SEG_OK, "seg_control_set_progress: %s", last_error());
+    memset(mask, 0x5A, (size_t)W * H);
+    st = seg_run_unet(s, &img, &out, NULL, 0, NULL, control);
+    CHECK(st == SEG_CANCELLED, "progress callback returning 0: %s %s", seg_status_str(st), last_error());
+    CHECK(p.calls == 1, "the callback was called %d times after returning 0", p.calls);
+    CHECK(p.first_stage == SEG_STAGE_TILES, "first progress stage %d, want SEG_STAGE_TILES", p.first_stage);
+    for (i = 0, changed = 0; i < (size_t)W * H; i++) changed += mask[i] != 0x5A;
+    CHECK(changed == 0, "a call stopped by its progress callback wrote %zu mask bytes", changed);
+    /* the callback's 0 cancels the control: the next call is refused until reset */
+    st = seg_run_unet(s, &img, &out, NULL, 0, NULL, control);
+    CHECK(st == SEG_CANCELLED && mask[0] == 0x5A, "control after a callback returned 0: %s", seg_status_str(st));
+    CHECK(seg_control_reset(control) == SEG_OK, "reset: %s", last_error());
+
+    /* (b) seg_control_cancel from another thread while the run is in flight (after its first tiles) */
+    memset(&p, 0, sizeof p);
+    p.wait_for_cancel = 1;
+    p.control = control;
+    p.cancel_status = SEG_INTERNAL;
+    pthread_mutex_init(&p.mutex, NULL);
+    pthread_cond_init(&p.cond, NULL);
+    CHECK(seg_control_set_progress(control, on_progress, &p) == SEG_OK, "seg_control_set_progress: %s", last_error());
+    CHECK(pthread_create(&thread, NULL, cancel_thread, &p) == 0, "pthread_create");
+    memset(mask, 0x5A, (size_t)W * H);
+    memset(&info, 0xA5, sizeof info);
+    info.struct_size = sizeof info;
+    st = seg_run_unet(s, &img, &out, NULL, 0, &info, control);
+    pthread_join(thread, NULL);
+    CHECK(st == SEG_CANCELLED, "cancelled from another thread: %s %s", seg_status_str(st), last_error());
+    CHECK(p.cancel_status == SEG_OK, "seg_control_cancel on the other thread: %s", seg_status_str(p.cancel_status));
+    CHECK(p.started && p.first_stage == SEG_STAGE_TILES && p.last_fraction < 1.0f,
+          "stopped mid-run: stage %d, last fraction %g after %d calls", p.first_stage, p.last_fraction, p.calls);
+    for (i = 0, changed = 0; i < (size_t)W * H; i++) changed += mask[i] != 0x5A;
+    CHECK(changed == 0, "a call cancelled from another thread wrote %zu mask bytes", changed);
+    CHECK(info.num_classes == (int32_t)0xA5A5A5A5, "a call cancelled from another thread wrote into its SegRunInfo");
+    printf("tiled UNet %dx%d: stopped by its progress callback; cancelled from another thread after %d progress calls (fraction %.3f)\n",
+           W, H, p.calls, p.last_fraction);
+    pthread_cond_destroy(&p.cond);
+    pthread_mutex_destroy(&p.mutex);
+
+    /* (c) the session and the control, reset, run a smaller tiled image to the end */
+    CHECK(seg_control_reset(control) == SEG_OK, "reset: %s", last_error());
+    CHECK(seg_control_set_progress(control, NULL, NULL) == SEG_OK, "remove the progress callback");
+    img.width = 512; img.height = 512; img.stride = W * 3;
+    out.width = 512; out.height = 512; out.stride = W;
+    info.struct_size = sizeof info;
+    st = seg_run_unet(s, &img, &out, NULL, 0, &info, control);
+    CHECK(st == SEG_OK && info.tiles > 1, "tiled run after the cancellations: %s %s, %u tiles", seg_status_str(st), last_error(), info.tiles);
+
+    CHECK(seg_control_free(control) == SEG_OK, "seg_control_free");
+    CHECK(seg_free(s) == SEG_OK, "free the tiled session");
+    free(px);
+    free(mask);
+}
+
 int main(int argc, char **argv) {
     char path[4096], path2[4096];
     const char *repo, *inputs;
@@ -187,6 +374,12 @@ int main(int argc, char **argv) {
            info.inference_ms, info.postprocess_ms);
     CHECK(iou(mask, gt.px, n) >= 0.9, "IoU %.4f", iou(mask, gt.px, n));
 
+    /* call controls: a pre-cancelled call, then the same call after seg_control_reset */
+    out.data = mask2;
+    cancel_before(unet, &img, out, mask);
+    out.data = mask;
+    if (!quick) cancel_tiled(repo);
+
     /* planar R, G, B planes (HALCON get_image_pointer3) give the same mask */
     img.data = planes; img.plane1 = planes + n; img.plane2 = planes + 2 * n; img.format = SEG_FORMAT_PLANAR_RGB8;
     out.data = mask2;
@@ -211,8 +404,9 @@ int main(int argc, char **argv) {
     out.width = rgb.w;
     info.struct_size = 0;   /* an output struct whose size the caller forgot */
     CHECK(seg_run_unet(unet, &img, &out, NULL, 0, &info, NULL) == SEG_INVALID_ARGUMENT, "SegRunInfo.struct_size 0");
-    /* `control` is reserved in ABI 1: anything but NULL is refused */
-    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL, (SegCallControl *)(void *)&info) == SEG_INVALID_ARGUMENT, "non-NULL control");
+    /* a `control` that is not a live call control is refused (a session handle is one of the wrong kind) */
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL, (SegCallControl *)(void *)&info) == SEG_INVALID_HANDLE, "bogus control");
+    CHECK(seg_run_unet(unet, &img, &out, NULL, 0, NULL, (SegCallControl *)(void *)unet) != SEG_OK, "a session as control");
     for (i = 0; i < n; i++) CHECK(mask2[i] == 0x33, "mask written by a failing call");
     CHECK(seg_run_unet(NULL, &img, &out, NULL, 0, NULL, NULL) == SEG_INVALID_HANDLE, "NULL handle");
     CHECK(seg_create("/no/such/model.onnx", NULL, &sam) == SEG_MODEL_NOT_FOUND && sam == NULL, "missing model");

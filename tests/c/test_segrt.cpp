@@ -1,11 +1,164 @@
-// The C++ layer (include/segrt.hpp): RAII sessions, exceptions with status and message.
-// Usage: test_segrt_cpp REPO_DIR [--quick]   (--quick: the small dynamic UNet and no SAM2, for valgrind)
+// The C++ layer (include/segrt.hpp): RAII sessions, exceptions with status and message, call
+// controls (segrt::Control: cancel, reset, progress; outside --quick a tiled run cancelled from a
+// std::thread).
+// Usage: test_segrt_cpp REPO_DIR [--quick]   (--quick: the small dynamic UNet and no SAM2 or tiled
+// runs, for valgrind)
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "segrt.hpp"
+
+#define EXPECT(cond)                                                          \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            std::printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
+            failures++;                                                       \
+        }                                                                     \
+    } while (0)
+
+namespace {
+
+/// Control on a quick UNet session: a cancelled control throws segrt::Cancelled, a reset one runs as
+/// no control, a progress function that throws stops the call without unwinding into segrt.
+int control_basics(const segrt::Session &unet, const SegImage &img, const segrt::Mask &want) {
+    int failures = 0;
+    segrt::Control control;
+    EXPECT(control.get() != nullptr);
+    control.cancel();
+    try {
+        unet.run_unet(img, nullptr, &control);
+        EXPECT(!"a cancelled control must throw");
+    } catch (const segrt::Cancelled &e) {
+        EXPECT(e.status() == SEG_CANCELLED);
+        std::printf("expected cancellation: %s\n", e.what());
+    }
+    control.reset();
+    segrt::Control moved = std::move(control);  // the moved-from control frees nothing
+    int calls = 0;
+    SegStage stage = SegStage(0);
+    moved.set_progress([&](SegStage s, float) {
+        calls++;
+        stage = s;
+        return true;
+    });
+    segrt::Mask m = unet.run_unet(img, nullptr, &moved);
+    EXPECT(m.data == want.data);
+    EXPECT(calls >= 1 && stage == SEG_STAGE_RUN);
+    moved.set_progress([](SegStage, float) -> bool { throw std::runtime_error("from the progress function"); });
+    try {
+        unet.run_unet(img, nullptr, &moved);
+        EXPECT(!"a throwing progress function must stop the call");
+    } catch (const segrt::Error &e) {
+        EXPECT(e.status() == SEG_CANCELLED);
+    }
+    moved.reset();
+    moved.set_progress(segrt::Control::Progress());  // removed
+    EXPECT(unet.run_unet(img, nullptr, &moved).data == want.data);
+    return failures;
+}
+
+/// A tiled Session (256x256 tiles): progress with increasing fractions to 1 on a run to the end; a
+/// 2048x2048 run cancelled from a std::thread once its first tiles are done; the session usable after.
+int control_tiled(const std::string &repo) {
+    int failures = 0;
+    SegOptions o = segrt::default_options();
+    o.tile_mode = SEG_TILE_ON;
+    o.tile_width = 256;
+    o.tile_height = 256;
+    segrt::Session tiled = segrt::Session::unet(repo + "/models/demo_unet.onnx", &o);
+    const int w = 2048, h = 2048;
+    std::vector<unsigned char> rgb(static_cast<std::size_t>(w) * h * 3);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const int dx = x % 256 - 128, dy = y % 256 - 128;
+            const bool in = dx * dx + dy * dy < 60 * 60;
+            unsigned char *q = &rgb[3 * (static_cast<std::size_t>(y) * w + x)];
+            q[0] = static_cast<unsigned char>(in ? 200 : 60 + (x ^ y) % 40);
+            q[1] = static_cast<unsigned char>(in ? 80 : 90 + (x + y) % 30);
+            q[2] = static_cast<unsigned char>(in ? 90 : 70);
+        }
+    const SegImage small = segrt::image(rgb.data(), 768, 768, w * 3, SEG_FORMAT_RGB24);
+    const SegImage large = segrt::image(rgb.data(), w, h, 0, SEG_FORMAT_RGB24);
+
+    // (a) progress of a run to the end: SEG_STAGE_TILES, fractions increasing from 0 towards 1
+    segrt::Control control;
+    std::vector<float> fractions;
+    bool tiles_only = true;
+    control.set_progress([&](SegStage stage, float f) {
+        tiles_only = tiles_only && stage == SEG_STAGE_TILES;
+        fractions.push_back(f);
+        return true;
+    });
+    SegRunInfo info;
+    const segrt::Mask full = tiled.run_unet(small, &info, &control);
+    EXPECT(info.tiles > 1);
+    EXPECT(tiles_only);
+    EXPECT(fractions.size() >= 2);
+    for (std::size_t i = 1; i < fractions.size(); i++) EXPECT(fractions[i] > fractions[i - 1]);
+    // Reported before each batch of tiles (the last one at most (tiles-1)/tiles), or also 1 at the end.
+    EXPECT(!fractions.empty() && fractions.front() == 0.0f && fractions.back() <= 1.0f &&
+           fractions.back() >= 1.0f - 1.0f / static_cast<float>(info.tiles) - 1e-6f);
+    std::printf("tiled 768x768: %u tiles, %zu progress calls\n", info.tiles, fractions.size());
+
+    // (b) cancelled from a std::thread while the run is in flight: the progress function of the
+    // running call waits (past its first tiles) until the other thread's cancel() has returned.
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool started = false, cancelled = false;
+    int calls = 0;
+    float last = -1.0f;
+    control.set_progress([&](SegStage, float f) {
+        calls++;
+        last = f;
+        if (f > 0.0f && !started) {
+            std::unique_lock<std::mutex> lock(mutex);
+            started = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return cancelled; });
+        }
+        return true;  // only the other thread's cancel() stops the call
+    });
+    bool cancel_failed = false;
+    std::thread canceller([&] {
+        {
+            std::unique_lock<std::mutex> lock(mutex);
+            cv.wait(lock, [&] { return started; });
+        }
+        try {
+            control.cancel();
+        } catch (const segrt::Error &) {
+            cancel_failed = true;
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        cancelled = true;
+        cv.notify_all();
+    });
+    try {
+        tiled.run_unet(large, nullptr, &control);
+        EXPECT(!"the run cancelled from another thread must throw");
+    } catch (const segrt::Cancelled &e) {
+        EXPECT(e.status() == SEG_CANCELLED);
+    }
+    canceller.join();
+    EXPECT(!cancel_failed);
+    EXPECT(started && last < 1.0f);
+    std::printf("tiled 2048x2048: cancelled from a std::thread after %d progress calls (fraction %.3f)\n", calls, last);
+
+    // (c) the session is usable afterwards, with and without the (reset) control
+    EXPECT(tiled.run_unet(small).data == full.data);
+    control.reset();
+    control.set_progress(segrt::Control::Progress());
+    EXPECT(tiled.run_unet(small, nullptr, &control).data == full.data);
+    return failures;
+}
+
+}  // namespace
 
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 3) return 2;
@@ -24,6 +177,8 @@ int main(int argc, char **argv) {
         SegRunInfo info;  // run_unet sets its struct_size
         segrt::Mask m = unet.run_unet(segrt::image(gray.data(), 64, 48, 0, SEG_FORMAT_GRAY8), &info);
         if (m.data.size() != 64u * 48u || info.num_classes != 1) failures++;
+        failures += control_basics(unet, segrt::image(gray.data(), 64, 48, 0, SEG_FORMAT_GRAY8), m);
+        if (!quick) failures += control_tiled(repo);
         segrt::Session moved = std::move(unet);  // the moved-from session frees nothing
         if (moved.info().find("\"kind\": \"unet\"") == std::string::npos) failures++;
         try {
