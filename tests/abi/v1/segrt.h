@@ -87,6 +87,9 @@ enum SegStatus
   SEG_PROVIDER_UNAVAILABLE = 30,
   // ONNX Runtime failed while running the model.
   SEG_INFERENCE_FAILED = 40,
+  // The call was cancelled through its `SegCallControl` (`seg_control_cancel`, or its progress
+  // callback returned 0). Its outputs are untouched and the handle (a track too) is as before.
+  SEG_CANCELLED = 50,
   // A panic inside segrt was caught at the boundary; the host process is unharmed.
   SEG_PANIC = 90,
   // An internal invariant failed; please report it with the message.
@@ -142,6 +145,31 @@ enum SegLogLevel
 typedef enum SegLogLevel SegLogLevel;
 #else
 typedef int32_t SegLogLevel;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What a long call is doing when it reports progress (`SegProgressCallback`).
+enum SegStage
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A SAM2 image encoder run (0 at its start, 1 at its end).
+  SEG_STAGE_ENCODE = 1,
+  // SAM2 segment-everything's prompt batches.
+  SEG_STAGE_PROMPTS = 2,
+  // A tiled UNet's tiles.
+  SEG_STAGE_TILES = 3,
+  // A UNet run on the whole image.
+  SEG_STAGE_RUN = 4,
+  // A tracking call's model runs.
+  SEG_STAGE_FRAMES = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegStage SegStage;
+#else
+typedef int32_t SegStage;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -313,11 +341,9 @@ typedef int32_t SegCacheMode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// Cancellation and progress of one long call: the last parameter of every call that can take long
-// (`seg_run_unet`, `seg_sam2_set_image`, `seg_run_sam2_points`, `seg_sam2_everything`, the
-// `seg_track_*` calls that run models). Reserved in ABI 1 so that these calls keep their signatures
-// when cancellation and progress reporting come: pass NULL (anything else is refused with
-// `SEG_INVALID_ARGUMENT`).
+// An opaque call control: cancellation and progress of the calls that can take long, given as their
+// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+// `seg_control_create`, release with `seg_control_free`.
 typedef struct SegCallControl SegCallControl;
 
 // An opaque session handle. Create with `seg_create*`, release with `seg_free`.
@@ -326,6 +352,12 @@ typedef struct SegSession SegSession;
 // An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
 // with `seg_track_free`.
 typedef struct SegTrack SegTrack;
+
+// Progress of a call: `stage` a `SegStage` value, `fraction` done in [0, 1], `user_data` as given to
+// `seg_control_set_progress`. Return non-zero to go on, 0 to cancel the call (as
+// `seg_control_cancel`). Called on the thread running the call, between its steps; it may call
+// `seg_control_cancel` itself, but must not unwind (throw) into segrt.
+typedef int32_t (*SegProgressCallback)(int32_t stage, float fraction, void *user_data);
 
 // Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
 // string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
@@ -656,13 +688,52 @@ typedef struct SegTrackState {
   uint32_t reserved;
 } SegTrackState;
 
-#define SegStatus_ALL { SEG_OK, SEG_INVALID_ARGUMENT, SEG_NULL_POINTER, SEG_INVALID_HANDLE, SEG_BUFFER_TOO_SMALL, SEG_IMAGE_TOO_LARGE, SEG_UNSUPPORTED_FORMAT, SEG_WRONG_SESSION_KIND, SEG_OUT_OF_MEMORY, SEG_RUNTIME_NOT_FOUND, SEG_RUNTIME_INIT_FAILED, SEG_MODEL_NOT_FOUND, SEG_MODEL_INVALID, SEG_MODEL_UNSUPPORTED, SEG_PROVIDER_UNAVAILABLE, SEG_INFERENCE_FAILED, SEG_PANIC, SEG_INTERNAL, }
+#define SegStatus_ALL { SEG_OK, SEG_INVALID_ARGUMENT, SEG_NULL_POINTER, SEG_INVALID_HANDLE, SEG_BUFFER_TOO_SMALL, SEG_IMAGE_TOO_LARGE, SEG_UNSUPPORTED_FORMAT, SEG_WRONG_SESSION_KIND, SEG_OUT_OF_MEMORY, SEG_RUNTIME_NOT_FOUND, SEG_RUNTIME_INIT_FAILED, SEG_MODEL_NOT_FOUND, SEG_MODEL_INVALID, SEG_MODEL_UNSUPPORTED, SEG_PROVIDER_UNAVAILABLE, SEG_INFERENCE_FAILED, SEG_CANCELLED, SEG_PANIC, SEG_INTERNAL, }
 
 #define SegProvider_ALL { SEG_PROVIDER_CPU, SEG_PROVIDER_CUDA, SEG_PROVIDER_TENSORRT, SEG_PROVIDER_DIRECTML, SEG_PROVIDER_OPENVINO, }
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// Creates a call control: pass it as the `control` of long calls to cancel them from another
+// thread (`seg_control_cancel`) or to receive their progress (`seg_control_set_progress`). One
+// control may serve several calls at once: cancelling stops them all. Release it with
+// `seg_control_free`. Thread safety: every `seg_control_*` function may be called from any thread.
+//
+// # Safety
+// `out_control` must be NULL or writable.
+SegStatus seg_control_create(struct SegCallControl **out_control);
+
+// Cancels every call running under `control`, and every later one until `seg_control_reset`: segrt's
+// own loops stop at their next step and ONNX Runtime's runs in flight are terminated. A cancelled
+// call returns `SEG_CANCELLED`, writes none of its outputs and leaves the session (and a track) as it
+// was before the call. Returns at once; the calls return on their threads shortly after.
+//
+// # Safety
+// Any value may be passed as `control`.
+SegStatus seg_control_cancel(struct SegCallControl *control);
+
+// Makes a cancelled control usable for new calls (e.g. when the user starts the next job).
+//
+// # Safety
+// Any value may be passed as `control`.
+SegStatus seg_control_reset(struct SegCallControl *control);
+
+// Installs (or with a NULL `callback` removes) the progress callback of the calls run under
+// `control`. `user_data` is passed back untouched.
+//
+// # Safety
+// `callback` must be NULL or a function that stays callable while calls run under `control`.
+SegStatus seg_control_set_progress(struct SegCallControl *control,
+                                   SegProgressCallback callback,
+                                   void *user_data);
+
+// Releases a control. `seg_control_free(NULL)` is a no-op; calls running under it finish normally.
+//
+// # Safety
+// Any value may be passed.
+SegStatus seg_control_free(struct SegCallControl *control);
 
 // The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 // Wrappers check it before their first call.
@@ -767,7 +838,8 @@ SegStatus seg_create_sam2_from_memory(const uint8_t *encoder_data,
 // (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
 // Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
@@ -801,7 +873,8 @@ SegStatus seg_sam2_reset(struct SegSession *session);
 //
 // Outputs are written only on success. Thread safety: any number of threads at once.
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // All pointers must be NULL or valid for the sizes stated.
@@ -848,7 +921,8 @@ SegStatus seg_everything_options_default(struct SegEverythingOptions *options);
 // anything runs; on failure the label image and records are not touched.
 // Thread safety: any number of threads at once.
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // Every pointer must be NULL or valid for the sizes it states.
@@ -924,7 +998,8 @@ SegStatus seg_free(struct SegSession *session);
 // once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
 // run at once; further calls wait their turn in arrival order).
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // All pointers must be NULL or valid for the sizes the descriptors state.
@@ -1002,7 +1077,8 @@ SegStatus seg_track_reset(struct SegTrack *track);
 // prompt on a frame before tracking, or to feed a volume first and track later with
 // `seg_track_frame`. `out_info` optional (set its `struct_size`).
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
@@ -1022,7 +1098,8 @@ SegStatus seg_track_add_frame(struct SegTrack *track,
 // Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
 // `seg_track_frame`.
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
@@ -1058,7 +1135,8 @@ SegStatus seg_track_add_prompt(struct SegTrack *track,
 // `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
 // Outputs are written only on success.
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
@@ -1076,7 +1154,8 @@ SegStatus seg_track_frame(struct SegTrack *track,
 // call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
 // `out_info->frame` is the new frame's index. When the buffers are too small nothing is added.
 //
-// `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
 //
 // # Safety
 // As for `seg_track_add_frame` and `seg_track_frame`.

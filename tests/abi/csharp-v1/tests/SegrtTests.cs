@@ -51,6 +51,7 @@ static partial class SegrtTests
         RunPoolTests();
         RunTrackTests();
         RunDisposedTests();
+        RunCancelTests();
 
         if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));

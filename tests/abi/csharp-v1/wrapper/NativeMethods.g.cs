@@ -23,6 +23,9 @@ namespace Segrt.Native
 
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int seg_control_set_progress_callback_delegate(int stage, float fraction, void* user_data);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void seg_set_log_callback_callback_delegate(int level, byte* message, void* user_data);
 
 
@@ -121,6 +124,58 @@ namespace Segrt.Native
         internal static extern SegStatus seg_providers(SegOptions* options, byte* buf, System.UIntPtr cap, System.UIntPtr* out_len);
 
         /// <summary>
+        ///  Creates a call control: pass it as the `control` of long calls to cancel them from another
+        ///  thread (`seg_control_cancel`) or to receive their progress (`seg_control_set_progress`). One
+        ///  control may serve several calls at once: cancelling stops them all. Release it with
+        ///  `seg_control_free`. Thread safety: every `seg_control_*` function may be called from any thread.
+        ///
+        ///  # Safety
+        ///  `out_control` must be NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_control_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_control_create(SegCallControl** out_control);
+
+        /// <summary>
+        ///  Cancels every call running under `control`, and every later one until `seg_control_reset`: segrt's
+        ///  own loops stop at their next step and ONNX Runtime's runs in flight are terminated. A cancelled
+        ///  call returns `SEG_CANCELLED`, writes none of its outputs and leaves the session (and a track) as it
+        ///  was before the call. Returns at once; the calls return on their threads shortly after.
+        ///
+        ///  # Safety
+        ///  Any value may be passed as `control`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_control_cancel", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_control_cancel(SegCallControl* control);
+
+        /// <summary>
+        ///  Makes a cancelled control usable for new calls (e.g. when the user starts the next job).
+        ///
+        ///  # Safety
+        ///  Any value may be passed as `control`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_control_reset", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_control_reset(SegCallControl* control);
+
+        /// <summary>
+        ///  Installs (or with a NULL `callback` removes) the progress callback of the calls run under
+        ///  `control`. `user_data` is passed back untouched.
+        ///
+        ///  # Safety
+        ///  `callback` must be NULL or a function that stays callable while calls run under `control`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_control_set_progress", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_control_set_progress(SegCallControl* control, seg_control_set_progress_callback_delegate callback, void* user_data);
+
+        /// <summary>
+        ///  Releases a control. `seg_control_free(NULL)` is a no-op; calls running under it finish normally.
+        ///
+        ///  # Safety
+        ///  Any value may be passed.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_control_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_control_free(SegCallControl* control);
+
+        /// <summary>
         ///  Fills `*options` with the defaults. Start every options struct here, its size declared first:
         ///  `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&amp;o);`. Only the `struct_size` bytes the caller
         ///  declared are written, and `struct_size` itself is kept. Returns `SEG_NULL_POINTER` when `options`
@@ -189,7 +244,8 @@ namespace Segrt.Native
         ///  once: each call borrows one of the handle's ONNX Runtime sessions (up to `SegOptions.max_sessions`
         ///  run at once; further calls wait their turn in arrival order).
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  All pointers must be NULL or valid for the sizes the descriptors state.
@@ -242,7 +298,8 @@ namespace Segrt.Native
         ///  (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
         ///  Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  `image` must describe readable pixels; `out_encoder_ms` NULL or writable.
@@ -279,7 +336,8 @@ namespace Segrt.Native
         ///
         ///  Outputs are written only on success. Thread safety: any number of threads at once.
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  All pointers must be NULL or valid for the sizes stated.
@@ -321,7 +379,8 @@ namespace Segrt.Native
         ///  anything runs; on failure the label image and records are not touched.
         ///  Thread safety: any number of threads at once.
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  Every pointer must be NULL or valid for the sizes it states.
@@ -389,7 +448,8 @@ namespace Segrt.Native
         ///  prompt on a frame before tracking, or to feed a volume first and track later with
         ///  `seg_track_frame`. `out_info` optional (set its `struct_size`).
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  `frame` must describe readable pixels; `out_frame` NULL or writable; `out_info` NULL or valid.
@@ -408,7 +468,8 @@ namespace Segrt.Native
         ///  Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
         ///  `seg_track_frame`.
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  `points` must be NULL or `n_points` readable records; `bbox` NULL or valid; outputs as in
@@ -435,7 +496,8 @@ namespace Segrt.Native
         ///  `seg_track_state` tells the count beforehand. Masks of the wrong size are refused the same way.
         ///  Outputs are written only on success.
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  Outputs must be NULL or valid for `capacity` elements; each mask must describe writable memory.
@@ -448,7 +510,8 @@ namespace Segrt.Native
         ///  call, under one lock). Needs at least one object prompted. Outputs as for `seg_track_frame`;
         ///  `out_info-&gt;frame` is the new frame's index. When the buffers are too small nothing is added.
         ///
-        ///  `control`: reserved for cancellation and progress (`SegCallControl`): pass NULL.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
         ///
         ///  # Safety
         ///  As for `seg_track_add_frame` and `seg_track_frame`.
@@ -912,11 +975,9 @@ namespace Segrt.Native
     }
 
     /// <summary>
-    ///  Cancellation and progress of one long call: the last parameter of every call that can take long
-    ///  (`seg_run_unet`, `seg_sam2_set_image`, `seg_run_sam2_points`, `seg_sam2_everything`, the
-    ///  `seg_track_*` calls that run models). Reserved in ABI 1 so that these calls keep their signatures
-    ///  when cancellation and progress reporting come: pass NULL (anything else is refused with
-    ///  `SEG_INVALID_ARGUMENT`).
+    ///  An opaque call control: cancellation and progress of the calls that can take long, given as their
+    ///  last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+    ///  `seg_control_create`, release with `seg_control_free`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct SegCallControl
@@ -1133,6 +1194,11 @@ namespace Segrt.Native
         ///  ONNX Runtime failed while running the model.
         /// </summary>
         SEG_INFERENCE_FAILED = 40,
+        /// <summary>
+        ///  The call was cancelled through its `SegCallControl` (`seg_control_cancel`, or its progress
+        ///  callback returned 0). Its outputs are untouched and the handle (a track too) is as before.
+        /// </summary>
+        SEG_CANCELLED = 50,
         /// <summary>
         ///  A panic inside segrt was caught at the boundary; the host process is unharmed.
         /// </summary>

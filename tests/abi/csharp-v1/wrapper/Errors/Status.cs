@@ -41,6 +41,12 @@ namespace Segrt
         ProviderUnavailable = 30,
         /// <summary>ONNX Runtime failed while running the model.</summary>
         InferenceFailed = 40,
+        /// <summary>
+        /// The call was cancelled through its call control and wrote no output (the session or tracker is as before
+        /// the call). The wrapper reports a cancelled <see cref="System.Threading.CancellationToken"/> as an
+        /// <see cref="System.OperationCanceledException"/> instead.
+        /// </summary>
+        Cancelled = 50,
         /// <summary>A panic inside segrt was caught at the boundary; the host process is unharmed.</summary>
         Panic = 90,
         /// <summary>An internal invariant failed; please report it with the message.</summary>

@@ -85,20 +85,24 @@ namespace Segrt
         /// clicks, and clears the prompts and the previous mask.
         /// </summary>
         /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
+        /// <param name="cancellationToken">Cancels the encoder, also while it runs; the annotator then keeps its earlier image and prompts.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports; null for none.</param>
         /// <returns>The encoder time in ms (0 when the cached embedding was used).</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the image or the encoder failed.</exception>
-        public double SetImage(InputImage image)
+        public double SetImage(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
+            cancellationToken.ThrowIfCancellationRequested();
             double ms;
             byte[] copy;
             PixelLayout layout;
             int width, height;
             using (var pixels = image.Lock())
             {
-                ms = _segmenter.Encode(pixels);
+                ms = _segmenter.Encode(pixels, cancellationToken, progress);
                 copy = pixels.CopyPacked();
                 layout = (PixelLayout)pixels.Desc.format;
                 width = pixels.Width;
@@ -122,17 +126,14 @@ namespace Segrt
         /// until the task completes.
         /// </summary>
         /// <param name="image">The pixels.</param>
-        /// <param name="cancellationToken">Cancels the call if the encoder has not started yet.</param>
-        /// <returns>A task giving the encoder time in ms; cancelled when the token fired before the encoder started.</returns>
+        /// <param name="cancellationToken">Cancels the call, before or while the encoder runs.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports; null for none.</param>
+        /// <returns>A task giving the encoder time in ms; cancelled when the token fired before or during the encoder.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<double> SetImageAsync(InputImage image, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<double> SetImageAsync(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return SetImage(image);
-            }, cancellationToken);
+            return Task.Run(() => SetImage(image, cancellationToken, progress), cancellationToken);
         }
 
         /// <summary>
@@ -166,11 +167,17 @@ namespace Segrt
         /// <exception cref="SegrtException">segrt refused the point or the decoder failed.</exception>
         public Sam2Result Click(float x, float y, bool foreground, byte[] maskBuffer)
         {
+            return Click(x, y, foreground, maskBuffer, default(CancellationToken));
+        }
+
+        Sam2Result Click(float x, float y, bool foreground, byte[] maskBuffer, CancellationToken cancellationToken)
+        {
             lock (_gate)
             {
                 RequireImage();
+                cancellationToken.ThrowIfCancellationRequested();
                 var points = new List<Sam2Point>(_points) { new Sam2Point(x, y, foreground) };
-                var result = RunPrompts(points, _box, maskBuffer);
+                var result = RunPrompts(points, _box, maskBuffer, cancellationToken);
                 _points.Add(new Sam2Point(x, y, foreground)); // only once segrt accepted it
                 return result;
             }
@@ -180,15 +187,11 @@ namespace Segrt
         /// <param name="x">Column in image pixels.</param>
         /// <param name="y">Row in image pixels.</param>
         /// <param name="foreground">True for "this object", false for "not this".</param>
-        /// <param name="cancellationToken">Cancels the click if the decoder has not started yet (the point is then not kept).</param>
-        /// <returns>A task giving the mask; cancelled when the token fired before the decoder started.</returns>
+        /// <param name="cancellationToken">Cancels the click, before or while the decoder runs (the point is then not kept).</param>
+        /// <returns>A task giving the mask; cancelled when the token fired before or during the decoder.</returns>
         public Task<Sam2Result> ClickAsync(float x, float y, bool foreground = true, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return Click(x, y, foreground);
-            }, cancellationToken);
+            return Task.Run(() => Click(x, y, foreground, null, cancellationToken), cancellationToken);
         }
 
         /// <summary>
@@ -209,7 +212,7 @@ namespace Segrt
             {
                 RequireImage();
                 var box = RectangleF.FromLTRB(x1, y1, x2, y2);
-                var result = RunPrompts(_points, box, null);
+                var result = RunPrompts(_points, box, null, default(CancellationToken));
                 _box = box; // only once segrt accepted it
                 return result;
             }
@@ -255,11 +258,15 @@ namespace Segrt
         /// run after SetImage or clicks on the same image.
         /// </summary>
         /// <param name="options">The options; null for the defaults.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Prompts"/> reports (and <see cref="ProgressStage.Encode"/> when the image must be encoded again); null for none.</param>
         /// <returns>The label image and the objects.</returns>
         /// <exception cref="InvalidOperationException">No image has been set.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused an option (InvalidArgument, naming it) or the decoder failed.</exception>
-        public EverythingResult SegmentEverything(EverythingOptions options = null)
+        public EverythingResult SegmentEverything(EverythingOptions options = null,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             byte[] pixels;
             int w, h;
@@ -272,20 +279,18 @@ namespace Segrt
                 h = _imageHeight;
                 layout = _imageLayout;
             }
-            return _segmenter.SegmentEverything(InputImage.FromPixels(pixels, w, h, 0, layout), options);
+            return _segmenter.SegmentEverything(InputImage.FromPixels(pixels, w, h, 0, layout), options, cancellationToken, progress);
         }
 
         /// <summary><see cref="SegmentEverything"/> on a thread-pool thread.</summary>
         /// <param name="options">The options; null for the defaults.</param>
-        /// <param name="cancellationToken">Cancels the call if it has not started yet.</param>
+        /// <param name="cancellationToken">Cancels the call, before it starts or while it runs.</param>
+        /// <param name="progress">Receives progress reports; null for none.</param>
         /// <returns>A task giving the label image and the objects.</returns>
-        public Task<EverythingResult> SegmentEverythingAsync(EverythingOptions options = null, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<EverythingResult> SegmentEverythingAsync(EverythingOptions options = null, CancellationToken cancellationToken = default(CancellationToken),
+            IProgress<SegrtProgress> progress = null)
         {
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return SegmentEverything(options);
-            }, cancellationToken);
+            return Task.Run(() => SegmentEverything(options, cancellationToken, progress), cancellationToken);
         }
 
         void RequireImage()
@@ -294,14 +299,14 @@ namespace Segrt
         }
 
         /// <summary>A Click/Box (the caller holds _gate): refines with this object's previous mask when asked, and keeps the new one only on success.</summary>
-        Sam2Result RunPrompts(IList<Sam2Point> points, RectangleF? box, byte[] maskBuffer)
+        Sam2Result RunPrompts(IList<Sam2Point> points, RectangleF? box, byte[] maskBuffer, CancellationToken cancellationToken)
         {
             Size lowResSize = _segmenter.LowResSize;
             int lowResLength = lowResSize.Width * lowResSize.Height;
             if (lowResLength > 0 && (_lowResNext == null || _lowResNext.Length != lowResLength)) _lowResNext = new float[lowResLength];
             Sam2Result result;
             using (var image = InputImage.FromPixels(_imagePixels, _imageWidth, _imageHeight, 0, _imageLayout).Lock())
-                result = _segmenter.Run(image, points, box, RefineWithPreviousMask ? _lowRes : null, maskBuffer, lowResLength > 0 ? _lowResNext : null);
+                result = _segmenter.Run(image, points, box, RefineWithPreviousMask ? _lowRes : null, maskBuffer, lowResLength > 0 ? _lowResNext : null, cancellationToken);
             if (lowResLength > 0)
             {
                 var previous = _lowRes;

@@ -19,7 +19,7 @@ namespace Segrt
     /// </summary>
     public sealed class Sam2Segmenter : Segmenter
     {
-        /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, float[], CancellationToken)"/>.</summary>
+        /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, float[], CancellationToken, IProgress{SegrtProgress})"/>.</summary>
         internal Action AfterEncoderHook;
 
         /// <summary>Loads a SAM2 image encoder and prompt decoder from .onnx files (any paths).</summary>
@@ -137,49 +137,56 @@ namespace Segrt
         /// <param name="box">Optional box in image pixels.</param>
         /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
         /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <param name="cancellationToken">Cancels the call, also while the encoder or the decoder runs.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs; null for none.</param>
         /// <returns>The object's mask at the image's size (<paramref name="maskBuffer"/> when given), with its own <see cref="Sam2Result.LowResLogits"/> for the next step.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ArgumentException">Neither a point nor a box is given, a mask buffer too small, or <paramref name="previousLowRes"/> does not have <see cref="LowResSize"/> floats.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled (the segmenter stays usable).</exception>
         /// <exception cref="SegrtException">segrt refused a prompt or the image, or a model failed.</exception>
-        public Sam2Result Segment(InputImage image, IList<Sam2Point> points, RectangleF? box = null, float[] previousLowRes = null, byte[] maskBuffer = null)
+        public Sam2Result Segment(InputImage image, IList<Sam2Point> points, RectangleF? box = null, float[] previousLowRes = null, byte[] maskBuffer = null,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
+            cancellationToken.ThrowIfCancellationRequested();
             using (var pixels = image.Lock())
-                return Run(pixels, points, box, previousLowRes, maskBuffer);
+                return Run(pixels, points, box, previousLowRes, maskBuffer, null, cancellationToken, progress);
         }
 
         /// <summary>
         /// <see cref="Segment"/> on a thread-pool thread, in two steps: the encoder (skipped when the pixels are
-        /// cached), then the decoder. Cancelling before the first step, or between the two, cancels the task; the
-        /// segmenter stays usable (an embedding computed before the cancellation stays cached). Do not touch the
-        /// pixels until the task completes.
+        /// cached), then the decoder. Cancelling before or during either step cancels the task; the segmenter stays
+        /// usable (an embedding computed before the cancellation stays cached). Do not touch the pixels until the
+        /// task completes.
         /// </summary>
         /// <param name="image">The pixels.</param>
         /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
         /// <param name="box">Optional box in image pixels.</param>
-        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <param name="cancellationToken">Cancels before, during or between the encoder and the decoder.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs; null for none.</param>
         /// <returns>A task giving the mask.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         public Task<Sam2Result> SegmentAsync(InputImage image, IList<Sam2Point> points, RectangleF? box = null,
-            CancellationToken cancellationToken = default(CancellationToken))
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
-            return SegmentAsync(image, points, box, null, cancellationToken);
+            return SegmentAsync(image, points, box, null, cancellationToken, progress);
         }
 
         /// <summary>
         /// <see cref="Segment"/> with refinement on a thread-pool thread, cancellable as
-        /// <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, CancellationToken)"/>.
+        /// <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, CancellationToken, IProgress{SegrtProgress})"/>.
         /// </summary>
         /// <param name="image">The pixels.</param>
         /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
         /// <param name="box">Optional box in image pixels.</param>
         /// <param name="previousLowRes">Null, or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image (copied now).</param>
-        /// <param name="cancellationToken">Cancels before the encoder or between the encoder and the decoder.</param>
+        /// <param name="cancellationToken">Cancels before, during or between the encoder and the decoder.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs; null for none.</param>
         /// <returns>A task giving the mask and its low-res logits.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         public Task<Sam2Result> SegmentAsync(InputImage image, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes,
-            CancellationToken cancellationToken = default(CancellationToken))
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
             var prompts = points == null ? new Sam2Point[0] : new List<Sam2Point>(points).ToArray();
@@ -189,11 +196,11 @@ namespace Segrt
                 cancellationToken.ThrowIfCancellationRequested();
                 using (var input = image.Lock())
                 {
-                    Encode(input);
+                    Encode(input, cancellationToken, progress);
                     var hook = AfterEncoderHook;
                     if (hook != null) hook();
                     cancellationToken.ThrowIfCancellationRequested();
-                    return Run(input, prompts, box, previous, null);
+                    return Run(input, prompts, box, previous, null, null, cancellationToken);
                 }
             }, cancellationToken);
         }
@@ -205,26 +212,32 @@ namespace Segrt
         /// </summary>
         /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
         /// <param name="options">The options; null for the defaults.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs (between chunks of prompts, or by terminating a model run).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> then <see cref="ProgressStage.Prompts"/> reports; null for none.</param>
         /// <returns>The label image and the objects.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled (the segmenter stays usable).</exception>
         /// <exception cref="SegrtException">segrt refused an option (InvalidArgument, naming it) or a model failed.</exception>
-        public EverythingResult SegmentEverything(InputImage image, EverythingOptions options = null)
+        public EverythingResult SegmentEverything(InputImage image, EverythingOptions options = null,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
             SegEverythingOptions o = (options ?? new EverythingOptions()).ToNative();
+            cancellationToken.ThrowIfCancellationRequested();
             using (var pixels = image.Lock())
-                return Everything(pixels, o);
+                return Everything(pixels, o, cancellationToken, progress);
         }
 
         /// <summary>Encodes the image (seg_sam2_set_image: skipped when the pixels are cached); returns the encoder time in ms.</summary>
-        internal unsafe double Encode(LockedImage input)
+        internal unsafe double Encode(LockedImage input, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             double ms = 0;
             using (var lease = Acquire())
+            using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegImage desc = input.Desc;
-                Interop.Check(NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms, null));
+                CallControl.Check(control, NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms, CallControl.NativeOf(control)));
             }
             return ms;
         }
@@ -235,7 +248,8 @@ namespace Segrt
         /// <paramref name="lowResOut"/> the low-res logits are written there and the result's LowResLogits is left
         /// null for the caller to set.
         /// </summary>
-        internal unsafe Sam2Result Run(LockedImage input, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes, byte[] maskBuffer, float[] lowResOut = null)
+        internal unsafe Sam2Result Run(LockedImage input, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes, byte[] maskBuffer, float[] lowResOut = null,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             int n = points == null ? 0 : points.Count;
             if (n == 0 && !box.HasValue) throw new ArgumentException("give at least one point or a box", nameof(points));
@@ -257,6 +271,7 @@ namespace Segrt
             SegSam2Result extra = default(SegSam2Result);
             extra.struct_size = (uint)sizeof(SegSam2Result);
             using (var lease = Acquire())
+            using (var control = CallControl.Begin(cancellationToken, progress))
             fixed (byte* m = mask)
             fixed (SegPoint* p = native)
             fixed (float* lowResIn = previousLowRes)
@@ -269,9 +284,9 @@ namespace Segrt
                 outMask.data = m;
                 outMask.width = w;
                 outMask.height = h;
-                Interop.Check(NativeMethods.seg_run_sam2_points(lease.Session, &desc,
+                CallControl.Check(control, NativeMethods.seg_run_sam2_points(lease.Session, &desc,
                     n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null,
-                    lowResIn, (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0), 0, &outMask, &score, &extra, null));
+                    lowResIn, (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0), 0, &outMask, &score, &extra, CallControl.NativeOf(control)));
             }
             var scores = new float[Math.Max(0, Math.Min(extra.num_masks, 4))];
             for (int i = 0; i < scores.Length; i++) scores[i] = extra.scores[i];
@@ -297,23 +312,24 @@ namespace Segrt
         }
 
         /// <summary>seg_sam2_everything: the size query runs everything; the call with buffers is served by the native session's last result.</summary>
-        unsafe EverythingResult Everything(LockedImage image, SegEverythingOptions o)
+        unsafe EverythingResult Everything(LockedImage image, SegEverythingOptions o, CancellationToken cancellationToken, IProgress<SegrtProgress> progress)
         {
             int w = image.Width, h = image.Height;
             var result = new EverythingResult { Width = w, Height = h, Labels = new ushort[(long)w * h] };
             using (var lease = Acquire())
+            using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegImage desc = image.Desc;
                 UIntPtr n;
                 var first = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
-                Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, null, null, (UIntPtr)sizeof(SegEverythingObject), UIntPtr.Zero, &n, &first, null));
+                CallControl.Check(control, NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, null, null, (UIntPtr)sizeof(SegEverythingObject), UIntPtr.Zero, &n, &first, CallControl.NativeOf(control)));
                 var records = new SegEverythingObject[Math.Max((int)n, 1)];
                 var info = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
                 fixed (ushort* labels = result.Labels)
                 fixed (SegEverythingObject* recs = records)
                 {
                     var l = new SegLabelImage { data = labels, width = w, height = h, stride = 0 };
-                    Interop.Check(NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, &l, recs, (UIntPtr)sizeof(SegEverythingObject), n, &n, &info, null));
+                    CallControl.Check(control, NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, &l, recs, (UIntPtr)sizeof(SegEverythingObject), n, &n, &info, CallControl.NativeOf(control)));
                 }
                 var objects = new List<EverythingObject>((int)n);
                 for (int i = 0; i < (int)n; i++)

@@ -72,19 +72,24 @@ namespace Segrt
 
         /// <summary>Adds the next frame and encodes it (no tracking).</summary>
         /// <param name="image">The frame (a Bitmap converts implicitly); read only during the call.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs; the frame is then not added and the tracker is as before.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports as the video models run; null for none.</param>
         /// <returns>The frame's index (0, 1, ...).</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the frame (e.g. InvalidArgument: not the first frame's size) or the encoder failed.</exception>
-        public unsafe long AddFrame(InputImage image)
+        public unsafe long AddFrame(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
+            cancellationToken.ThrowIfCancellationRequested();
             using (var input = image.Lock())
             using (var lease = _handle.Acquire(this))
+            using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegImage desc = input.Desc;
                 long index = -1;
-                Interop.Check(NativeMethods.seg_track_add_frame(lease.Track, &desc, &index, null, null));
+                CallControl.Check(control, NativeMethods.seg_track_add_frame(lease.Track, &desc, &index, null, CallControl.NativeOf(control)));
                 return index;
             }
         }
@@ -94,43 +99,44 @@ namespace Segrt
         /// one object prompted.
         /// </summary>
         /// <param name="image">The frame (a Bitmap converts implicitly); read only during the call.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs; the frame is then not added and the tracker is as before.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports as the video models run; null for none.</param>
         /// <returns>Every object's mask on the new frame.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the call (e.g. InvalidArgument: no object prompted yet, or not the first frame's size) or a model failed.</exception>
-        public unsafe TrackedFrame Next(InputImage image)
+        public unsafe TrackedFrame Next(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
+            cancellationToken.ThrowIfCancellationRequested();
             using (var input = image.Lock())
             {
                 SegImage desc = input.Desc;
                 // Masks have the track's frame size; before the first frame, the image's. A frame of another size is
                 // then refused by segrt as such (InvalidArgument), not as a mask mismatch.
-                return RunOutputs(0, input.Width, input.Height, (lease, objects, masks, capacity, count, info) =>
+                return RunOutputs(0, input.Width, input.Height, cancellationToken, progress, (lease, objects, masks, capacity, count, info, control) =>
                 {
                     SegImage d = desc;
-                    return NativeMethods.seg_track_next(lease.Track, &d, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, null);
+                    return NativeMethods.seg_track_next(lease.Track, &d, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, control);
                 });
             }
         }
 
         /// <summary>
-        /// <see cref="Next"/> on a thread-pool thread. The token is checked before the native call starts; the
-        /// call itself cannot be cancelled (it runs to its end, and the frame is then added). Do not touch the
-        /// pixels until the task completes.
+        /// <see cref="Next"/> on a thread-pool thread. The token cancels the call before it starts or while it runs;
+        /// a cancelled call adds no frame and leaves the tracker as before. Do not touch the pixels until the task
+        /// completes.
         /// </summary>
         /// <param name="image">The frame.</param>
-        /// <param name="cancellationToken">Cancels the call if it has not started yet (the frame is then not added).</param>
-        /// <returns>A task giving every object's mask on the new frame; cancelled when the token fired before the call started.</returns>
+        /// <param name="cancellationToken">Cancels the call, before it starts or while it runs (the frame is then not added).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports; null for none.</param>
+        /// <returns>A task giving every object's mask on the new frame; cancelled when the token fired before or during the call.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<TrackedFrame> NextAsync(InputImage image, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<TrackedFrame> NextAsync(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return Next(image);
-            }, cancellationToken);
+            return Task.Run(() => Next(image, cancellationToken, progress), cancellationToken);
         }
 
         // ---- prompts and tracking ----
@@ -158,12 +164,14 @@ namespace Segrt
         /// <param name="frame">The frame's index; -1 = the last frame added.</param>
         /// <param name="objectId">The object's id.</param>
         /// <param name="box">The box in frame pixels.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs (the tracker is then as before).</param>
         /// <returns>Every object on that frame.</returns>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the prompt.</exception>
-        public TrackedFrame AddBox(long frame, int objectId, RectangleF box)
+        public TrackedFrame AddBox(long frame, int objectId, RectangleF box, CancellationToken cancellationToken = default(CancellationToken))
         {
-            return AddPrompt(frame, objectId, null, box);
+            return AddPrompt(frame, objectId, null, box, cancellationToken);
         }
 
         /// <summary>Prompts object <paramref name="objectId"/> with clicks and/or a box on a frame already added (see <see cref="AddPoints"/>).</summary>
@@ -171,11 +179,15 @@ namespace Segrt
         /// <param name="objectId">The object's id.</param>
         /// <param name="points">The clicks in frame pixels; null or empty for none.</param>
         /// <param name="box">The box in frame pixels; null for none.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs (the prompt is then not kept and the tracker is as before).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports; null for none.</param>
         /// <returns>Every object on that frame.</returns>
         /// <exception cref="ArgumentException">Neither points nor a box given.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the prompt.</exception>
-        public unsafe TrackedFrame AddPrompt(long frame, int objectId, IList<Sam2Point> points, RectangleF? box)
+        public unsafe TrackedFrame AddPrompt(long frame, int objectId, IList<Sam2Point> points, RectangleF? box,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             int n = points != null ? points.Count : 0;
             if (n == 0 && !box.HasValue) throw new ArgumentException("give points, a box or both", nameof(points));
@@ -183,12 +195,12 @@ namespace Segrt
             SegBox nativeBox = NativePrompts.Box(box);
             bool hasBox = box.HasValue;
             // A new object adds one record: room for it from the start.
-            return RunOutputs(1, 0, 0, (lease, objects, masks, capacity, count, info) =>
+            return RunOutputs(1, 0, 0, cancellationToken, progress, (lease, objects, masks, capacity, count, info, control) =>
             {
                 SegBox b = nativeBox;
                 fixed (SegPoint* p = native)
                     return NativeMethods.seg_track_add_prompt(lease.Track, frame, objectId, n > 0 ? p : null, (UIntPtr)n,
-                        hasBox ? &b : null, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, null);
+                        hasBox ? &b : null, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, control);
             });
         }
 
@@ -197,16 +209,20 @@ namespace Segrt
         /// memory-conditioned mask, remembered for the frames after. Frames are normally tracked in order, each once.
         /// </summary>
         /// <param name="frame">The frame's index; -1 = the last frame added.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs (the frame then stays untracked and the tracker is as before).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports as the video models run; null for none.</param>
         /// <returns>Every object's mask on that frame.</returns>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the call (e.g. a frame never added or no longer held, no object) or a model failed.</exception>
-        public unsafe TrackedFrame TrackFrame(long frame)
+        public unsafe TrackedFrame TrackFrame(long frame, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
-            return RunOutputs(0, 0, 0, (lease, objects, masks, capacity, count, info) =>
-                NativeMethods.seg_track_frame(lease.Track, frame, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, null));
+            return RunOutputs(0, 0, 0, cancellationToken, progress, (lease, objects, masks, capacity, count, info, control) =>
+                NativeMethods.seg_track_frame(lease.Track, frame, objects, (UIntPtr)sizeof(SegTrackObject), masks, capacity, count, info, control));
         }
 
-        internal unsafe delegate SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info);
+        internal unsafe delegate SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info,
+            SegCallControl* control);
 
         /// <summary>
         /// Runs a call that writes every object of a frame: buffers for the objects the track has now
@@ -214,9 +230,11 @@ namespace Segrt
         /// before the first frame); when another thread's prompt added an object in between, segrt answers
         /// BufferTooSmall with the count before running anything, and the call is made again with that many.
         /// </summary>
-        unsafe TrackedFrame RunOutputs(int extra, int width, int height, OutputCall call)
+        unsafe TrackedFrame RunOutputs(int extra, int width, int height, CancellationToken cancellationToken, IProgress<SegrtProgress> progress, OutputCall call)
         {
+            cancellationToken.ThrowIfCancellationRequested();
             using (var lease = _handle.Acquire(this))
+            using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegTrackState s = default(SegTrackState);
                 s.struct_size = (uint)sizeof(SegTrackState);
@@ -250,13 +268,13 @@ namespace Segrt
                         SegStatus st;
                         fixed (SegTrackObject* o = objects)
                         fixed (SegMask* m = masks)
-                            st = call(lease, o, withMasks ? m : null, (UIntPtr)capacity, &count, &info);
+                            st = call(lease, o, withMasks ? m : null, (UIntPtr)capacity, &count, &info, CallControl.NativeOf(control));
                         if (st == SegStatus.SEG_BUFFER_TOO_SMALL && attempt < 8 && (int)count > capacity)
                         {
                             capacity = (int)count;
                             continue;
                         }
-                        Interop.Check(st);
+                        CallControl.Check(control, st);
                         int n = (int)count;
                         var records = new TrackedObject[n];
                         var result = new byte[n][];

@@ -13,13 +13,13 @@ namespace Segrt
 
         /// <summary>
         /// Row-major, Width x Height bytes: 0/255 for binary models, the class index for multi-class ones.
-        /// With <see cref="UnetSegmenter.Segment(InputImage, byte[], float[])"/> this is the caller's buffer (its first Width x Height bytes).
+        /// With <see cref="UnetSegmenter.Segment(InputImage, byte[], float[], System.Threading.CancellationToken, System.IProgress{SegrtProgress})"/> this is the caller's buffer (its first Width x Height bytes).
         /// </summary>
         public byte[] Mask { get; internal set; }
 
         /// <summary>
         /// Foreground (multi-class: chosen class) probability per pixel, row-major, when asked for; else null.
-        /// With <see cref="UnetSegmenter.Segment(InputImage, byte[], float[])"/> this is the caller's buffer.
+        /// With <see cref="UnetSegmenter.Segment(InputImage, byte[], float[], System.Threading.CancellationToken, System.IProgress{SegrtProgress})"/> this is the caller's buffer.
         /// </summary>
         public float[] Probability { get; internal set; }
 

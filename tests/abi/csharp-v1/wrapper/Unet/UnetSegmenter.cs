@@ -77,15 +77,20 @@ namespace Segrt
         /// <summary>Segments an image: the mask at the image's size, with the run's figures.</summary>
         /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
         /// <param name="withProbability">Also return the per-pixel probability.</param>
+        /// <param name="cancellationToken">Cancels the run, also while it runs (between tiles, or by terminating the model run).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Tiles"/> reports of a tiled run (<see cref="ProgressStage.Run"/> for one run); null for none.</param>
         /// <returns>The mask at the image's size, with timings.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled (the segmenter stays usable).</exception>
         /// <exception cref="SegrtException">segrt refused the image (e.g. over MaxPixels) or ONNX Runtime failed.</exception>
-        public UnetResult Segment(InputImage image, bool withProbability = false)
+        public UnetResult Segment(InputImage image, bool withProbability = false,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
+            cancellationToken.ThrowIfCancellationRequested();
             using (var pixels = image.Lock())
-                return Run(pixels, null, null, withProbability);
+                return Run(pixels, null, null, withProbability, cancellationToken, progress);
         }
 
         /// <summary>
@@ -94,39 +99,43 @@ namespace Segrt
         /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
         /// <param name="maskBuffer">Receives the mask: at least width x height bytes, row-major.</param>
         /// <param name="probabilityBuffer">Null, or at least width x height floats receiving the probability.</param>
+        /// <param name="cancellationToken">Cancels the run, also while it runs; the buffers are then left untouched.</param>
+        /// <param name="progress">Receives progress reports (see <see cref="Segment(InputImage, bool, CancellationToken, IProgress{SegrtProgress})"/>); null for none.</param>
         /// <returns>The run's figures; its Mask and Probability are the buffers given.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> or <paramref name="maskBuffer"/> is null.</exception>
         /// <exception cref="ArgumentException">A buffer is smaller than width x height.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled (the segmenter stays usable).</exception>
         /// <exception cref="SegrtException">segrt refused the image or ONNX Runtime failed.</exception>
-        public UnetResult Segment(InputImage image, byte[] maskBuffer, float[] probabilityBuffer = null)
+        public UnetResult Segment(InputImage image, byte[] maskBuffer, float[] probabilityBuffer = null,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
             if (maskBuffer == null) throw new ArgumentNullException(nameof(maskBuffer));
+            cancellationToken.ThrowIfCancellationRequested();
             using (var pixels = image.Lock())
-                return Run(pixels, maskBuffer, probabilityBuffer, probabilityBuffer != null);
+                return Run(pixels, maskBuffer, probabilityBuffer, probabilityBuffer != null, cancellationToken, progress);
         }
 
         /// <summary>
-        /// <see cref="Segment(InputImage, bool)"/> on a thread-pool thread. Do not touch the pixels until the
+        /// <see cref="Segment(InputImage, bool, CancellationToken, IProgress{SegrtProgress})"/> on a thread-pool thread. Do not touch the pixels until the
         /// task completes (a Bitmap is locked while the task reads it; GDI+ bitmaps are not thread-safe).
         /// </summary>
         /// <param name="image">The pixels.</param>
         /// <param name="withProbability">Also return the per-pixel probability.</param>
-        /// <param name="cancellationToken">Cancels the call if it has not started yet (a run in progress finishes).</param>
-        /// <returns>A task giving the result; cancelled when the token fired before the run started.</returns>
+        /// <param name="cancellationToken">Cancels the call, before it starts or while it runs.</param>
+        /// <param name="progress">Receives progress reports; null for none.</param>
+        /// <returns>A task giving the result; cancelled when the token fired before or during the run.</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<UnetResult> SegmentAsync(InputImage image, bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken))
+        public Task<UnetResult> SegmentAsync(InputImage image, bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken),
+            IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
-            return Task.Run(() =>
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                return Segment(image, withProbability);
-            }, cancellationToken);
+            return Task.Run(() => Segment(image, withProbability, cancellationToken, progress), cancellationToken);
         }
 
-        unsafe UnetResult Run(LockedImage input, byte[] maskBuffer, float[] probabilityBuffer, bool withProbability)
+        unsafe UnetResult Run(LockedImage input, byte[] maskBuffer, float[] probabilityBuffer, bool withProbability,
+            CancellationToken cancellationToken, IProgress<SegrtProgress> progress)
         {
             var clock = System.Diagnostics.Stopwatch.StartNew();
             int w = input.Width, h = input.Height;
@@ -140,6 +149,7 @@ namespace Segrt
             SegRunInfo info = default(SegRunInfo);
             info.struct_size = (uint)sizeof(SegRunInfo);
             using (var lease = Acquire())
+            using (var control = CallControl.Begin(cancellationToken, progress))
             fixed (byte* m = mask)
             fixed (float* p = probability)
             {
@@ -148,8 +158,8 @@ namespace Segrt
                 outMask.data = m;
                 outMask.width = w;
                 outMask.height = h;
-                Interop.Check(NativeMethods.seg_run_unet(lease.Session, &desc, &outMask, p,
-                    (UIntPtr)(probability == null ? 0 : probability.Length), &info, null));
+                CallControl.Check(control, NativeMethods.seg_run_unet(lease.Session, &desc, &outMask, p,
+                    (UIntPtr)(probability == null ? 0 : probability.Length), &info, CallControl.NativeOf(control)));
             }
             return new UnetResult
             {
