@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test: Rust unit and C-ABI tests, the docs book and its links, the header checks, the
+# Runs every test: Rust unit and C-ABI tests, the docs book and its links, the Windows x64 build under
+# Wine, the header checks, the
 # C/C++ hosts, the .NET wrapper and WinForms sample on Mono, and the parity test against a plain
 # Python onnxruntime + numpy + Pillow reference. Installs what it needs (ONNX Runtime from its PyPI
-# wheel, a Python virtualenv in .venv/, Mono + Xvfb from apt, mdBook from crates.io) on first use.
+# wheel, a Python virtualenv in .venv/, Mono + Xvfb from apt, mdBook from crates.io, mingw-w64, Wine
+# and Debian's rustc from apt) on first use.
 # The stages are listed in docs/src/quality/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +41,13 @@ cargo run --quiet --example soak -- --runs 100 --warmup 20
 # Before the marker below: installing mdBook the first time is a compile of its own.
 echo "== docs book (mdBook builds docs/, no broken link or anchor in it or the README)"
 ./scripts/docs.sh
+
+# Still before the marker: cross-compiling segrt and the Rust standard library for Windows is the other
+# compile-heavy part (about 5 minutes on 2 cores from nothing; seconds when target/windows is warm).
+echo "== Windows x64 under Wine (cross-built with mingw-w64, the official onnxruntime.dll, the zip)"
+./scripts/build-windows.sh
+./scripts/package-windows.sh
+./tests/windows/run.sh --zip
 
 # The compile-heavy part is over: CI (.ci/run) starts its fuzzing beside the lighter stages from here.
 if [ -n "${SEGRT_HEAVY_STAGES_DONE:-}" ]; then touch "$SEGRT_HEAVY_STAGES_DONE"; fi
