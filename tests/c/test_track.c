@@ -25,6 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef _WIN32
+#include <windows.h>
+#include <psapi.h>
+#endif
+
 #include "segrt.h"
 
 static int failures = 0, checks = 0;
@@ -56,6 +61,14 @@ static void sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
+#ifdef _WIN32
+/* Windows (tests/windows/run.sh builds this with mingw-w64): the working set; no mallinfo2 either. */
+static double rss_mb(void) {
+    PROCESS_MEMORY_COUNTERS pmc;
+    if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return -1.0;
+    return (double)pmc.WorkingSetSize / (1024.0 * 1024.0);
+}
+#else
 static double rss_mb(void) {
     long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
@@ -64,13 +77,14 @@ static double rss_mb(void) {
     fclose(f);
     return resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
 }
+#endif
 
 /* Bytes malloc has handed out and not had back (all arenas, mmapped chunks included): unlike RSS, it
  * does not keep freed memory that malloc has not returned to the system, so a plateau of freed pages
  * does not read as growth. */
 static double heap_mb(void) {
-#if defined(__SANITIZE_ADDRESS__)
-    return rss_mb(); /* AddressSanitizer's allocator does not report to mallinfo2 */
+#if defined(__SANITIZE_ADDRESS__) || defined(_WIN32)
+    return rss_mb(); /* AddressSanitizer's allocator does not report to mallinfo2; Windows has none */
 #else
     struct mallinfo2 mi = mallinfo2();
     return (double)(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);

@@ -44,9 +44,10 @@ enum Command {
         /// Output folder
         #[arg(long, default_value = "out/demo")]
         out: PathBuf,
-        /// Folder holding demo_unet.onnx and samples/
-        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/models"))]
-        models: PathBuf,
+        /// Folder holding demo_unet.onnx and samples/ [default: models/ beside this program if it has
+        /// demo_unet.onnx (an unzipped package), else the models/ folder of the source tree it was built from]
+        #[arg(long)]
+        models: Option<PathBuf>,
     },
     /// Segment images (files or folders) with a UNet model
     #[command(
@@ -268,7 +269,7 @@ fn main() -> ExitCode {
     let result = match cli.ort.as_deref().map(absolute).transpose() {
         Err(e) => Err(e),
         Ok(ort) => match cli.command {
-            Command::Demo { out, models } => demo(&models, &out, ort),
+            Command::Demo { out, models } => demo(&models.unwrap_or_else(demo_models), &out, ort),
             Command::Unet(args) => unet(args, ort),
             Command::Sam2(args) => sam2(args, ort),
             Command::Track(args) => track::track(args, ort),
@@ -366,6 +367,16 @@ fn load_segmenter(model: &Path, options: Options) -> CliResult<(UnetSegmenter, f
     let t = Instant::now();
     let seg = UnetSegmenter::from_file(model, options).map_err(|e| e.to_string())?;
     Ok((seg, t.elapsed().as_secs_f64() * 1e3))
+}
+
+/// The demo's model folder when none is given: `models/` beside the executable first, so an unzipped
+/// package (segrt.exe next to models/) works from any folder; then the source tree's, compiled in.
+fn demo_models() -> PathBuf {
+    let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|dir| dir.join("models")));
+    match beside {
+        Some(dir) if dir.join("demo_unet.onnx").is_file() => dir,
+        _ => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/models")),
+    }
 }
 
 fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Writes dist/segrt-<version>-win-x64.zip from the Windows x64 build of scripts/build-windows.sh: unzip it
+# anywhere and run `segrt.exe demo` (its models/ is found beside the exe). Contents: segrt.dll, segrt.exe,
+# onnxruntime.dll (the official 1.31.1 wheel's), include/ (segrt.h, segrt.hpp), the demo UNet and its
+# samples, the SAM2 tiny pair of the CLI's examples, the licences, and THIRD-PARTY-NOTICES.txt (ONNX
+# Runtime's licence and every Rust crate compiled into segrt.dll / segrt.exe with its licence, from
+# `cargo metadata` for the Windows target). tests/windows/run.sh unzips and runs it under Wine.
+# Usage: scripts/package-windows.sh   (after scripts/build-windows.sh; SEGRT_WINDOWS_PROFILE as there)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target_dir=${SEGRT_WINDOWS_TARGET_DIR:-$PWD/target/windows}
+profile=${SEGRT_WINDOWS_PROFILE:-release}
+bin=$target_dir/x86_64-win7-windows-gnu/$profile
+ort=.onnxruntime/win-x64
+for f in "$bin/segrt.dll" "$bin/segrt.exe" "$ort/onnxruntime.dll" "$ort/LICENSE" "$ort/ThirdPartyNotices.txt"; do
+  [ -f "$f" ] || { echo "missing $f: run scripts/build-windows.sh first"; exit 1; }
+done
+metadata=$(mktemp)
+trap 'rm -f "$metadata"' EXIT
+# Only the packages resolved for Windows x64 (x86_64-pc-windows-gnu: the win7 target has the same
+# cfg for every dependency's platform conditions).
+cargo metadata --format-version 1 --locked --filter-platform x86_64-pc-windows-gnu > "$metadata"
+version=$(python3 -c 'import json,sys; print(next(p["version"] for p in json.load(open(sys.argv[1]))["packages"] if p["name"] == "segrt"))' "$metadata")
+ort_version=$(tr -d "[:space:]" < scripts/ort-version.txt)
+name=segrt-$version-win-x64
+stage=$target_dir/package/$name
+rm -rf "$target_dir/package"
+mkdir -p "$stage/include" "$stage/models/samples" "$stage/models/sam2/reference" dist
+cp "$bin/segrt.dll" "$bin/segrt.exe" "$ort/onnxruntime.dll" "$stage/"
+cp include/segrt.h include/segrt.hpp "$stage/include/"
+cp models/demo_unet.onnx "$stage/models/"
+cp models/samples/*.png "$stage/models/samples/"
+cp models/sam2/sam2_tiny_samexporter_encoder.onnx models/sam2/sam2_tiny_samexporter_decoder.onnx "$stage/models/sam2/"
+cp models/sam2/reference/img0.png "$stage/models/sam2/reference/"
+cp LICENSE-MIT LICENSE-APACHE "$stage/"
+cp "$ort/ThirdPartyNotices.txt" "$stage/onnxruntime-ThirdPartyNotices.txt"
+
+# THIRD-PARTY-NOTICES.txt: ONNX Runtime's licence text, then the crates linked into the binaries: the
+# normal (not build or dev) dependencies reachable from segrt with its default features.
+python3 - "$metadata" "$ort/LICENSE" "$ort_version" > "$stage/THIRD-PARTY-NOTICES.txt" <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))
+ort_license = open(sys.argv[2], encoding="utf-8").read().strip()
+pkgs = {p["id"]: p for p in meta["packages"]}
+nodes = {n["id"]: n for n in meta["resolve"]["nodes"]}
+root = next(i for i, p in pkgs.items() if p["name"] == "segrt")
+seen, todo = set(), [root]
+while todo:
+    for dep in nodes[todo.pop()]["deps"]:
+        if any(k["kind"] is None for k in dep["dep_kinds"]) and dep["pkg"] not in seen:
+            seen.add(dep["pkg"])
+            todo.append(dep["pkg"])
+print("Third-party software in this package\n")
+print(f"onnxruntime.dll: ONNX Runtime {sys.argv[3]}, from the official onnxruntime=={sys.argv[3]} PyPI wheel")
+print("(win_amd64), unchanged. Its licence follows; the notices of the software it contains are in")
+print("onnxruntime-ThirdPartyNotices.txt (the wheel's ThirdPartyNotices.txt).\n")
+print(ort_license + "\n")
+print("-" * 100)
+rows = sorted((pkgs[i]["name"], pkgs[i]["version"], pkgs[i]["license"] or "see " + (pkgs[i]["license_file"] or "?")) for i in seen)
+print(f"\nRust crates compiled into segrt.dll and segrt.exe ({len(rows)}), each with the licence it declares")
+print("in its Cargo.toml (an SPDX expression; each crate's source at crates.io names its copyright holders):\n")
+w = max(len(n) for n, _, _ in rows)
+for n, v, l in rows:
+    print(f"{n:<{w}}  {v:<12}  {l}")
+print("\nThe Rust standard library (std, core, alloc, panic_abort and their dependencies), built from the")
+print("rustc source: MIT OR Apache-2.0. The mingw-w64 runtime startup code linked into segrt.exe: see")
+print("https://www.mingw-w64.org (public domain and ZPL-2.1 / MIT-style licences).")
+PY
+
+cat > "$stage/README.txt" <<EOF
+segrt $version for Windows x64 - native segmentation runtime (UNet, SAM2) over ONNX Runtime $ort_version
+
+Run, from this folder or any other (segrt.exe finds models\\ beside itself):
+    segrt.exe demo --out %TEMP%\\segrt-demo
+    segrt.exe unet --model models\\demo_unet.onnx --overlay --out out models\\samples\\lesion_01.png
+    segrt.exe sam2 --encoder models\\sam2\\sam2_tiny_samexporter_encoder.onnx ^
+        --decoder models\\sam2\\sam2_tiny_samexporter_decoder.onnx --point 105,105 --out out\\sam2.png ^
+        models\\sam2\\reference\\img0.png
+    segrt.exe providers
+
+Needs the Microsoft Visual C++ 2015-2022 x64 runtime (vc_redist.x64.exe, once per PC): onnxruntime.dll
+imports MSVCP140.dll and VCRUNTIME140(_1).dll. segrt.dll itself needs only Windows' own DLLs.
+
+Your program: include\\segrt.h (C99) or include\\segrt.hpp (C++11); link against segrt.dll (mingw-w64:
+-L<this folder> -lsegrt; this package has no MSVC import library) or load it with LoadLibrary, and keep
+segrt.dll and onnxruntime.dll together beside the program. Built with the x86_64-win7-windows-gnu target (runs on Windows 7 to 11).
+Licences: LICENSE-MIT or LICENSE-APACHE for segrt; THIRD-PARTY-NOTICES.txt for the rest.
+EOF
+sed -i 's/$/\r/' "$stage/README.txt"
+(cd "$stage" && find . -type f ! -name SHA256SUMS | sort | sed 's#^\./##' | xargs -d '\n' sha256sum > SHA256SUMS)
+rm -f "dist/$name.zip"
+(cd "$target_dir/package" && zip -q -r -X "$OLDPWD/dist/$name.zip" "$name")
+echo "dist/$name.zip ($(stat -c %s "dist/$name.zip") bytes):"
+unzip -l "dist/$name.zip" | awk 'NR > 3 && $4 != "" {print "  " $1 "  " $4}' | grep -v '^  -'
