@@ -107,11 +107,10 @@ fn bad_input_table() {
     let mut info = SegRunInfo { struct_size: 4, ..Default::default() };
     let st = unsafe { seg_run_unet(s.0, &good, &good_mask, ptr::null_mut(), 0, &mut info, ptr::null_mut()) };
     check(Case { name: "SegRunInfo.struct_size not set", status: SegStatus::SEG_INVALID_ARGUMENT, message: "struct_size" }, st);
-    // ABI 1 reserves the control parameter: a pointer there is refused before anything runs (segrt
-    // never dereferences it).
+    // A control that is not a live one is refused before anything runs (segrt never dereferences it).
     let control = std::ptr::NonNull::<SegCallControl>::dangling().as_ptr();
     let st = unsafe { seg_run_unet(s.0, &good, &good_mask, ptr::null_mut(), 0, ptr::null_mut(), control) };
-    check(Case { name: "a control object (reserved)", status: SegStatus::SEG_INVALID_ARGUMENT, message: "control must be NULL" }, st);
+    check(Case { name: "a made-up call control", status: SegStatus::SEG_INVALID_HANDLE, message: "not a live segrt call control" }, st);
 
     // session creation
     let mut out: *mut SegSession = ptr::null_mut();
