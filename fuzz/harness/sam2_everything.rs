@@ -65,9 +65,17 @@ fn session() -> &'static Handle {
 
 pub fn run(input: Input) {
     let s = session();
-    let mut options: SegEverythingOptions = unsafe { std::mem::zeroed() };
+    // The options inside a larger zeroed buffer: struct_size may claim more than the struct, and
+    // segrt reads a longer struct's tail (it must be zero), so the bytes it claims must exist.
+    #[repr(C)]
+    struct Padded {
+        options: SegEverythingOptions,
+        tail: [u8; 256],
+    }
+    let mut padded: Padded = unsafe { std::mem::zeroed() };
+    let options = &mut padded.options;
     options.struct_size = std::mem::size_of::<SegEverythingOptions>() as u32;
-    assert_eq!(unsafe { seg_everything_options_default(&mut options) } as i32, 0);
+    assert_eq!(unsafe { seg_everything_options_default(&mut *options) } as i32, 0);
     // The oracle draws discs of radius 10, 20 and 30 low-res pixels, predicted IoU 0.5/0.9/0.7; on this
     // small image the r=20 disc (about 7.5 px) has a stability score of about 0.58, far below the
     // default 0.95: at 0.5 it is found, so calls that keep the other defaults write objects.
@@ -102,7 +110,7 @@ pub fn run(input: Input) {
     // Small capacities: a grid of at most 8x8 prompts finds a few dozen objects at most.
     let mut objects = vec![sentinel_object; input.objects_capacity as usize % 24];
     let mut count = usize::MAX;
-    let mut info_bytes = vec![0u8; 128];
+    let mut info_bytes = vec![0u8; 256]; // every size a u8 can claim: segrt reads a longer struct's tail
     if let Some(size) = input.info_size {
         info_bytes[..4].copy_from_slice(&(size as u32).to_ne_bytes());
     }
@@ -110,7 +118,7 @@ pub fn run(input: Input) {
         seg_sam2_everything(
             s.0,
             ptr::null(),
-            if input.null_options { ptr::null() } else { &options },
+            if input.null_options { ptr::null() } else { &*options },
             label_image.as_ref().map_or(ptr::null(), |l| l as *const SegLabelImage),
             if input.null_objects { ptr::null_mut() } else { objects.as_mut_ptr() },
             std::mem::size_of::<SegEverythingObject>(),

@@ -41,7 +41,15 @@ pub fn run(input: Input) {
     let out = SegMask { data: mask.as_mut_ptr(), width: W as i32, height: H as i32, stride: 0 };
     let mut all = vec![0u8; input.all_masks_len as usize];
     let mut low = vec![0f32; input.low_res_len as usize];
-    let mut result: SegSam2Result = unsafe { std::mem::zeroed() };
+    // The result inside a larger zeroed buffer: struct_size may claim more than SegSam2Result, and
+    // segrt reads a longer struct's tail (it must be zero), so the bytes it claims must exist.
+    #[repr(C)]
+    struct Padded {
+        result: SegSam2Result,
+        tail: [u8; 256],
+    }
+    let mut padded: Padded = unsafe { std::mem::zeroed() };
+    let result = &mut padded.result;
     result.struct_size = input.result_struct_size as u32;
     if !all.is_empty() {
         result.all_masks = all.as_mut_ptr();
@@ -67,7 +75,7 @@ pub fn run(input: Input) {
             input.flags,
             &out,
             &mut score,
-            if input.want_result { &mut result } else { ptr::null_mut() },
+            if input.want_result { &mut *result } else { ptr::null_mut() },
             ptr::null_mut(),
         )
     };

@@ -113,7 +113,7 @@ fn with_outputs(
     let masks: Vec<SegMask> = mask_data.iter_mut().map(|m| SegMask { data: m.as_mut_ptr(), width: mw, height: fh, stride: 0 }).collect();
     let mut records = vec![SegTrackObject { object_id: -12345, ..Default::default() }; capacity];
     let mut count = usize::MAX;
-    let mut info = [0u8; 128];
+    let mut info = [0u8; 256]; // every size a u8 can claim: segrt reads a longer struct's tail
     if let Some(size) = o.info_size {
         info[..4].copy_from_slice(&(size as u32).to_ne_bytes());
     }
@@ -263,7 +263,8 @@ pub fn run(input: Input) {
                 assert_eq!((s.frames, s.objects), (0, 0));
             }
             Call::State { struct_size } => {
-                let mut bytes = [0xEEu8; 128];
+                // Room for every size a u8 can claim: segrt reads a longer struct's tail (to refuse a non-zero one).
+                let mut bytes = [0xEEu8; 256];
                 bytes[..4].copy_from_slice(&(*struct_size as u32).to_ne_bytes());
                 let st = check(unsafe { seg_track_state(t.0, bytes.as_mut_ptr().cast()) }, "seg_track_state");
                 let size = std::mem::size_of::<SegTrackState>();
