@@ -80,31 +80,51 @@ impl CallControl {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Arc<CallControl>>> = const { RefCell::new(None) };
+    /// The controls the current call honours: the caller's, and any segrt adds (a newer image
+    /// cancels an older image's encode). Empty: the call cannot be cancelled.
+    static CURRENT: RefCell<Vec<Arc<CallControl>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Restores the thread's controls when a scope ends, even by a panic.
+struct Restore(Vec<Arc<CallControl>>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = std::mem::take(&mut self.0);
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
+}
+
+fn with_controls<R>(controls: Vec<Arc<CallControl>>, f: impl FnOnce() -> R) -> R {
+    let previous = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), controls));
+    let _restore = Restore(previous);
+    f()
 }
 
 /// Runs `f` with `control` as the calling thread's control (none: `f` cannot be cancelled), then
 /// restores the one before (a log callback may call segrt from inside a call).
 pub fn scope<R>(control: Option<Arc<CallControl>>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Arc<CallControl>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            CURRENT.with(|c| *c.borrow_mut() = previous);
-        }
-    }
-    let previous = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), control));
-    let _restore = Restore(previous);
-    f()
+    with_controls(control.into_iter().collect(), f)
 }
 
-fn current() -> Option<Arc<CallControl>> {
+/// Runs `f` under the current controls and `extra` too: cancelling either stops it.
+pub fn also<R>(extra: Arc<CallControl>, f: impl FnOnce() -> R) -> R {
+    let mut controls = CURRENT.with(|c| c.borrow().clone());
+    controls.push(extra);
+    with_controls(controls, f)
+}
+
+fn current() -> Vec<Arc<CallControl>> {
     CURRENT.with(|c| c.borrow().clone())
+}
+
+fn any_cancelled() -> bool {
+    CURRENT.with(|c| c.borrow().iter().any(|c| c.is_cancelled()))
 }
 
 /// True when the current call runs under a control (it may be cancelled).
 pub fn is_active() -> bool {
-    CURRENT.with(|c| c.borrow().is_some())
+    CURRENT.with(|c| !c.borrow().is_empty())
 }
 
 /// The error of a cancelled call.
@@ -112,56 +132,61 @@ pub fn cancelled() -> Error {
     Error::new(ErrorKind::Cancelled, "the call was cancelled")
 }
 
-/// `Err(Cancelled)` when the current call's control was cancelled.
+/// `Err(Cancelled)` when a control of the current call was cancelled.
 pub fn checkpoint() -> Result<()> {
-    match current() {
-        Some(c) if c.is_cancelled() => Err(cancelled()),
-        _ => Ok(()),
+    if any_cancelled() {
+        return Err(cancelled());
     }
+    Ok(())
 }
 
 /// Reports progress to the current call's callback (on this thread); a callback returning `false`
-/// cancels the control. Then the same check as [`checkpoint`].
+/// cancels its control. Then the same check as [`checkpoint`].
 pub fn progress(stage: Stage, fraction: f32) -> Result<()> {
-    let Some(control) = current() else { return Ok(()) };
-    if control.is_cancelled() {
-        return Err(cancelled());
-    }
-    let callback = control.progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    if let Some(callback) = callback {
-        // A panic in a host's callback cannot unwind through C; the boundary's guard catches ours.
-        if !callback(stage, fraction.clamp(0.0, 1.0)) {
-            control.cancel();
+    checkpoint()?;
+    for control in current() {
+        let callback = control.progress.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(callback) = callback {
+            // A panic in a host's callback cannot unwind through C; the boundary's guard catches ours.
+            if !callback(stage, fraction.clamp(0.0, 1.0)) {
+                control.cancel();
+            }
         }
     }
     checkpoint()
 }
 
-/// Run options for one ONNX Runtime run of the current call, registered with its control so that
-/// cancelling terminates the run; `configure` sets what the run needs besides. `None` when the call
-/// has no control: run without options. Keep the `Arc` until the run returns.
+/// Run options for one ONNX Runtime run of the current call, registered with its controls so that
+/// cancelling any of them terminates the run; `configure` sets what the run needs besides. `None`
+/// when the call has no control: run without options. Keep the `Arc` until the run returns.
 pub fn run_options(configure: impl FnOnce(&mut RunOptions) -> ort::Result<()>) -> Result<Option<Arc<RunOptions>>> {
-    let Some(control) = current() else { return Ok(None) };
+    let controls = current();
+    if controls.is_empty() {
+        return Ok(None);
+    }
     let internal = |e: ort::Error| Error::internal(format!("cannot create run options: {e}"));
     let mut options = RunOptions::new().map_err(internal)?;
     configure(&mut options).map_err(internal)?;
     let options = Arc::new(options);
-    let mut runs = control.runs.lock().unwrap_or_else(|p| p.into_inner());
-    if control.is_cancelled() {
-        return Err(cancelled());
+    for control in controls {
+        // Checked under the lock `cancel` takes: a control cancelled later terminates this run.
+        let mut runs = control.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if control.is_cancelled() {
+            return Err(cancelled());
+        }
+        runs.retain(|r| r.strong_count() > 0);
+        runs.push(Arc::downgrade(&options));
     }
-    runs.retain(|r| r.strong_count() > 0);
-    runs.push(Arc::downgrade(&options));
     Ok(Some(options))
 }
 
-/// The error of a failed ONNX Runtime run: `Cancelled` when the call's control was cancelled (the
-/// run was terminated), else the engine's message.
+/// The error of a failed ONNX Runtime run: `Cancelled` when a control of the call was cancelled
+/// (the run was terminated), else the engine's message.
 pub fn run_error(e: &ort::Error, what: &str) -> Error {
-    match current() {
-        Some(c) if c.is_cancelled() => cancelled(),
-        _ => crate::engine::run_error(e, what),
+    if any_cancelled() {
+        return cancelled();
     }
+    crate::engine::run_error(e, what)
 }
 
 #[cfg(test)]
@@ -182,6 +207,22 @@ mod tests {
         assert!(checkpoint().is_ok(), "outside the scope nothing is cancelled");
         control.reset();
         scope(Some(control), || assert!(checkpoint().is_ok()));
+    }
+
+    #[test]
+    fn an_added_control_stops_the_call_as_the_callers_does() {
+        let caller = Arc::new(CallControl::new());
+        let extra = Arc::new(CallControl::new());
+        scope(Some(caller.clone()), || {
+            also(extra.clone(), || {
+                assert!(checkpoint().is_ok());
+                extra.cancel();
+                assert_eq!(checkpoint().unwrap_err().kind, ErrorKind::Cancelled);
+            });
+            assert!(checkpoint().is_ok(), "the extra control ends with its scope");
+        });
+        scope(None, || also(extra.clone(), || assert!(is_active() && checkpoint().is_err())));
+        assert!(!is_active());
     }
 
     #[test]

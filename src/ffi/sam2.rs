@@ -77,8 +77,16 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
 
 /// Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
 /// only run the decoder. Does nothing when the same pixels are already cached. `out_encoder_ms`
-/// (optional) receives the time spent (pre-processing + encoder), 0 when the cache was used.
+/// (optional) receives the time spent (pre-processing + encoder), 0 when no encoder ran in this
+/// call (the cache was used, or another call was encoding the same pixels and this one waited).
 /// Thread safety: any thread; the cached embedding belongs to the session and serves all threads.
+///
+/// Encoding ahead: from the moment this call starts, `image` is "the image set last". A click or
+/// segment-everything call on it (image NULL, or the same pixels) made meanwhile on another thread
+/// waits for this encode instead of running its own; its own `control` can still cancel its wait.
+/// A newer image set on the session (or `seg_sam2_reset`) cancels this encode: this call then
+/// returns `SEG_CANCELLED`, as do the calls that waited for it. Do not call the same session from
+/// this call's progress or log callback (refused with `SEG_INVALID_ARGUMENT`: it would wait for itself).
 ///
 /// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
 /// progress (`SEG_CANCELLED`: no output written, the handle as before the call).
@@ -110,7 +118,8 @@ pub unsafe extern "C" fn seg_sam2_set_image(
     })
 }
 
-/// Forgets the cached image embedding and the previous mask of a SAM2 session.
+/// Forgets the cached image embedding and the previous mask of a SAM2 session, and cancels an
+/// encode in flight (its `seg_sam2_set_image` returns `SEG_CANCELLED`).
 ///
 /// # Safety
 /// Any value may be passed as `session`.

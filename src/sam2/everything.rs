@@ -37,7 +37,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::{check_size, ImageView};
 
 use super::spec::Family;
-use super::{ms, Embedding, Sam2Segmenter, Sam2Stats, NO_IMAGE};
+use super::{ms, Embedding, Sam2Segmenter};
 use super::{number_input, orig_im_size_input};
 
 /// Most points per side accepted (256² = 65 536 prompts).
@@ -430,7 +430,9 @@ impl Sam2Segmenter {
         let key = key.transpose()?;
         let cached = {
             let state = self.state();
-            let embedding = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
+            // While the image set last is being encoded, the cached one is not "the image set last".
+            let embedding =
+                state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key)).filter(|_| key.is_some() || state.encoding.is_none());
             let result = match (&embedding, &state.everything) {
                 (Some(e), Some((k, o, r))) if *k == e.key && o == options => Some(r.clone()),
                 _ => None,
@@ -440,11 +442,7 @@ impl Sam2Segmenter {
         if let (_, Some(result)) = &cached {
             return Ok((result.clone(), true));
         }
-        let (embedding, encoder_stats) = match (cached.0, image) {
-            (Some(e), _) => (e, Sam2Stats { encoder_reused: true, ..Sam2Stats::default() }),
-            (None, Some(img)) => self.encode(img, key.expect("set with the image"))?,
-            (None, None) => return Err(Error::invalid(NO_IMAGE)),
-        };
+        let (embedding, encoder_stats) = self.embedding_for(image, key)?;
         let mut result = self.run_everything(&embedding, options)?;
         result.stats.encoder_reused = encoder_stats.encoder_reused;
         result.stats.encoder_ms = encoder_stats.encoder_preprocess_ms + encoder_stats.encoder_ms;

@@ -6,6 +6,7 @@
 //! inside SAM2 graphs; the chosen low-res logits are upsampled straight to H x W (bilinear,
 //! half-pixel centres) and thresholded at 0. `spec` recognises the export conventions.
 
+mod encoding;
 pub mod everything;
 pub mod prompt;
 pub mod spec;
@@ -19,6 +20,7 @@ use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
+use self::encoding::Encoding;
 use crate::alloc;
 use crate::control::{self, Stage};
 use crate::engine::io::{f32_output, inputs_of, outputs_of, TensorInfo};
@@ -57,6 +59,8 @@ struct Embedding {
 #[derive(Default)]
 struct State {
     embedding: Option<Arc<Embedding>>,
+    /// The image set last while its encoder runs: calls on "the image set last" wait for it.
+    encoding: Option<Arc<Encoding<Arc<Embedding>>>>,
     /// Chosen low-res logits of the last prediction and the image they belong to.
     previous: Option<(u64, Arc<[f32]>)>,
     /// The last segment-everything result: the image key and options it was made for.
@@ -212,9 +216,10 @@ impl Sam2Segmenter {
         }
     }
 
-    /// (width, height) of the cached image, if any.
+    /// (width, height) of the image set last (cached, or still being encoded), if any.
     pub fn cached_image_size(&self) -> Option<(usize, usize)> {
-        self.state().embedding.as_ref().map(|e| (e.width, e.height))
+        let state = self.state();
+        state.encoding.as_ref().map(|e| e.size).or(state.embedding.as_ref().map(|e| (e.width, e.height)))
     }
 
     /// (width, height) of the low-res logits the decoder takes as `mask_input` and returns.
@@ -223,38 +228,83 @@ impl Sam2Segmenter {
         (w, h)
     }
 
-    /// Forgets the cached image and the previous mask.
+    /// Forgets the cached image and the previous mask, and cancels an encode in flight.
     pub fn reset(&self) {
-        *self.state() = State::default();
+        let old = std::mem::take(&mut *self.state());
+        if let Some(encoding) = old.encoding {
+            encoding.superseded.cancel();
+        }
     }
 
-    /// Encodes `image` now unless it is the cached one. Returns (pre-processing ms, encoder ms),
-    /// both 0 when the cache was used.
+    /// Encodes `image` now unless it is the cached one (or is being encoded by another call: then
+    /// waits for that). Returns (pre-processing ms, encoder ms), both 0 when no encoder ran here.
+    /// Any thread: a host encodes an image as soon as it shows it, and clicks arriving meanwhile
+    /// wait only for the rest of this encode; setting a newer image cancels this one.
     pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
         check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
-        let key = image.content_hash();
-        let cached = self.state().embedding.as_ref().is_some_and(|e| e.key == key);
-        if cached {
-            return Ok((0.0, 0.0));
-        }
-        let (_, stats) = self.encode(image, key)?;
+        let (_, stats) = self.embedding_for(Some(image), Some(image.content_hash()))?;
         Ok((stats.encoder_preprocess_ms, stats.encoder_ms))
     }
 
+    /// The embedding of `image` (whose content hash is `key`), or with `None` of the image set
+    /// last: the cached one, the one another call is encoding (waited for), or encoded here. An
+    /// encode started here supersedes (cancels) one of another image in flight.
+    fn embedding_for(&self, image: Option<&ImageView<'_>>, key: Option<u64>) -> Result<(Arc<Embedding>, Sam2Stats)> {
+        let reused = Sam2Stats { encoder_reused: true, ..Sam2Stats::default() };
+        let started = {
+            let mut state = self.state();
+            let waiting = state.encoding.clone().filter(|e| key.is_none_or(|k| k == e.key));
+            let cached = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
+            match (waiting, cached, image, key) {
+                (Some(encoding), ..) => {
+                    drop(state);
+                    return Ok((encoding.wait()?, reused));
+                }
+                (None, Some(embedding), ..) => return Ok((embedding, reused)),
+                (None, _, Some(img), Some(k)) => {
+                    let encoding = Encoding::start(k, (img.width(), img.height()));
+                    if let Some(older) = state.encoding.replace(encoding.clone()) {
+                        older.superseded.cancel();
+                    }
+                    encoding
+                }
+                _ => return Err(Error::invalid(NO_IMAGE)),
+            }
+        };
+        let image = image.expect("an encode starts only with an image");
+        let result = control::also(started.superseded.clone(), || self.encode(image, started.key));
+        {
+            // Installed only while it is still the image set last (not replaced nor reset meanwhile).
+            let mut state = self.state();
+            if state.encoding.as_ref().is_some_and(|e| Arc::ptr_eq(e, &started)) {
+                state.encoding = None;
+                if let Ok((embedding, _)) = &result {
+                    if state.previous.as_ref().is_some_and(|(k, _)| *k != embedding.key) {
+                        state.previous = None;
+                    }
+                    state.embedding = Some(embedding.clone());
+                }
+            }
+        }
+        started.finish(result.as_ref().map(|(e, _)| e.clone()).map_err(Clone::clone));
+        result.map_err(|e| {
+            let replaced = started.superseded.is_cancelled() && e.kind == ErrorKind::Cancelled;
+            if replaced {
+                Error::new(ErrorKind::Cancelled, "the encode was cancelled: a newer image was set on this handle, or it was reset")
+            } else {
+                e
+            }
+        })
+    }
+
     /// Runs the encoder on `image` (without holding the state lock: clicks on the cached image go
-    /// on meanwhile) and caches its embedding.
+    /// on meanwhile).
     fn encode(&self, image: &ImageView<'_>, key: u64) -> Result<(Arc<Embedding>, Sam2Stats)> {
         let t0 = Instant::now();
         let mut t1 = t0;
         let features = self.run_encoder(image, &mut t1)?;
         let stats = Sam2Stats { encoder_preprocess_ms: ms(t0, t1), encoder_ms: ms(t1, Instant::now()), ..Sam2Stats::default() };
-        let embedding = Arc::new(Embedding { key, width: image.width(), height: image.height(), features });
-        let mut state = self.state();
-        if state.previous.as_ref().is_some_and(|(k, _)| *k != key) {
-            state.previous = None;
-        }
-        state.embedding = Some(embedding.clone());
-        Ok((embedding, stats))
+        Ok((Arc::new(Embedding { key, width: image.width(), height: image.height(), features }), stats))
     }
 
     /// How the encoder wants `image`: RGB, resized to the model (stretched for SAM2, long side +
@@ -377,22 +427,14 @@ impl Sam2Segmenter {
         // The state is read once: the cached embedding (when it serves) and the previous logits.
         let key = image.map(|img| check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| img.content_hash()));
         let key = key.transpose()?;
-        let (cached, previous) = {
-            let state = self.state();
-            let cached = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
-            (cached, state.previous.clone())
-        };
-        let (embedding, encoder_stats) = match (cached, image) {
-            (Some(e), _) => (e, Sam2Stats { encoder_reused: true, ..Sam2Stats::default() }),
-            (None, Some(img)) => {
-                // Check what can be checked before paying for an encoder run.
-                size_check((img.width(), img.height()))?;
-                self.encode(img, key.expect("set with the image"))?
-            }
-            (None, None) => return Err(Error::invalid(NO_IMAGE)),
-        };
+        // Check what can be checked before paying for (or waiting for) an encoder run.
+        if let Some((w, h)) = image.map(|img| (img.width(), img.height())).or_else(|| self.cached_image_size()) {
+            size_check((w, h))?;
+        }
+        let (embedding, encoder_stats) = self.embedding_for(image, key)?;
         let (w, h) = (embedding.width, embedding.height);
         size_check((w, h))?;
+        let previous = self.state().previous.clone();
         let previous = match (&prompt.mask_input, prompt.refine) {
             (Some(m), _) => Some(m.as_slice()),
             (None, true) => previous.as_ref().filter(|(k, _)| *k == embedding.key).map(|(_, l)| &l[..]),
