@@ -5,9 +5,9 @@ DSB-2018 image shipped in stardist (img2d.tif, mask2d.tif: 512x512 uint16 TIFFs)
 The image is encoded once (GRAY8 through the C ABI), then every nucleus is prompted twice: one click
 at its most central pixel (the maximum of its Euclidean distance transform; ties: the first in row
 order) and its ground-truth box (inclusive pixel bounds). Each mask is scored by IoU against the
-nucleus' label. The mean IoUs must stay above bars set just under the figures measured, so a
-regression in segrt's pre- or post-processing (colour, resize, normalisation, padding, prompt
-coordinates, mask upsampling) fails. Figures only, no timing assertions.
+nucleus' label. The mean IoUs must stay above bars set just under the figures measured, and
+within 0.01 above them, so a change in segrt's pre- or post-processing (resize, normalisation,
+padding, prompt coordinates, mask threshold) fails. Figures only, no timing assertions.
 """
 import argparse
 import pathlib
@@ -21,8 +21,13 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from segrt_c import GRAY8, Segrt  # noqa: E402
 
 NUCLEI = 125
-# Measured with the debug and the release library alike (fp32 encoder); bars just under.
+# Mean IoUs measured (debug and release library alike, fp32 encoder): box 0.7698, click 0.5346.
+# The bars sit just under them. A mean more than MOVED above the figure fails too: the pre- or
+# post-processing changed (a nearest-neighbour encoder resize raises both means by 0.012-0.017),
+# so look at why, and record the new figure if the change is meant.
+MEASURED = {"box": 0.7698, "click": 0.5346}
 BARS = {"box": 0.765, "click": 0.528}
+MOVED = 0.01
 
 
 def read_u16_tiff(path: pathlib.Path) -> np.ndarray:
@@ -115,9 +120,10 @@ def main() -> int:
         scores, _ = measure(s, gray, nuclei)
     for kind in ("box", "click"):
         mean = float(np.mean(scores[kind]))
-        good = mean >= BARS[kind]
+        good = BARS[kind] <= mean <= MEASURED[kind] + MOVED
         failed |= not good
-        print(f"{'ok  ' if good else 'FAIL'} nuclei, {kind:<5} prompts: {summary(scores[kind])} (bar: mean >= {BARS[kind]})")
+        print(f"{'ok  ' if good else 'FAIL'} nuclei, {kind:<5} prompts: {summary(scores[kind])} (bar: mean >= {BARS[kind]}; "
+              f"recorded {MEASURED[kind]}, above {MEASURED[kind] + MOVED:.4f} the processing changed)")
     print(f"nuclei accuracy: {'failed' if failed else 'passed'}")
     return 1 if failed else 0
 
