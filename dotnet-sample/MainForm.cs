@@ -79,6 +79,10 @@ namespace SegrtDemo
             _tools.Items.Add(new ToolStripButton("Track frames...", null, (s, e) => { var d = AskFolder("A folder of frames (sorted by name; all of one size)"); if (d != null) Track(OpenFramesAsync(d)); }));
             _tools.Items.Add(new ToolStripButton("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
             _tools.Items.Add(new ToolStripButton("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
+            // Trained weights, when scripts/fetch-real-weights.sh has fetched them: real objects, not random shapes.
+            string realSam = Program.FindRealSam();
+            if (realSam != null)
+                _tools.Items.Add(new ToolStripButton("Real SAM", null, (s, e) => UseRealSam(realSam)) { ToolTipText = "The trained MobileSAM-class pair in " + realSam });
             _tools.Items.Add(new ToolStripSeparator());
             _tools.Items.Add(_modeBox);
             _tools.Items.Add(new ToolStripButton("Run UNet", null, (s, e) => Track(RunUnetAsync())));
@@ -199,6 +203,14 @@ namespace SegrtDemo
             _encoderPath = encoder;
             _decoderPath = decoder;
             DisposeSam2();
+        }
+
+        /// <summary>The MobileSAM-class pair in <paramref name="dir"/> (encoder.onnx + sam.onnx), in SAM2 click mode.</summary>
+        internal void UseRealSam(string dir)
+        {
+            UseSam2Models(Path.Combine(dir, "encoder.onnx"), Path.Combine(dir, "sam.onnx"));
+            _status.Text = "MobileSAM-class pair from " + dir + ": open an image, then click an object.";
+            SetMode(Mode.Sam2);  // loads the pair and encodes the image shown, if any
         }
 
         void DisposeSam2()

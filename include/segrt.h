@@ -386,7 +386,9 @@ typedef struct SegOptions {
   int32_t resize_filter;
   // A `SegChannelOrder` value for 3-channel models (default RGB).
   int32_t channel_order;
-  // Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1).
+  // Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1). Left at
+  // all three defaults, a normalisation the model's metadata states is used instead; see
+  // `seg_session_info` "normalisation".
   float scale;
   float mean[3];
   float std[3];

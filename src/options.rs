@@ -157,10 +157,15 @@ pub struct Options {
     pub size_multiple: usize,
     pub resize_filter: ResizeFilter,
     pub channel_order: ChannelOrder,
-    /// Pixel values are mapped as `(v * scale - mean[c]) / std[c]`.
+    /// Pixel values (0..255) are mapped as `(v * scale - mean[c]) / std[c]`. Left at the defaults
+    /// (1/255, 0, 1), a normalisation the model's metadata states is used instead (see
+    /// `unet::normalisation`).
     pub scale: f32,
     pub mean: [f32; 3],
     pub std: [f32; 3],
+    /// The caller chose scale/mean/std even where they equal the defaults: the model's metadata is
+    /// not consulted (the CLI sets it for `--scale`, `--mean`, `--std`).
+    pub explicit_normalisation: bool,
     pub sigmoid: Sigmoid,
     pub threshold_mode: ThresholdMode,
     pub threshold: f32,
@@ -208,6 +213,7 @@ impl Default for Options {
             scale: 1.0 / 255.0,
             mean: [0.0; 3],
             std: [1.0; 3],
+            explicit_normalisation: false,
             sigmoid: Sigmoid::Auto,
             threshold_mode: ThresholdMode::Fixed,
             threshold: 0.5,

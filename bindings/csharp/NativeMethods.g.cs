@@ -596,7 +596,9 @@ namespace Segrt.Native
         /// </summary>
         public int channel_order;
         /// <summary>
-        ///  Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1).
+        ///  Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1). Left at
+        ///  all three defaults, a normalisation the model's metadata states is used instead; see
+        ///  `seg_session_info` "normalisation".
         /// </summary>
         public float scale;
         public fixed float mean[3];

@@ -74,7 +74,9 @@ pub struct SegOptions {
     pub resize_filter: i32,
     /// A `SegChannelOrder` value for 3-channel models (default RGB).
     pub channel_order: i32,
-    /// Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1).
+    /// Input normalisation: `(pixel * scale - mean[c]) / std[c]` (defaults 1/255, 0, 1). Left at
+    /// all three defaults, a normalisation the model's metadata states is used instead; see
+    /// `seg_session_info` "normalisation".
     pub scale: f32,
     pub mean: [f32; 3],
     pub std: [f32; 3],
@@ -271,6 +273,9 @@ impl SegOptions {
             scale: self.scale,
             mean: self.mean,
             std: self.std,
+            // C hosts cannot mark the defaults as their choice: left at the defaults, a
+            // normalisation in the model's metadata applies (see `unet::normalisation`).
+            explicit_normalisation: false,
             sigmoid: Sigmoid::try_from(self.sigmoid)?,
             threshold_mode: ThresholdMode::try_from(self.threshold_mode)?,
             threshold: self.threshold,

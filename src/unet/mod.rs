@@ -3,6 +3,7 @@
 //! cleans binary masks, `tiling` runs large images tile by tile.
 
 pub mod cleanup;
+pub mod normalisation;
 pub mod postprocess;
 pub mod spec;
 pub mod tiling;
@@ -71,6 +72,7 @@ pub struct UnetSegmenter {
     inputs: Vec<TensorInfo>,
     outputs: Vec<TensorInfo>,
     sessions: SessionPool<Preprocessor>,
+    normalisation: normalisation::Decision,
 }
 
 /// What `seg_session_info` and `segrt info` report.
@@ -80,6 +82,8 @@ pub struct SessionInfo<'a> {
     pub inputs: &'a [TensorInfo],
     pub outputs: &'a [TensorInfo],
     pub interpretation: &'a UnetSpec,
+    /// The pixel normalisation in use and where it came from (caller, model metadata, default).
+    pub normalisation: &'a normalisation::Decision,
     pub provider: &'a ProviderReport,
     pub intra_threads: String,
     /// The handle's sessions: cap, alive, busy, built, waits, memory per session.
@@ -109,9 +113,15 @@ impl UnetSegmenter {
     fn build(model: Vec<u8>, path: Option<&Path>, options: Options) -> Result<Self> {
         options.validate()?;
         let sessions = SessionPool::new(model, path, &options, GraphSharing::AtCreation)?;
-        let (spec, inputs, outputs) =
-            sessions.with(|s, _| Ok((UnetSpec::from_session(s, options.output_name.as_deref())?, inputs_of(s), outputs_of(s))))?;
-        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions })
+        let (spec, inputs, outputs, normalisation) = sessions.with(|s, _| {
+            let spec = UnetSpec::from_session(s, options.output_name.as_deref())?;
+            let metadata = s.metadata().map_err(|e| Error::inference(format!("cannot read the model's metadata: {e}")))?;
+            let normalisation = normalisation::decide(&options, &|key| metadata.custom(key))?;
+            Ok((spec, inputs_of(s), outputs_of(s), normalisation))
+        })?;
+        let mut options = options;
+        (options.scale, options.mean, options.std) = (normalisation.scale, normalisation.mean, normalisation.std);
+        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions, normalisation })
     }
 
     pub fn spec(&self) -> &UnetSpec {
@@ -130,6 +140,7 @@ impl UnetSegmenter {
             inputs: &self.inputs,
             outputs: &self.outputs,
             interpretation: &self.spec,
+            normalisation: &self.normalisation,
             provider: &self.sessions.provider,
             intra_threads: intra_threads_text(self.options.intra_threads),
             pool: self.sessions.stats(),

@@ -27,6 +27,8 @@ pub struct UnetSpec {
     pub output_element: Element,
     /// Output classes when the model declares them; 1 = binary probability/logit map.
     pub classes: Option<usize>,
+    /// Why `output_name` is the output read: named by the caller, or the first segmentation map.
+    pub output_choice: String,
 }
 
 /// Whether an output shape's spatial axes ([1,H,W], [1,K,H,W] or [1,H,W,K]) can be the input's
@@ -85,15 +87,32 @@ impl UnetSpec {
         // (equal, or dynamic where either is dynamic), or the one the options name. Anything else
         // (a SAM2 encoder's features, a classifier's scores) is not a UNet's output.
         let float_map = |t: &&TensorInfo| float(t).is_some() && (t.shape.len() == 3 || t.shape.len() == 4);
-        let output = match output_name {
+        let (output, output_choice) = match output_name {
             Some(name) => {
-                let named = outputs.iter().find(|t| t.name == name).ok_or_else(|| format!("the model has no output named '{name}'"))?;
-                Some(named).filter(float_map).ok_or_else(|| format!("output '{name}' is not a float map of rank 3 or 4"))?
+                let named = outputs.iter().find(|t| t.name == name).ok_or_else(|| {
+                    let names: Vec<&str> = outputs.iter().map(|t| t.name.as_str()).collect();
+                    format!("the model has no output named '{name}' (its outputs: {})", names.join(", "))
+                })?;
+                let named = Some(named).filter(float_map).ok_or_else(|| format!("output '{name}' is not a float map of rank 3 or 4"))?;
+                (named, format!("'{name}': named by the caller (output_name)"))
             }
-            None => outputs.iter().filter(float_map).find(|t| spatial_matches(&t.shape, (h, w))).ok_or(
-                "no float output of rank 3 or 4 has the input's height and width (a segmentation map does); \
-                 name the output to use in the output_name option if the model really is one",
-            )?,
+            None => {
+                let maps: Vec<&TensorInfo> = outputs.iter().filter(float_map).filter(|t| spatial_matches(&t.shape, (h, w))).collect();
+                let first = *maps.first().ok_or(
+                    "no float output of rank 3 or 4 has the input's height and width (a segmentation map does); \
+                     name the output to use in the output_name option if the model really is one",
+                )?;
+                let why = match maps.len() {
+                    1 if outputs.len() == 1 => format!("'{}': the model's only output", first.name),
+                    1 => format!("'{}': the only float output with the input's height and width", first.name),
+                    n => format!(
+                        "'{}': the first of {n} float outputs with the input's height and width ({}); name another in output_name",
+                        first.name,
+                        maps.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                (first, why)
+            }
         };
         let classes = match (output.shape.len(), input_layout) {
             (3, _) => Some(1),
@@ -111,6 +130,7 @@ impl UnetSpec {
             output_name: output.name.clone(),
             output_element: float(output).expect("filtered above"),
             classes,
+            output_choice,
         })
     }
 
@@ -166,9 +186,30 @@ mod tests {
         assert_eq!(UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, None).unwrap().output_name, "mask");
         assert_eq!(UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, Some("aux")).unwrap().output_name, "aux");
         let e = UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, Some("nope")).unwrap_err();
-        assert!(e.contains("no output named 'nope'"), "{e}");
+        assert!(e.contains("no output named 'nope' (its outputs: aux, mask)"), "{e}");
         let e = UnetSpec::from_io(&[t("x", "u8", &[1, 3, 256, 256])], &outputs, None).unwrap_err();
         assert!(e.contains("not float32/float16"), "{e}");
+    }
+
+    #[test]
+    fn the_choice_of_output_says_why() {
+        let x = [t("x", "f32", &[1, 3, 320, 320])];
+        let one = UnetSpec::from_io(&x, &[t("y", "f32", &[1, 1, 320, 320])], None).unwrap();
+        assert_eq!(one.output_choice, "'y': the model's only output");
+        // U^2-Net-P: seven maps of the input's size, the fused one first.
+        let seven: Vec<TensorInfo> = (1959..=1965).map(|n| t(&n.to_string(), "f32", &[1, 1, 320, 320])).collect();
+        let spec = UnetSpec::from_io(&x, &seven, None).unwrap();
+        assert_eq!(spec.output_name, "1959");
+        assert!(
+            spec.output_choice.starts_with("'1959': the first of 7") && spec.output_choice.contains("1960, "),
+            "{}",
+            spec.output_choice
+        );
+        let spec = UnetSpec::from_io(&x, &seven, Some("1962")).unwrap();
+        assert_eq!((spec.output_name.as_str(), spec.output_choice.as_str()), ("1962", "'1962': named by the caller (output_name)"));
+        let mixed = [t("features", "f32", &[1, 8, 80, 80]), t("mask", "f32", &[1, 1, 320, 320])];
+        let spec = UnetSpec::from_io(&x, &mixed, None).unwrap();
+        assert_eq!(spec.output_choice, "'mask': the only float output with the input's height and width");
     }
 
     #[test]

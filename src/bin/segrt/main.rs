@@ -52,7 +52,15 @@ enum Command {
     /// Segment images (files or folders) with a UNet model
     #[command(
         arg_required_else_help = true,
-        after_help = "Example, from the repository root: segrt unet --model models/demo_unet.onnx --overlay --out out/masks models/samples"
+        after_help = "Normalisation: a pixel value v (0..255; R,G,B, or gray) is resized and fed to the model as \
+                      (v * scale - mean[c]) / std[c]. The default is scale 1/255, mean 0,0,0, std 1,1,1 (v / 255), unless \
+                      the model's ONNX metadata states one (keys segrt.scale, segrt.mean, segrt.std, or ONNX's \
+                      Image.NominalPixelRange). Any of --scale, --mean, --std sets it yourself, and the ones left out \
+                      take the defaults above. `segrt info MODEL` shows the normalisation in use and where it came from.\n  \
+                      ImageNet-trained models (U^2-Net-P): --mean 0.485,0.456,0.406 --std 0.229,0.224,0.225\n  \
+                      PP-OCR text detector ((v/255 - 0.5) / 0.5): --mean 0.5,0.5,0.5 --std 0.5,0.5,0.5\n  \
+                      Models on raw 0..255 values: --scale 1\n\
+                      Example, from the repository root: segrt unet --model models/demo_unet.onnx --overlay --out out/masks models/samples"
     )]
     Unet(UnetArgs),
     /// Segment the object at clicked points / inside a box with a SAM2 encoder + decoder pair
@@ -95,12 +103,68 @@ enum Command {
     )]
     Bench(bench::BenchArgs),
     /// Show how segrt reads a UNet model, or a SAM2 encoder + decoder pair (JSON)
-    #[command(arg_required_else_help = true)]
+    #[command(
+        arg_required_else_help = true,
+        after_help = "For a UNet model: \"interpretation\" says which output is read and why (output_choice), \
+                      \"normalisation\" the pixel normalisation in use and where it came from (source: default, \
+                      model_metadata or caller). --scale/--mean/--std/--output show what `segrt unet` would do with them."
+    )]
     Info {
         /// A UNet model, or a SAM2 encoder followed by its decoder
         #[arg(required = true, num_args = 1..=2)]
         models: Vec<PathBuf>,
+        #[command(flatten)]
+        model: ModelArgs,
     },
+}
+
+/// How a UNet model's input is normalised and which of its outputs is read.
+#[derive(clap::Args, Clone, Default, Debug, PartialEq)]
+pub struct ModelArgs {
+    /// Pixel scale S in (v * S - mean) / std, v = 0..255: a number, or a fraction such as 1/255
+    /// [default: 1/255, or the model's metadata]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    scale: Option<String>,
+    /// Per-channel mean subtracted after scaling (R,G,B; gray models use the first) [default: 0,0,0, or the model's metadata]
+    #[arg(long, value_name = "R,G,B", allow_hyphen_values = true)]
+    mean: Option<String>,
+    /// Per-channel divisor after the mean, non-zero (R,G,B) [default: 1,1,1, or the model's metadata]
+    #[arg(long, value_name = "R,G,B", allow_hyphen_values = true)]
+    std: Option<String>,
+    /// The model output to read when it has several [default: the first float output with the
+    /// input's height and width]
+    #[arg(long, value_name = "NAME", visible_alias = "output-name")]
+    output: Option<String>,
+}
+
+impl ModelArgs {
+    /// Whether any flag was given.
+    fn any(&self) -> bool {
+        self.scale.is_some() || self.mean.is_some() || self.std.is_some() || self.output.is_some()
+    }
+
+    /// Sets the options' normalisation and output from the flags. Any of --scale/--mean/--std makes
+    /// the normalisation the caller's: flags left out take segrt's defaults, not the model's metadata.
+    fn apply(&self, options: &mut Options) -> CliResult {
+        use segrt::unet::normalisation::{parse_scale, parse_three};
+        if let Some(s) = &self.scale {
+            options.scale = parse_scale(s).map_err(|e| format!("--scale '{s}': {e}"))?;
+        }
+        if let Some(m) = &self.mean {
+            options.mean = parse_three(m, false).map_err(|e| format!("--mean '{m}': {e}"))?;
+        }
+        if let Some(d) = &self.std {
+            options.std = parse_three(d, true).map_err(|e| format!("--std '{d}': {e}"))?;
+        }
+        options.explicit_normalisation |= self.scale.is_some() || self.mean.is_some() || self.std.is_some();
+        if let Some(name) = &self.output {
+            if name.is_empty() {
+                return Err("--output: give the name of one of the model's outputs (segrt info MODEL lists them)".into());
+            }
+            options.output_name = Some(name.clone());
+        }
+        Ok(())
+    }
 }
 
 /// Where the optimised model is cached between runs (see docs/src/guide/model-cache.md).
@@ -236,6 +300,8 @@ struct UnetArgs {
     tile_batch: usize,
     #[command(flatten)]
     cache: CacheArgs,
+    #[command(flatten)]
+    model_args: ModelArgs,
     /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
     /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
     /// extension added (l05_jpg_mask.png, l05_bmp_mask.png)
@@ -273,7 +339,7 @@ fn main() -> ExitCode {
             Command::Unet(args) => unet(args, ort),
             Command::Sam2(args) => sam2(args, ort),
             Command::Track(args) => track::track(args, ort),
-            Command::Info { models } => info(&models, ort),
+            Command::Info { models, model } => info(&models, &model, ort),
             Command::Providers { device, json } => providers(device, json, ort),
             Command::Bench(args) => bench::bench(args, ort),
         },
@@ -481,7 +547,7 @@ fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options> {
             Err(_) => return Err(format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'").into()),
         },
     };
-    Ok(Options {
+    let mut options = Options {
         ort_path: ort,
         provider,
         device_id,
@@ -510,13 +576,19 @@ fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options> {
         tile_batch: args.tile_batch,
         cache: args.cache.mode(),
         ..Options::default()
-    })
+    };
+    args.model_args.apply(&mut options)?;
+    Ok(options)
 }
 
-fn info(models: &[PathBuf], ort: Option<PathBuf>) -> CliResult {
-    let options = Options { ort_path: ort, ..Options::default() };
+fn info(models: &[PathBuf], model_args: &ModelArgs, ort: Option<PathBuf>) -> CliResult {
+    let mut options = Options { ort_path: ort, ..Options::default() };
     let json = match models {
-        [model] => serde_json::to_string_pretty(&load_segmenter(model, options)?.0.info()),
+        [model] => {
+            model_args.apply(&mut options)?;
+            serde_json::to_string_pretty(&load_segmenter(model, options)?.0.info())
+        }
+        [_, _] if model_args.any() => return Err("--scale, --mean, --std and --output apply to a UNet model, not a SAM2 pair".into()),
         [encoder, decoder] => {
             let sam = Sam2Segmenter::from_files(encoder, decoder, options).map_err(|e| e.to_string())?;
             serde_json::to_string_pretty(&sam.info())
@@ -889,4 +961,67 @@ fn stem(p: &Path) -> String {
 }
 fn file_name(p: &Path) -> String {
     p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unet_args(flags: &[&str]) -> Result<UnetArgs, clap::Error> {
+        let argv = ["segrt", "unet", "--model", "m.onnx"].iter().chain(flags).chain(&["a.png"]).copied();
+        match Cli::try_parse_from(argv)?.command {
+            Command::Unet(args) => Ok(args),
+            _ => unreachable!("parsed as unet"),
+        }
+    }
+
+    fn options(flags: &[&str]) -> Result<Options, String> {
+        let args = unet_args(flags).map_err(|e| e.to_string())?;
+        unet_options(&args, None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn normalisation_flags_set_the_options_and_mark_them_the_callers() {
+        let o = options(&["--mean", "0.485,0.456,0.406", "--std", "0.229,0.224,0.225"]).unwrap();
+        assert_eq!((o.scale, o.mean, o.std, o.explicit_normalisation), (1.0 / 255.0, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225], true));
+        let o = options(&["--scale", "1"]).unwrap();
+        assert_eq!((o.scale, o.mean, o.std, o.explicit_normalisation), (1.0, [0.0; 3], [1.0; 3], true));
+        // The defaults given on purpose are still the caller's: the model's metadata is not used.
+        let o = options(&["--scale", "1/255"]).unwrap();
+        assert_eq!((o.scale, o.explicit_normalisation), (1.0 / 255.0, true));
+        assert!(segrt::unet::normalisation::set_by_caller(&o));
+        // No flag: the library may take the model's metadata.
+        let o = options(&[]).unwrap();
+        assert_eq!((o.explicit_normalisation, o.output_name.as_deref()), (false, None));
+        assert!(!segrt::unet::normalisation::set_by_caller(&o));
+        let o = options(&["--output", "1959"]).unwrap();
+        assert_eq!((o.output_name.as_deref(), o.explicit_normalisation), (Some("1959"), false));
+        let o = options(&["--output-name", "1960", "--mean=-1,0,1"]).unwrap();
+        assert_eq!((o.output_name.as_deref(), o.mean), (Some("1960"), [-1.0, 0.0, 1.0]));
+    }
+
+    #[test]
+    fn bad_normalisation_flags_say_which_flag_and_why() {
+        for (flags, needle) in [
+            (&["--mean", "0.5,0.5"][..], "--mean '0.5,0.5': expected three comma-separated numbers R,G,B, got 2"),
+            (&["--std", "0.2,0,0.2"][..], "--std '0.2,0,0.2': a standard deviation of 0 would divide by zero"),
+            (&["--std", "1,1,nan"][..], "--std '1,1,nan': 'nan' is not a finite number"),
+            (&["--mean", "a,b,c"][..], "--mean 'a,b,c': 'a' is not a number"),
+            (&["--scale", "0"][..], "--scale '0': the scale must be a finite, non-zero number"),
+            (&["--scale", "1/0"][..], "--scale '1/0'"),
+            (&["--output", ""][..], "--output: give the name"),
+        ] {
+            let e = options(flags).unwrap_err();
+            assert!(e.contains(needle), "{flags:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn info_takes_the_flags_for_a_unet_model_only() {
+        let cli = Cli::try_parse_from(["segrt", "info", "--mean", "1,2,3", "m.onnx"]).unwrap();
+        let Command::Info { models, model } = cli.command else { unreachable!("parsed as info") };
+        assert_eq!((models.len(), model.mean.as_deref()), (1, Some("1,2,3")));
+        let e = info(&[PathBuf::from("e.onnx"), PathBuf::from("d.onnx")], &model, None).err().unwrap();
+        assert!(e.to_string().contains("apply to a UNet model"), "{e}");
+    }
 }
