@@ -54,6 +54,7 @@ static partial class SegrtTests
         RunDisposedTests();
         RunCancelTests();
         RunEncodeAheadTests();
+        RunRealModelTests();
 
         if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));

@@ -53,6 +53,8 @@ selftest_build() { "${MCS[@]}" -target:exe -r:System.Windows.Forms.dll -r:"$1/Se
     -out:"$1/SegrtDemo.SelfTest.exe" "$repo/tests/csharp/sample/SampleSelfTest.cs"; }
 selftest_build "$out"
 
+# The tests find models/ and .real-weights/ (the real-model test; it says so and passes when they are missing)
+# under the repo root given as their argument.
 cd /tmp   # any working directory: DllImport must find libsegrt.so beside the .exe
 mono --debug "$out/SegrtTests.exe" "$repo"
 mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samples/lesion_01_gt.png" "$repo/models/demo_unet.onnx"
