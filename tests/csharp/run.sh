@@ -63,7 +63,7 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # mouse handlers on the zoomed PictureBox. The geometric-oracle SAM2 pair draws a disc centred on
 # the model-space click, so the mask centroid checks the control -> image coordinate mapping.
 # Then "Track frames...": the reference clip's folder, one click through the mouse handlers, the play
-# through the Timer and NextAsync; --check-tracking: the first frame's mask is the official SAM2 video
+# through the Timer and Sam2Tracker.Next; encoding ahead (two images opened in a row, a click at once); --check-tracking: the first frame's mask is the official SAM2 video
 # predictor's for that click, every frame is shown in order, the last mask is a direct tracker's.
 shot="$out/selftest.png"
 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.SelfTest.exe" "$shot" \
