@@ -11,7 +11,7 @@ namespace SegrtDemo
     /// <summary>
     /// "Track frames...": plays a folder of frames through SAM2 video tracking. A click on the first frame makes a
     /// new <see cref="Sam2Tracker"/>, adds the frame and prompts the clicked object; a WinForms Timer then feeds each
-    /// next frame to <c>await tracker.NextAsync(frame, token)</c>, skipping a tick while a frame is still running,
+    /// next frame to <c>await Task.Run(() =&gt; tracker.Next(frame, token), token)</c>, skipping a tick while a frame is still running,
     /// and hands every tracked frame to the form (<see cref="FrameShown"/>). Lives on the UI thread; model loading
     /// and tracking run on the thread pool. Masks are not kept (a long video would fill the memory).
     /// </summary>
@@ -149,7 +149,7 @@ namespace SegrtDemo
             ReleaseModel();
         }
 
-        /// <summary>One Timer tick: the next frame through NextAsync unless the previous one is still running.</summary>
+        /// <summary>One Timer tick: the next frame through Sam2Tracker.Next on a pool thread, unless the previous one is still running.</summary>
         async void OnTick(object sender, EventArgs e)
         {
             if (_playing || _tracker == null) return;
@@ -172,7 +172,9 @@ namespace SegrtDemo
                 TrackedFrame f;
                 try
                 {
-                    f = await tracker.NextAsync(frame, token);
+                    // Next blocks while the video models run: on a pool thread, with the play's token (Stop/Cancel
+                    // stops it in the middle).
+                    f = await Task.Run(() => tracker.Next(frame, token), token);
                 }
                 catch
                 {

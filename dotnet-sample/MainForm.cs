@@ -13,8 +13,11 @@ namespace SegrtDemo
     /// The sample's window: opens an image, runs a UNet on it, or segments what you click with SAM2 (a
     /// <see cref="Sam2Annotator"/>: left click "this object", right click "not this", drag a box), colours every
     /// object ("Segment everything"), and plays a folder of frames tracked from one click (<see cref="FramePlayer"/>).
-    /// Long work (loading models, the SAM2 encoder, tracking) runs off the UI thread; results are drawn as an overlay
-    /// composed with LockBits (never GetPixel).
+    /// Long work (loading models, the SAM2 encoder, tracking) runs off the UI thread through <c>Task.Run</c> over
+    /// segrt's synchronous calls, with a token (the Cancel button) and a progress reporter (the progress bar); results
+    /// are drawn as an overlay composed with LockBits (never GetPixel). In SAM2 mode an image is encoded as soon as it
+    /// is shown (encoding ahead): a click made during the encode waits only for the rest of it, and opening another
+    /// image cancels the older encode.
     /// </summary>
     public sealed class MainForm : Form
     {
@@ -42,9 +45,12 @@ namespace SegrtDemo
         Sam2Annotator _annotator;  // the clicks on the image shown, on _sam2
         Point? _dragStart;
         Point _dragNow;
-        bool _busy;
-        CancellationTokenSource _work;   // cancels the SAM2 encode / segment-everything running (the Cancel button)
-        Task _encoding = Task.FromResult(0);
+        bool _busy;                      // a UNet run, a SAM2 prompt, segment-everything or a track start is running
+        CancellationTokenSource _work;   // cancels the segment-everything running (the Cancel button)
+        CancellationTokenSource _encodeWork;  // cancels the SAM2 encode running (the Cancel button; a new image cancels it)
+        Task _encoding = Task.FromResult(0);  // the encode of the image shown (the self-test awaits it)
+        Task _imageSet = Task.FromResult(0);  // done once the annotator holds the image shown (before its encode ends)
+        Task<Sam2Segmenter> _sam2Loading;     // the SAM2 pair being loaded, shared by the calls that need it
 
         /// <summary>What "Segment everything" uses (SAM2's automatic mask generator defaults).</summary>
         internal EverythingOptions EverythingOptions = new EverythingOptions();
@@ -120,6 +126,12 @@ namespace SegrtDemo
         internal PictureBox Picture { get { return _picture; } }
         internal int ProgressPercent { get { return _progressBar.Value; } }
 
+        /// <summary>The encode of the image shown (started when it was opened in SAM2 mode).</summary>
+        internal Task Encoding { get { return _encoding; } }
+
+        /// <summary>The last status bar text.</summary>
+        internal string StatusText { get { return _status.Text; } }
+
         /// <summary>
         /// A token for the next long segrt call (cancelling any still running), with the Cancel button enabled;
         /// <see cref="EndWork"/> disables it again.
@@ -139,14 +151,20 @@ namespace SegrtDemo
             {
                 _work.Dispose();
                 _work = null;
-                _cancelButton.Enabled = _mode == Mode.Track;
+                UpdateCancelButton();
             }
         }
 
-        /// <summary>The Cancel button: stops the running encode / segment-everything (mid-run) and the tracking play.</summary>
+        void UpdateCancelButton()
+        {
+            _cancelButton.Enabled = _mode == Mode.Track || _work != null || _encodeWork != null;
+        }
+
+        /// <summary>The Cancel button: stops the running encode and segment-everything (mid-run) and the tracking play.</summary>
         internal void CancelWork(string status)
         {
             if (_work != null) _work.Cancel();
+            if (_encodeWork != null) _encodeWork.Cancel();
             if (_mode == Mode.Track) _player.Stop();
             if (status != null) _status.Text = status;
         }
@@ -215,7 +233,9 @@ namespace SegrtDemo
 
         void DisposeSam2()
         {
+            if (_encodeWork != null) _encodeWork.Cancel();
             if (_sam2 != null) { _sam2.Dispose(); _sam2 = null; }
+            _sam2Loading = null;
             _annotator = null;
         }
 
@@ -234,11 +254,15 @@ namespace SegrtDemo
                 System.Threading.CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.FromCurrentSynchronizationContext());
         }
 
+        /// <summary>
+        /// "Open image...": shows the picture; in SAM2 mode its encode starts at once (see <see cref="PrepareSam2Async"/>)
+        /// and this returns when the encode has started, not when it ends: clicks are accepted from then on. A new
+        /// picture cancels the encode of the previous one (mid-run), and a segment-everything still running.
+        /// </summary>
         internal async Task OpenImageAsync(string path)
         {
-            // A new picture cancels the encode of the previous one (mid-run) and waits for it to unwind.
             if (_work != null) _work.Cancel();
-            try { await _encoding; } catch (Exception) { }
+            if (_encodeWork != null) _encodeWork.Cancel();
             Bitmap loaded = await Task.Run(() => ImageFiles.Load24(path));
             if (_image != null) _image.Dispose();
             _image = loaded;
@@ -247,7 +271,8 @@ namespace SegrtDemo
             if (_annotator != null) _annotator.ClearPrompts();
             Redraw();
             _status.Text = string.Format("{0} ({1} x {2})", Path.GetFileName(path), _image.Width, _image.Height);
-            if (_mode == Mode.Sam2) await PrepareSam2Async();
+            if (_mode == Mode.Sam2) Track(PrepareSam2Async());
+            await _imageSet;
         }
 
         /// <summary>What choosing a mode in the combo box does (the combo box raises ApplyMode).</summary>
@@ -261,8 +286,8 @@ namespace SegrtDemo
         {
             if (_mode == Mode.Track && mode != Mode.Track) _player.Stop();
             if (mode != Mode.Track) _frameStatus.Text = "";
-            _cancelButton.Enabled = mode == Mode.Track || _work != null;
             _mode = mode;
+            UpdateCancelButton();
             _mask = null;
             _labels = null;
             Redraw();
@@ -286,7 +311,7 @@ namespace SegrtDemo
                 UnetSegmenter unet = _unet;
                 // Read before the await: a model disposed meanwhile ("UNet model...") answers nothing but ObjectDisposedException.
                 string provider = unet.ProviderInUse;
-                UnetResult r = await unet.SegmentAsync(image);
+                UnetResult r = await Task.Run(() => unet.Segment(image));
                 _mask = r.Mask;
                 _labels = null;
                 _maskColor = UnetColor;
@@ -301,45 +326,109 @@ namespace SegrtDemo
             }
         }
 
-        /// <summary>Loads the SAM2 pair if needed and encodes the image, both on a worker thread (Cancel stops the encoder).</summary>
+        /// <summary>
+        /// Loads the SAM2 pair if needed (on a worker thread), then encodes the image shown ahead of any click:
+        /// <c>Task.Run(() =&gt; annotator.SetImage(pixels, token, progress))</c>, with the progress bar and the Cancel
+        /// button. The annotator records the image before its encoder runs, so clicks made meanwhile segment it,
+        /// waiting in segrt for the rest of the encode. A newer image cancels this encode (here through its token,
+        /// and in segrt by the newer SetImage itself).
+        /// </summary>
         internal Task PrepareSam2Async()
         {
-            Task t = PrepareSam2CoreAsync();
+            if (_image == null) return Task.FromResult(0);
+            if (_encodeWork != null) _encodeWork.Cancel();
+            var cts = new CancellationTokenSource();
+            _encodeWork = cts;
+            UpdateCancelButton();
+            var imageSet = new TaskCompletionSource<bool>();
+            _imageSet = imageSet.Task;
+            Task t = EncodeAheadAsync(_image, cts, imageSet);
             _encoding = t;
             return t;
         }
 
-        async Task PrepareSam2CoreAsync()
+        async Task EncodeAheadAsync(Bitmap image, CancellationTokenSource cts, TaskCompletionSource<bool> imageSet)
         {
-            if (_image == null || _busy) return;
-            _busy = true;
-            CancellationToken token = StartWork();
+            CancellationToken token = cts.Token;
             try
             {
                 if (_sam2 == null)
                 {
-                    _status.Text = "Loading SAM2...";
-                    string enc = _encoderPath, dec = _decoderPath;
-                    _sam2 = await Task.Run(() => new Sam2Segmenter(enc, dec));
-                    _annotator = _sam2.CreateAnnotator();
+                    if (_sam2Loading == null)
+                    {
+                        _status.Text = "Loading SAM2...";
+                        string enc = _encoderPath, dec = _decoderPath;
+                        _sam2Loading = Task.Run(() => new Sam2Segmenter(enc, dec));
+                    }
+                    Task<Sam2Segmenter> loading = _sam2Loading;
+                    Sam2Segmenter loaded = await loading;
+                    if (_sam2Loading == loading && _sam2 == null)
+                    {
+                        _sam2 = loaded;
+                        _annotator = _sam2.CreateAnnotator();
+                    }
                 }
-                _status.Text = "Encoding the image...";
-                Bitmap image = _image;
+                token.ThrowIfCancellationRequested();
+                _status.Text = "Encoding the image... (clicks are accepted already)";
+                _progressBar.Value = 0;
+                // The pixels are copied here, on the UI thread, so the worker never touches the Bitmap the form draws.
+                InputImage pixels = Pixels(image);
                 Sam2Annotator annotator = _annotator;
                 string provider = _sam2.ProviderInUse; // before the await, as in RunUnetAsync
-                double ms = await annotator.SetImageAsync(image, token, ProgressBarReporter());
+                var bar = ProgressBarReporter();
+                // The annotator holds the image from its first Encode report on (or once SetImage returns, when the
+                // pixels were cached): clicks wait for that, then wait in segrt for the rest of the encode.
+                var reporter = new FirstReport(imageSet, bar);
+                double ms = await Task.Run(() => annotator.SetImage(pixels, token, reporter), token);
+                if (_encodeWork != cts) return; // a newer image is shown
                 _progressBar.Value = 100;
                 _status.Text = string.Format("Image encoded in {0:F0} ms. Left click: object, right click: not object, drag: box.", ms);
                 _provider.Text = "Provider: " + provider;
             }
             catch (OperationCanceledException)
             {
-                _status.Text = "Encoding cancelled.";
+                if (_encodeWork == cts) _status.Text = "Encoding cancelled.";
             }
             finally
             {
-                EndWork(token);
-                _busy = false;
+                imageSet.TrySetResult(true);
+                if (_encodeWork == cts)
+                {
+                    _encodeWork = null;
+                    UpdateCancelButton();
+                }
+                cts.Dispose();
+            }
+        }
+
+        /// <summary>A packed BGR copy of <paramref name="image"/> (24bpp) for a worker thread.</summary>
+        static InputImage Pixels(Bitmap image)
+        {
+            int w = image.Width, h = image.Height;
+            var bytes = new byte[w * 3 * h];
+            var data = image.LockBits(new Rectangle(0, 0, w, h), ImageLockMode.ReadOnly, PixelFormat.Format24bppRgb);
+            try
+            {
+                for (int y = 0; y < h; y++)
+                    System.Runtime.InteropServices.Marshal.Copy(data.Scan0 + y * data.Stride, bytes, y * w * 3, w * 3);
+            }
+            finally
+            {
+                image.UnlockBits(data);
+            }
+            return InputImage.FromPixels(bytes, w, h, 0, PixelLayout.Bgr24);
+        }
+
+        /// <summary>Passes reports on to the progress bar and signals the first one (SetImage has recorded its image by then).</summary>
+        sealed class FirstReport : IProgress<SegrtProgress>
+        {
+            readonly TaskCompletionSource<bool> _first;
+            readonly IProgress<SegrtProgress> _next;
+            internal FirstReport(TaskCompletionSource<bool> first, IProgress<SegrtProgress> next) { _first = first; _next = next; }
+            public void Report(SegrtProgress value)
+            {
+                _first.TrySetResult(true);
+                _next.Report(value);
             }
         }
 
@@ -361,7 +450,7 @@ namespace SegrtDemo
                 _picture.Invalidate();
                 return;
             }
-            if (_annotator == null || _busy || _annotator.ImageSize.Width == 0) return;
+            if (_annotator == null || _busy) return;
             var a = ZoomMapping.ToImage(start, _picture.ClientSize, _image.Size);
             var b = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
             bool isDrag = Math.Abs(e.X - start.X) + Math.Abs(e.Y - start.Y) > 6;
@@ -380,13 +469,30 @@ namespace SegrtDemo
             _picture.Invalidate();
         }
 
+        /// <summary>
+        /// A click or a box, on a worker thread. During the encode of the image shown it is accepted: once the
+        /// annotator holds the image, the prompt waits in segrt for the rest of the encode.
+        /// </summary>
         async Task RunSam2Async(Func<Sam2Annotator, Sam2Result> prompt)
         {
             _busy = true;
             try
             {
                 Sam2Annotator annotator = _annotator;
-                Sam2Result r = await Task.Run(() => prompt(annotator));
+                await _imageSet;
+                if (annotator != _annotator || annotator.ImageSize.Width == 0) return;
+                if (!_encoding.IsCompleted) _status.Text = "Waiting for the rest of the encode...";
+                Sam2Result r;
+                try
+                {
+                    r = await Task.Run(() => prompt(annotator));
+                }
+                catch (OperationCanceledException e)
+                {
+                    // The encode it waited for was cancelled (Cancel, or another image): the click is not kept.
+                    _status.Text = "Click cancelled: " + e.Message;
+                    return;
+                }
                 _mask = r.Mask;
                 _labels = null;
                 _maskColor = Sam2Color;
@@ -405,15 +511,19 @@ namespace SegrtDemo
         internal async Task SegmentEverythingAsync()
         {
             if (_image == null || _busy) return;
-            if (_annotator == null || _annotator.ImageSize != _image.Size) await PrepareSam2Async();
-            if (_annotator == null || _busy) return;
+            // The image shown is being encoded, or was: everything waits in segrt for the rest of its encode.
+            if (_annotator == null || (_encodeWork == null && _annotator.ImageSize != _image.Size)) Track(PrepareSam2Async());
+            await _imageSet;
+            if (_annotator == null || _busy || _annotator.ImageSize.Width == 0) return;
             _busy = true;
             CancellationToken token = StartWork();
             try
             {
                 _status.Text = "Segmenting everything...";
                 Sam2Annotator annotator = _annotator;
-                EverythingResult r = await annotator.SegmentEverythingAsync(EverythingOptions, token, ProgressBarReporter());
+                EverythingOptions options = EverythingOptions;
+                IProgress<SegrtProgress> progress = ProgressBarReporter();
+                EverythingResult r = await Task.Run(() => annotator.SegmentEverything(options, token, progress), token);
                 _progressBar.Value = 100;
                 _mask = null;
                 _labels = r.Labels;

@@ -23,7 +23,7 @@ static partial class SegrtTests
         Test("UNet buffer reuse: same masks, allocations per frame with and without", UnetBufferReuse);
         Test("PlanarRgb8 byte[] gives the interleaved mask", UnetPlanar);
         Test("SAM2 images from IntPtr and byte[] with a stride, mask buffers, FromBytes", Sam2RawOverloads);
-        Test("async: results, cancellation before the run and between encoder and decoder", AsyncCalls);
+        Test("background threads: the caller's Task.Run over the synchronous calls: results, cancellation before the run and between encoder and decoder; the wrapper has no Task-returning methods", AsyncCalls);
         Test("model cache: CacheMode/CacheDirectory reach segrt, a second start is a hit, bad combinations refused", ModelCache);
     }
 
@@ -316,17 +316,27 @@ static partial class SegrtTests
 
     static void AsyncCalls()
     {
+        // No Task.Run wrappers pretending to be asynchronous: every public method of the wrapper is synchronous.
+        var taskMethods = typeof(Segmenter).Assembly.GetExportedTypes()
+            .SelectMany(t => t.GetMethods(System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.DeclaredOnly))
+            .Where(m => typeof(Task).IsAssignableFrom(m.ReturnType) || m.Name.EndsWith("Async"))
+            .Select(m => m.DeclaringType.Name + "." + m.Name).ToArray();
+        Check(taskMethods.Length == 0, "no Task-returning or *Async public methods: " + string.Join(", ", taskMethods));
+
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
         using (var bmp = Load(Model("samples/lesion_04.png")))
         {
-            Check(Same(unet.SegmentAsync(bmp).Result.Mask, s_reference.Mask), "SegmentAsync(Bitmap)");
+            Check(Same(Task.Run(() => unet.Segment(bmp)).Result.Mask, s_reference.Mask), "Task.Run(Segment(Bitmap))");
             byte[] bgr = PackedBytes(bmp, 3);
-            Check(Same(unet.SegmentAsync(InputImage.FromPixels(bgr, bmp.Width, bmp.Height, 0, PixelLayout.Bgr24)).Result.Mask, s_reference.Mask), "SegmentAsync(byte[])");
+            Check(Same(Task.Run(() => unet.Segment(InputImage.FromPixels(bgr, bmp.Width, bmp.Height, 0, PixelLayout.Bgr24))).Result.Mask, s_reference.Mask), "Task.Run(Segment(byte[]))");
             var cancelled = new CancellationTokenSource();
             cancelled.Cancel();
-            var t = unet.SegmentAsync(bmp, false, cancelled.Token);
+            var t = Task.Run(() => unet.Segment(bmp, false, cancelled.Token), cancelled.Token);
             Throws<OperationCanceledException>(() => Await(t), "cancelled before the run");
             Check(t.IsCanceled, "the task is cancelled, not faulted");
+            // The token reaches the call even when Task.Run is not given it: awaiting still throws OperationCanceledException.
+            var t2 = Task.Run(() => unet.Segment(bmp, false, cancelled.Token));
+            Throws<OperationCanceledException>(() => Await(t2), "cancelled inside the task");
             Check(Same(unet.Segment(bmp).Mask, s_reference.Mask), "the segmenter works after a cancelled call");
         }
         string sam = Path.Combine(Repo, "models", "sam2");
@@ -336,29 +346,35 @@ static partial class SegrtTests
         {
             var expected = LoadMask(Path.Combine(refs, "img0_point_mask.png"));
             var clicks = seg.CreateAnnotator();
-            double encoderMs = clicks.SetImageAsync(img).Result;
-            Check(encoderMs > 0, "SetImageAsync runs the encoder");
-            var click = clicks.ClickAsync(105, 105).Result;
-            Check(IoU(click.Mask, expected) > 0.99 && clicks.Points.Count == 1, "ClickAsync");
+            double encoderMs = Task.Run(() => clicks.SetImage(img)).Result;
+            Check(encoderMs > 0, "Task.Run(SetImage) runs the encoder");
+            var click = Task.Run(() => clicks.Click(105, 105)).Result;
+            Check(IoU(click.Mask, expected) > 0.99 && clicks.Points.Count == 1, "Task.Run(Click)");
             var cts = new CancellationTokenSource();
             cts.Cancel();
-            var cancelledClick = clicks.ClickAsync(200, 100, true, cts.Token);
-            Throws<OperationCanceledException>(() => Await(cancelledClick), "ClickAsync cancelled before the decoder");
+            var cancelledClick = Task.Run(() => clicks.Click(200, 100, true, null, cts.Token), cts.Token);
+            Throws<OperationCanceledException>(() => Await(cancelledClick), "a click cancelled before the decoder");
             Check(cancelledClick.IsCanceled && clicks.Points.Count == 1, "a cancelled click is not kept");
 
-            // Cancelled between the encoder and the decoder (the hook fires the token exactly there).
+            // Cancelled between the encoder and the decoder: the caller's own two steps (SetImage, then Segment on
+            // the image set last), the token fired in between.
             clicks.ForgetImage();
             var between = new CancellationTokenSource();
-            int hookRuns = 0;
-            seg.AfterEncoderHook = () => { hookRuns++; between.Cancel(); };
-            var mid = seg.SegmentAsync(img, new[] { new Sam2Point(105, 105, true) }, null, between.Token);
+            double midEncoderMs = 0;
+            var mid = Task.Run(() =>
+            {
+                midEncoderMs = seg.SetImage(img, between.Token);
+                between.Cancel();
+                return seg.Segment(null, new[] { new Sam2Point(105, 105, true) }, null, null, null, between.Token);
+            }, between.Token);
             Throws<OperationCanceledException>(() => Await(mid), "cancelled between encoder and decoder");
-            seg.AfterEncoderHook = null;
-            Check(mid.IsCanceled && hookRuns == 1, "cancelled after the encoder ran");
+            Check(mid.IsCanceled && midEncoderMs > 0, "cancelled after the encoder ran");
             Check(seg.SessionInfo.ImageCached == true, "the embedding computed before the cancellation stays cached");
-            var after = seg.SegmentAsync(img, new[] { new Sam2Point(105, 105, true) }).Result;
+            var after = Task.Run(() => seg.Segment(img, new[] { new Sam2Point(105, 105, true) })).Result;
             Check(after.EncoderReused && IoU(after.Mask, expected) > 0.99, "the session is usable and reuses the embedding");
-            Console.WriteLine(string.Format("      SAM2 async: encoder {0:F1} ms; cancelled before start and between encoder and decoder; then decoder only ({1:F1} ms)",
+            var onLast = seg.Segment(null, new[] { new Sam2Point(105, 105, true) });
+            Check(onLast.EncoderReused && Same(onLast.Mask, after.Mask), "Segment(null, ...) segments the image set last");
+            Console.WriteLine(string.Format("      SAM2 on the caller's Task.Run: encoder {0:F1} ms; cancelled before start and between encoder and decoder; then decoder only ({1:F1} ms)",
                 encoderMs, after.DecoderMs));
         }
     }

@@ -93,18 +93,18 @@ static partial class SegrtTests
                 Check(reports >= 2 && reports < reference.Tiles, "stopped in the middle of the run: " + reports + " reports of " + reference.Tiles);
             }
 
-            // The same segmenter, after the cancellation: the same mask, through SegmentAsync as well.
+            // The same segmenter, after the cancellation: the same mask; then cancelled from the progress reporter.
             var again = unet.Segment(big);
             Check(again.Tiles == reference.Tiles && Same(again.Mask, reference.Mask), "the mask after a cancelled run is the uninterrupted one");
 
-            // SegmentAsync passes its token down: cancelled mid-run, the task is Canceled.
+            // The caller's Task.Run passes the token down: cancelled mid-run, the task is Canceled.
             using (var cts = new CancellationTokenSource())
             {
                 var progress = new SyncProgress(p => { if (p.Fraction >= 0.25) cts.Cancel(); });
-                var task = unet.SegmentAsync(big, false, cts.Token, progress);
+                var task = Task.Run(() => unet.Segment(big, false, cts.Token, progress), cts.Token);
                 try { task.Wait(); } catch (AggregateException) { }
-                Check(task.IsCanceled, "a SegmentAsync cancelled mid-run is Canceled, status " + task.Status);
-                Check(progress.Count > 1 && progress.Count < reference.Tiles, "SegmentAsync stopped mid-run: " + progress.Count + " reports");
+                Check(task.IsCanceled, "Task.Run(Segment) cancelled mid-run is Canceled, status " + task.Status);
+                Check(progress.Count > 1 && progress.Count < reference.Tiles, "Task.Run(Segment) stopped mid-run: " + progress.Count + " reports");
             }
         }
     }
@@ -174,9 +174,9 @@ static partial class SegrtTests
             Check(e.CancellationToken == cts.Token, "the exception carries the token");
             Throws<OperationCanceledException>(() => unet.Segment(bmp, new byte[640 * 480], null, cts.Token), "Segment into a buffer with a cancelled token");
             ThrowsSegrt(Status.ImageTooLarge, () => unet.Segment(bmp), "without the token segrt refuses the image (the check above can fail)");
-            var task = unet.SegmentAsync(bmp, false, cts.Token);
+            var task = Task.Run(() => unet.Segment(bmp, false, cts.Token), cts.Token);
             try { task.Wait(); } catch (AggregateException) { }
-            Check(task.IsCanceled, "SegmentAsync with a cancelled token is Canceled, status " + task.Status);
+            Check(task.IsCanceled, "Task.Run(Segment) with a cancelled token is Canceled, status " + task.Status);
             Check(reports == 0, "no progress reported");
         }
         string sam = Path.Combine(Repo, "models", "sam2");
@@ -267,9 +267,10 @@ static partial class SegrtTests
                         var stopper = new SyncProgress(r => { p.Report(r); if (p.Count == at) cts.Cancel(); });
                         if (i % 2 == 0)
                         {
-                            var task = cancelled.NextAsync(frames[i], cts.Token, stopper);
+                            var frame = frames[i];
+                            var task = Task.Run(() => cancelled.Next(frame, cts.Token, stopper), cts.Token);
                             try { task.Wait(); } catch (AggregateException) { }
-                            Check(task.IsCanceled, "frame " + i + ": NextAsync cancelled from its progress is Canceled, status " + task.Status +
+                            Check(task.IsCanceled, "frame " + i + ": Task.Run(Next) cancelled from its progress is Canceled, status " + task.Status +
                                 (task.Exception != null ? " " + task.Exception.InnerException.Message : ""));
                         }
                         else

@@ -24,11 +24,11 @@ static partial class SegrtTests
     /// <summary>The members every disposed object must refuse, named so that the reflection below cannot silently miss them.</summary>
     static readonly Dictionary<Type, string[]> s_mustRefuse = new Dictionary<Type, string[]>
     {
-        { typeof(UnetSegmenter), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "Segment", "SegmentAsync" } },
+        { typeof(UnetSegmenter), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "Segment" } },
         { typeof(Sam2Segmenter), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "LowResSize",
-            "CreateAnnotator", "Segment", "SegmentAsync", "SegmentEverything" } },
+            "CreateAnnotator", "SetImage", "ForgetImage", "Segment", "SegmentEverything" } },
         { typeof(Sam2VideoModel), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "CreateTracker" } },
-        { typeof(Sam2Tracker), new[] { "State", "Reset", "AddFrame", "Next", "NextAsync", "AddPoints", "AddBox", "AddPrompt", "TrackFrame" } },
+        { typeof(Sam2Tracker), new[] { "State", "Reset", "AddFrame", "Next", "AddPoints", "AddBox", "AddPrompt", "TrackFrame" } },
     };
 
     static void EveryMemberThrowsAfterDispose()

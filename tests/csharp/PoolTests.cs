@@ -7,6 +7,7 @@ using System.Drawing;
 using System.IO;
 using System.Linq;
 using System.Threading;
+using System.Threading.Tasks;
 using Segrt;
 
 static partial class SegrtTests
@@ -222,9 +223,9 @@ static partial class SegrtTests
             Check(!refA[1].LowResLogits.SequenceEqual(plainA[1].LowResLogits), "the previous mask changes the decoder's answer");
             Check(!refA[1].LowResLogits.SequenceEqual(refB[1].LowResLogits), "the two sequences differ");
             Throws<ArgumentException>(() => seg.Segment(InputImage.FromPixels(bgr, w, h, 0, PixelLayout.Bgr24), a.Points[0], null, new float[7], null), "previousLowRes of the wrong size");
-            // The other overloads carry the same state: Bitmap, IntPtr and async.
+            // The other image kinds carry the same state: Bitmap, IntPtr, and on a background thread.
             Check(SameResult(seg.Segment(img, a.Points[1], null, refA[0].LowResLogits), refA[1]), "Segment(Bitmap, ..., previousLowRes)");
-            Check(SameResult(seg.SegmentAsync(img, a.Points[1], null, refA[0].LowResLogits).Result, refA[1]), "SegmentAsync(..., previousLowRes)");
+            Check(SameResult(Task.Run(() => seg.Segment(img, a.Points[1], null, refA[0].LowResLogits)).Result, refA[1]), "Task.Run(Segment(..., previousLowRes))");
             var pin = System.Runtime.InteropServices.GCHandle.Alloc(bgr, System.Runtime.InteropServices.GCHandleType.Pinned);
             try
             {

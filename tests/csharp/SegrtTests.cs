@@ -8,6 +8,7 @@ using System.IO;
 using System.Linq;
 using System.Runtime.InteropServices;
 using System.Threading;
+using System.Threading.Tasks;
 using Segrt;
 
 static partial class SegrtTests
@@ -52,6 +53,8 @@ static partial class SegrtTests
         RunTrackTests();
         RunDisposedTests();
         RunCancelTests();
+        RunEncodeAheadTests();
+        RunRealModelTests();
 
         if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");
         Console.WriteLine(string.Format("{0} passed, {1} failed", Passed, Failures));
@@ -546,8 +549,8 @@ static partial class SegrtTests
                 Check(r.Labels[(int)cy * 1024 + (int)cx] == ob.Id, "label at grid point " + k);
             }
             Check(r.Labels[0] == 0, "background is 0");
-            var async = clicks.SegmentEverythingAsync(o).Result;
-            Check(async.Objects.Count == 16, "async gives the same objects");
+            var background = Task.Run(() => clicks.SegmentEverything(o)).Result;
+            Check(background.Objects.Count == 16, "on a background thread: the same objects");
             using (var overlay = r.ToOverlay(img))
                 Check(overlay.GetPixel(128, 128).ToArgb() != Color.Black.ToArgb() && overlay.GetPixel(2, 2).ToArgb() == Color.Black.ToArgb(), "overlay colours objects only");
             ThrowsSegrt(Status.InvalidArgument, () => clicks.SegmentEverything(new EverythingOptions { PointsPerSide = 0 }), "0 points per side");

@@ -53,6 +53,8 @@ selftest_build() { "${MCS[@]}" -target:exe -r:System.Windows.Forms.dll -r:"$1/Se
     -out:"$1/SegrtDemo.SelfTest.exe" "$repo/tests/csharp/sample/SampleSelfTest.cs"; }
 selftest_build "$out"
 
+# The tests find models/ and .real-weights/ (the real-model test; it says so and passes when they are missing)
+# under the repo root given as their argument.
 cd /tmp   # any working directory: DllImport must find libsegrt.so beside the .exe
 mono --debug "$out/SegrtTests.exe" "$repo"
 mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samples/lesion_01_gt.png" "$repo/models/demo_unet.onnx"
@@ -61,7 +63,7 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # mouse handlers on the zoomed PictureBox. The geometric-oracle SAM2 pair draws a disc centred on
 # the model-space click, so the mask centroid checks the control -> image coordinate mapping.
 # Then "Track frames...": the reference clip's folder, one click through the mouse handlers, the play
-# through the Timer and NextAsync; --check-tracking: the first frame's mask is the official SAM2 video
+# through the Timer and Sam2Tracker.Next; encoding ahead (two images opened in a row, a click at once); --check-tracking: the first frame's mask is the official SAM2 video
 # predictor's for that click, every frame is shown in order, the last mask is a direct tracker's.
 shot="$out/selftest.png"
 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.SelfTest.exe" "$shot" \

@@ -42,9 +42,11 @@ namespace Segrt
         /// <summary>ONNX Runtime failed while running the model.</summary>
         InferenceFailed = 40,
         /// <summary>
-        /// The call was cancelled through its call control and wrote no output (the session or tracker is as before
-        /// the call). The wrapper reports a cancelled <see cref="System.Threading.CancellationToken"/> as an
-        /// <see cref="System.OperationCanceledException"/> instead.
+        /// The call was cancelled and wrote no output (the session or tracker is as before the call). The wrapper
+        /// never throws a <see cref="SegrtException"/> with this status: it throws an
+        /// <see cref="System.OperationCanceledException"/>, carrying the caller's
+        /// <see cref="System.Threading.CancellationToken"/> when that fired, or segrt's reason when segrt cancelled the
+        /// call itself (a newer image set on a <see cref="Sam2Segmenter"/>, or its reset, cancels the older encode).
         /// </summary>
         Cancelled = 50,
         /// <summary>A panic inside segrt was caught at the boundary; the host process is unharmed.</summary>

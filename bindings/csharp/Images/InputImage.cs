@@ -27,8 +27,8 @@ namespace Segrt
     /// bytes per pixel) for its later clicks.
     /// </para>
     /// <para>
-    /// The caller keeps the pixels alive and unchanged while a call reads them; for the <c>*Async</c> methods, until
-    /// the task completes. GDI+ lets a Bitmap be locked once at a time, so a Bitmap must not be read by two calls
+    /// The caller keeps the pixels alive and unchanged while a call reads them (a call run on another thread with
+    /// <c>Task.Run</c>: until the task completes). GDI+ lets a Bitmap be locked once at a time, so a Bitmap must not be read by two calls
     /// at once, nor drawn on while a call reads it; byte[] and unmanaged images may be read by any number of calls
     /// at once. The object itself is immutable.
     /// </para>

@@ -12,7 +12,7 @@ namespace Segrt
     /// One native <c>SegCallControl</c> for one call. <see cref="Begin"/> throws <see cref="OperationCanceledException"/>
     /// when the token is already cancelled (nothing native runs), and returns null when there is nothing to control
     /// (a token that cannot be cancelled, no progress): <see cref="NativeOf"/> then gives NULL. After the call,
-    /// <see cref="Check"/> maps SEG_CANCELLED to the right exception; <see cref="Dispose"/> frees the control.
+    /// <see cref="Check"/> maps SEG_CANCELLED to an <see cref="OperationCanceledException"/> (or the progress reporter's own exception); <see cref="Dispose"/> frees the control.
     /// </summary>
     internal sealed unsafe class CallControl : IDisposable
     {
@@ -68,16 +68,23 @@ namespace Segrt
 
         /// <summary>
         /// Throws for a failed call: SEG_CANCELLED becomes the progress reporter's exception when it threw,
-        /// <see cref="OperationCanceledException"/> for the token when it fired, otherwise a <see cref="SegrtException"/>.
+        /// <see cref="OperationCanceledException"/> for the token when it fired, and an
+        /// <see cref="OperationCanceledException"/> with segrt's reason when segrt cancelled the call itself (a newer
+        /// image set on a SAM2 segmenter, or its reset, cancels the older encode and the calls waiting for it);
+        /// any other failure is a <see cref="SegrtException"/>.
         /// </summary>
         internal static void Check(CallControl control, SegStatus status)
         {
-            if (status == SegStatus.SEG_CANCELLED && control != null)
+            if (status == SegStatus.SEG_CANCELLED)
             {
-                Exception error = Volatile.Read(ref control._callbackError);
-                if (error != null) ExceptionDispatchInfo.Capture(error).Throw();
-                if (control._token.IsCancellationRequested)
-                    throw new OperationCanceledException("the segrt call was cancelled", control._token);
+                if (control != null)
+                {
+                    Exception error = Volatile.Read(ref control._callbackError);
+                    if (error != null) ExceptionDispatchInfo.Capture(error).Throw();
+                    if (control._token.IsCancellationRequested)
+                        throw new OperationCanceledException("the segrt call was cancelled", control._token);
+                }
+                throw new OperationCanceledException(Interop.LastError());
             }
             Interop.Check(status);
         }

@@ -4,7 +4,7 @@ namespace Segrt
 {
     /// <summary>
     /// The prompted object's mask at the image's size, with the decoder's scores and timings
-    /// (<see cref="Sam2Segmenter.Segment"/>, <see cref="Sam2Annotator.Click(float, float, bool)"/>, <see cref="Sam2Annotator.Box"/>).
+    /// (<see cref="Sam2Segmenter.Segment"/>, <see cref="Sam2Annotator.Click"/>, <see cref="Sam2Annotator.Box"/>).
     /// </summary>
     public sealed class Sam2Result
     {

@@ -17,10 +17,36 @@ namespace Segrt
     /// previous result and pass its <see cref="Sam2Result.LowResLogits"/> as <c>previousLowRes</c>, so callers
     /// never mix. See <see cref="Segmenter"/> for Dispose, session info and the provider in use.
     /// </summary>
+    /// <remarks>
+    /// <para>
+    /// Encoding ahead: the encoder is the slow part (seconds on a CPU), so a host starts it as soon as it shows an
+    /// image, on a thread of its own, and segments on the same image with <c>image</c> null (or the same pixels)
+    /// when the user clicks. A click made during the encode waits only for the rest of it; opening the next image
+    /// cancels the older encode (its <see cref="SetImage"/> throws <see cref="OperationCanceledException"/>):
+    /// </para>
+    /// <code>
+    /// pictureBox.Image = bitmap;                                   // show the image at once
+    /// encodeCts?.Cancel();                                         // optional: a newer SetImage cancels it anyway
+    /// encodeCts = new CancellationTokenSource();
+    /// var encoding = Task.Run(() =&gt; segmenter.SetImage(bitmap, encodeCts.Token, progress));
+    /// // ... later, on a click (also during the encode: it waits for it, it does not encode again):
+    /// Sam2Result r = await Task.Run(() =&gt; segmenter.Segment(null, new[] { new Sam2Point(x, y, true) }));
+    /// </code>
+    /// <para>
+    /// The pixels given to <see cref="SetImage"/> must stay unchanged until it returns. The methods here are
+    /// synchronous and block the calling thread; a caller who wants a background thread wraps them in
+    /// <c>Task.Run</c>, passing its token and progress: cancellation then stops the native call in the middle.
+    /// </para>
+    /// </remarks>
     public sealed class Sam2Segmenter : Segmenter
     {
-        /// <summary>Test hook: runs between the encoder and the decoder of <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, float[], CancellationToken, IProgress{SegrtProgress})"/>.</summary>
-        internal Action AfterEncoderHook;
+        // What segrt calls "the image set last", as far as this wrapper saw it, for the size of the outputs of a
+        // call with image null: the size of the image whose encode finished last, and of the one whose SetImage is
+        // encoding now (its id, to tell a finished SetImage whether it is still the latest).
+        readonly object _imageGate = new object();
+        Size _encodedSize;
+        Size? _encodingSize;
+        long _encodingId;
 
         /// <summary>Loads a SAM2 image encoder and prompt decoder from .onnx files (any paths).</summary>
         /// <param name="encoderPath">The image encoder's .onnx file.</param>
@@ -128,81 +154,81 @@ namespace Segrt
         }
 
         /// <summary>
-        /// Segments the object that the prompts point at in <paramref name="image"/> (the encoder runs only when the
-        /// pixels differ from the cached image) and, when given, refines the caller's previous result on the same
-        /// image: its <see cref="Sam2Result.LowResLogits"/>, which each caller keeps for itself.
+        /// Encodes <paramref name="image"/> now, so that later calls on it (<see cref="Segment"/> with
+        /// <c>image</c> null or the same pixels, clicks of an annotator on it) run only the decoder. Does nothing
+        /// when the same pixels are already encoded. From the moment this call starts, its image is "the image set
+        /// last" of this segmenter: a <see cref="Segment"/> or <see cref="SegmentEverything"/> on it made meanwhile
+        /// on another thread waits for this encode instead of running its own, and a newer SetImage (or
+        /// <see cref="ForgetImage"/>) cancels this one. Call it on a thread of your own (see the remarks of
+        /// <see cref="Sam2Segmenter"/>): it blocks for the whole encode.
         /// </summary>
-        /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
-        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
-        /// <param name="box">Optional box in image pixels.</param>
-        /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
-        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
-        /// <param name="cancellationToken">Cancels the call, also while the encoder or the decoder runs.</param>
-        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs; null for none.</param>
-        /// <returns>The object's mask at the image's size (<paramref name="maskBuffer"/> when given), with its own <see cref="Sam2Result.LowResLogits"/> for the next step.</returns>
+        /// <param name="image">The pixels (a Bitmap converts implicitly); read during the call: keep them unchanged until it returns.</param>
+        /// <param name="cancellationToken">Cancels the encode, also while it runs; the image encoded before stays cached (and is the image set last again).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports; null for none.</param>
+        /// <returns>The time spent encoding (pre-processing + encoder) in ms; 0 when no encoder ran in this call (the pixels were cached, or another call was encoding them and this one waited).</returns>
         /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        /// <exception cref="ArgumentException">Neither a point nor a box is given, a mask buffer too small, or <paramref name="previousLowRes"/> does not have <see cref="LowResSize"/> floats.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="OperationCanceledException">The token was cancelled (the segmenter stays usable).</exception>
-        /// <exception cref="SegrtException">segrt refused a prompt or the image, or a model failed.</exception>
-        public Sam2Result Segment(InputImage image, IList<Sam2Point> points, RectangleF? box = null, float[] previousLowRes = null, byte[] maskBuffer = null,
-            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
+        /// <exception cref="OperationCanceledException">The token was cancelled, or a newer image was set on this segmenter (or it was reset) before this encode finished; the segmenter stays usable.</exception>
+        /// <exception cref="SegrtException">segrt refused the image (e.g. over MaxPixels) or the encoder failed.</exception>
+        public double SetImage(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             if (image == null) throw new ArgumentNullException(nameof(image));
             cancellationToken.ThrowIfCancellationRequested();
             using (var pixels = image.Lock())
-                return Run(pixels, points, box, previousLowRes, maskBuffer, null, cancellationToken, progress);
+                return Encode(pixels, cancellationToken, progress);
         }
 
         /// <summary>
-        /// <see cref="Segment"/> on a thread-pool thread, in two steps: the encoder (skipped when the pixels are
-        /// cached), then the decoder. Cancelling before or during either step cancels the task; the segmenter stays
-        /// usable (an embedding computed before the cancellation stays cached). Do not touch the pixels until the
-        /// task completes.
+        /// Forgets the cached image embedding and cancels an encode in flight (its <see cref="SetImage"/> throws
+        /// <see cref="OperationCanceledException"/>); the next call with an image encodes it again.
         /// </summary>
-        /// <param name="image">The pixels.</param>
-        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
-        /// <param name="box">Optional box in image pixels.</param>
-        /// <param name="cancellationToken">Cancels before, during or between the encoder and the decoder.</param>
-        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs; null for none.</param>
-        /// <returns>A task giving the mask.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<Sam2Result> SegmentAsync(InputImage image, IList<Sam2Point> points, RectangleF? box = null,
-            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="SegrtException">segrt failed to reset the session.</exception>
+        public unsafe void ForgetImage()
         {
-            return SegmentAsync(image, points, box, null, cancellationToken, progress);
-        }
-
-        /// <summary>
-        /// <see cref="Segment"/> with refinement on a thread-pool thread, cancellable as
-        /// <see cref="SegmentAsync(InputImage, IList{Sam2Point}, RectangleF?, CancellationToken, IProgress{SegrtProgress})"/>.
-        /// </summary>
-        /// <param name="image">The pixels.</param>
-        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
-        /// <param name="box">Optional box in image pixels.</param>
-        /// <param name="previousLowRes">Null, or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image (copied now).</param>
-        /// <param name="cancellationToken">Cancels before, during or between the encoder and the decoder.</param>
-        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs; null for none.</param>
-        /// <returns>A task giving the mask and its low-res logits.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<Sam2Result> SegmentAsync(InputImage image, IList<Sam2Point> points, RectangleF? box, float[] previousLowRes,
-            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
-        {
-            if (image == null) throw new ArgumentNullException(nameof(image));
-            var prompts = points == null ? new Sam2Point[0] : new List<Sam2Point>(points).ToArray();
-            var previous = previousLowRes == null ? null : (float[])previousLowRes.Clone();
-            return Task.Run(() =>
+            using (var lease = Acquire())
             {
-                cancellationToken.ThrowIfCancellationRequested();
-                using (var input = image.Lock())
+                lock (_imageGate)
                 {
-                    Encode(input, cancellationToken, progress);
-                    var hook = AfterEncoderHook;
-                    if (hook != null) hook();
-                    cancellationToken.ThrowIfCancellationRequested();
-                    return Run(input, prompts, box, previous, null, null, cancellationToken);
+                    _encodedSize = Size.Empty;
+                    _encodingSize = null;
+                    _encodingId++;
                 }
-            }, cancellationToken);
+                Interop.Check(NativeMethods.seg_sam2_reset(lease.Session));
+            }
+        }
+
+        /// <summary>
+        /// Segments the object that the prompts point at in <paramref name="image"/> (the encoder runs only when the
+        /// pixels differ from the cached image) or, with <paramref name="image"/> null, in the image set last with
+        /// <see cref="SetImage"/> (waiting for its encode when it is still running), and, when given, refines the
+        /// caller's previous result on the same image: its <see cref="Sam2Result.LowResLogits"/>, which each caller
+        /// keeps for itself.
+        /// </summary>
+        /// <param name="image">
+        /// The pixels (a Bitmap converts implicitly), read only during the call; or null for the image set last on
+        /// this segmenter (by SetImage, or by the last call that encoded an image: with several callers on one
+        /// segmenter, pass the image).
+        /// </param>
+        /// <param name="points">Clicks in image pixels; may be empty when a box is given.</param>
+        /// <param name="box">Optional box in image pixels.</param>
+        /// <param name="previousLowRes">Null (no refinement), or the <see cref="Sam2Result.LowResLogits"/> of an earlier call on the same image.</param>
+        /// <param name="maskBuffer">Null, or at least width x height bytes receiving the mask.</param>
+        /// <param name="cancellationToken">Cancels the call, also while the encoder or the decoder runs, or while it waits for another call's encode.</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs in this call; null for none.</param>
+        /// <returns>The object's mask at the image's size (<paramref name="maskBuffer"/> when given), with its own <see cref="Sam2Result.LowResLogits"/> for the next step.</returns>
+        /// <exception cref="ArgumentException">Neither a point nor a box is given, a mask buffer too small, or <paramref name="previousLowRes"/> does not have <see cref="LowResSize"/> floats.</exception>
+        /// <exception cref="InvalidOperationException"><paramref name="image"/> is null and no image has been set.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled, or the encode this call waited for was cancelled by a newer image (the segmenter stays usable).</exception>
+        /// <exception cref="SegrtException">segrt refused a prompt or the image, or a model failed.</exception>
+        public Sam2Result Segment(InputImage image, IList<Sam2Point> points, RectangleF? box = null, float[] previousLowRes = null, byte[] maskBuffer = null,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            if (image == null) return Run(null, points, box, previousLowRes, maskBuffer, null, cancellationToken, progress);
+            using (var pixels = image.Lock())
+                return Run(pixels, points, box, previousLowRes, maskBuffer, null, cancellationToken, progress);
         }
 
         /// <summary>
@@ -210,36 +236,75 @@ namespace Segrt
         /// prompts, predicted-IoU and stability filters, box NMS). The encoder runs only when the pixels differ
         /// from the cached image.
         /// </summary>
-        /// <param name="image">The pixels (a Bitmap converts implicitly); read only during the call.</param>
+        /// <param name="image">The pixels (a Bitmap converts implicitly), read only during the call; or null for the image set last (see <see cref="Segment"/>).</param>
         /// <param name="options">The options; null for the defaults.</param>
         /// <param name="cancellationToken">Cancels the call, also while it runs (between chunks of prompts, or by terminating a model run).</param>
         /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> then <see cref="ProgressStage.Prompts"/> reports; null for none.</param>
         /// <returns>The label image and the objects.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
+        /// <exception cref="InvalidOperationException"><paramref name="image"/> is null and no image has been set.</exception>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
-        /// <exception cref="OperationCanceledException">The token was cancelled (the segmenter stays usable).</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled, or the encode this call waited for was cancelled by a newer image (the segmenter stays usable).</exception>
         /// <exception cref="SegrtException">segrt refused an option (InvalidArgument, naming it) or a model failed.</exception>
         public EverythingResult SegmentEverything(InputImage image, EverythingOptions options = null,
             CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
-            if (image == null) throw new ArgumentNullException(nameof(image));
             SegEverythingOptions o = (options ?? new EverythingOptions()).ToNative();
             cancellationToken.ThrowIfCancellationRequested();
+            if (image == null) return Everything(null, o, cancellationToken, progress);
             using (var pixels = image.Lock())
                 return Everything(pixels, o, cancellationToken, progress);
         }
 
-        /// <summary>Encodes the image (seg_sam2_set_image: skipped when the pixels are cached); returns the encoder time in ms.</summary>
+        /// <summary>
+        /// Encodes the image (seg_sam2_set_image: skipped when the pixels are cached); returns the encoder time in ms.
+        /// Its size is the image set last from now on, until a newer one, a reset, or its failure.
+        /// </summary>
         internal unsafe double Encode(LockedImage input, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
         {
             double ms = 0;
             using (var lease = Acquire())
             using (var control = CallControl.Begin(cancellationToken, progress))
             {
+                var size = new Size(input.Width, input.Height);
+                long id;
+                lock (_imageGate)
+                {
+                    id = ++_encodingId;
+                    _encodingSize = size;
+                }
                 SegImage desc = input.Desc;
-                CallControl.Check(control, NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms, CallControl.NativeOf(control)));
+                SegStatus status = NativeMethods.seg_sam2_set_image(lease.Session, &desc, &ms, CallControl.NativeOf(control));
+                lock (_imageGate)
+                {
+                    if (_encodingId == id)
+                    {
+                        // Still the latest: segrt installed it (or, failing, kept the image encoded before).
+                        if (status == SegStatus.SEG_OK) _encodedSize = size;
+                        _encodingSize = null;
+                    }
+                }
+                CallControl.Check(control, status);
             }
             return ms;
+        }
+
+        /// <summary>A call with an image ran the encoder on it: segrt installed that image as the cached one.</summary>
+        void NoteEncoded(Size size)
+        {
+            lock (_imageGate)
+            {
+                if (!_encodingSize.HasValue) _encodedSize = size;
+            }
+        }
+
+        /// <summary>The size of the image set last (being encoded, or the one encoded last), for a call with image null.</summary>
+        Size ImageSetLastSize()
+        {
+            Size size;
+            lock (_imageGate)
+                size = _encodingSize ?? _encodedSize;
+            if (size.IsEmpty) throw new InvalidOperationException("no image: call SetImage first, or pass the image");
+            return size;
         }
 
         /// <summary>
@@ -260,7 +325,8 @@ namespace Segrt
                     lowResSize.Width + "x" + lowResSize.Height + " = " + lowResLength + ": pass a Sam2Result.LowResLogits of this segmenter", nameof(previousLowRes));
             bool ownsLowRes = lowResOut == null;
             if (lowResOut == null && lowResLength > 0) lowResOut = new float[lowResLength];
-            int w = input.Width, h = input.Height;
+            Size size = input != null ? new Size(input.Width, input.Height) : ImageSetLastSize();
+            int w = size.Width, h = size.Height;
             long pixels = (long)w * h;
             if (maskBuffer != null && maskBuffer.LongLength < pixels)
                 throw new ArgumentException("the mask buffer has " + maskBuffer.LongLength + " bytes but a " + w + "x" + h + " mask needs " + pixels, nameof(maskBuffer));
@@ -279,15 +345,16 @@ namespace Segrt
             {
                 extra.low_res_logits = lowRes;
                 extra.low_res_len = (UIntPtr)(lowResOut != null ? lowResOut.Length : 0);
-                SegImage desc = input.Desc;
+                SegImage desc = input != null ? input.Desc : default(SegImage);
                 SegMask outMask = default(SegMask);
                 outMask.data = m;
                 outMask.width = w;
                 outMask.height = h;
-                CallControl.Check(control, NativeMethods.seg_run_sam2_points(lease.Session, &desc,
+                CallControl.Check(control, NativeMethods.seg_run_sam2_points(lease.Session, input != null ? &desc : null,
                     n > 0 ? p : null, (UIntPtr)n, box.HasValue ? &nativeBox : null,
                     lowResIn, (UIntPtr)(previousLowRes != null ? previousLowRes.Length : 0), 0, &outMask, &score, &extra, CallControl.NativeOf(control)));
             }
+            if (input != null && extra.encoder_reused == 0) NoteEncoded(size);
             var scores = new float[Math.Max(0, Math.Min(extra.num_masks, 4))];
             for (int i = 0; i < scores.Length; i++) scores[i] = extra.scores[i];
             long foreground = 0;
@@ -311,25 +378,30 @@ namespace Segrt
             };
         }
 
-        /// <summary>seg_sam2_everything: the size query runs everything; the call with buffers is served by the native session's last result.</summary>
+        /// <summary>
+        /// seg_sam2_everything (image null: the image set last): the size query runs everything; the call with
+        /// buffers is served by the native session's last result.
+        /// </summary>
         unsafe EverythingResult Everything(LockedImage image, SegEverythingOptions o, CancellationToken cancellationToken, IProgress<SegrtProgress> progress)
         {
-            int w = image.Width, h = image.Height;
+            Size size = image != null ? new Size(image.Width, image.Height) : ImageSetLastSize();
+            int w = size.Width, h = size.Height;
             var result = new EverythingResult { Width = w, Height = h, Labels = new ushort[(long)w * h] };
             using (var lease = Acquire())
             using (var control = CallControl.Begin(cancellationToken, progress))
             {
-                SegImage desc = image.Desc;
+                SegImage d = image != null ? image.Desc : default(SegImage);
+                SegImage* desc = image != null ? &d : null;
                 UIntPtr n;
                 var first = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
-                CallControl.Check(control, NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, null, null, (UIntPtr)sizeof(SegEverythingObject), UIntPtr.Zero, &n, &first, CallControl.NativeOf(control)));
+                CallControl.Check(control, NativeMethods.seg_sam2_everything(lease.Session, desc, &o, null, null, (UIntPtr)sizeof(SegEverythingObject), UIntPtr.Zero, &n, &first, CallControl.NativeOf(control)));
                 var records = new SegEverythingObject[Math.Max((int)n, 1)];
                 var info = new SegEverythingInfo { struct_size = (uint)sizeof(SegEverythingInfo) };
                 fixed (ushort* labels = result.Labels)
                 fixed (SegEverythingObject* recs = records)
                 {
                     var l = new SegLabelImage { data = labels, width = w, height = h, stride = 0 };
-                    CallControl.Check(control, NativeMethods.seg_sam2_everything(lease.Session, &desc, &o, &l, recs, (UIntPtr)sizeof(SegEverythingObject), n, &n, &info, CallControl.NativeOf(control)));
+                    CallControl.Check(control, NativeMethods.seg_sam2_everything(lease.Session, desc, &o, &l, recs, (UIntPtr)sizeof(SegEverythingObject), n, &n, &info, CallControl.NativeOf(control)));
                 }
                 var objects = new List<EverythingObject>((int)n);
                 for (int i = 0; i < (int)n; i++)
@@ -342,6 +414,7 @@ namespace Segrt
                 result.Prompts = (int)first.prompts;
                 result.DecoderRuns = (int)first.decoder_runs;
                 result.EncoderReused = first.encoder_reused != 0;
+                if (image != null && !result.EncoderReused) NoteEncoded(size);
                 result.EncoderMs = first.encoder_ms;
                 result.DecoderMs = first.decoder_ms;
                 result.PostprocessMs = first.postprocess_ms;

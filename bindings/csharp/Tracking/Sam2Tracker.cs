@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Drawing;
 using System.Runtime.InteropServices;
 using System.Threading;
-using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
@@ -123,22 +122,6 @@ namespace Segrt
             }
         }
 
-        /// <summary>
-        /// <see cref="Next"/> on a thread-pool thread. The token cancels the call before it starts or while it runs;
-        /// a cancelled call adds no frame and leaves the tracker as before. Do not touch the pixels until the task
-        /// completes.
-        /// </summary>
-        /// <param name="image">The frame.</param>
-        /// <param name="cancellationToken">Cancels the call, before it starts or while it runs (the frame is then not added).</param>
-        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports; null for none.</param>
-        /// <returns>A task giving every object's mask on the new frame; cancelled when the token fired before or during the call.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<TrackedFrame> NextAsync(InputImage image, CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
-        {
-            if (image == null) throw new ArgumentNullException(nameof(image));
-            return Task.Run(() => Next(image, cancellationToken, progress), cancellationToken);
-        }
-
         // ---- prompts and tracking ----
 
         /// <summary>
@@ -151,6 +134,7 @@ namespace Segrt
         /// <param name="objectId">The object's id (any int, chosen by the caller).</param>
         /// <param name="points">The clicks, in frame pixels.</param>
         /// <returns>Every object on that frame (the prompted one with its new mask).</returns>
+        /// <remarks>To cancel it or follow its progress, call <see cref="AddPrompt"/> (the same call, with a token and a reporter).</remarks>
         /// <exception cref="ArgumentException">No point given.</exception>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
         /// <exception cref="SegrtException">segrt refused the prompt (e.g. a frame never added or no longer held, a new object after tracking started, a click outside the frame).</exception>
@@ -165,13 +149,15 @@ namespace Segrt
         /// <param name="objectId">The object's id.</param>
         /// <param name="box">The box in frame pixels.</param>
         /// <param name="cancellationToken">Cancels the call, also while it runs (the tracker is then as before).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports; null for none.</param>
         /// <returns>Every object on that frame.</returns>
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
         /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
         /// <exception cref="SegrtException">segrt refused the prompt.</exception>
-        public TrackedFrame AddBox(long frame, int objectId, RectangleF box, CancellationToken cancellationToken = default(CancellationToken))
+        public TrackedFrame AddBox(long frame, int objectId, RectangleF box, CancellationToken cancellationToken = default(CancellationToken),
+            IProgress<SegrtProgress> progress = null)
         {
-            return AddPrompt(frame, objectId, null, box, cancellationToken);
+            return AddPrompt(frame, objectId, null, box, cancellationToken, progress);
         }
 
         /// <summary>Prompts object <paramref name="objectId"/> with clicks and/or a box on a frame already added (see <see cref="AddPoints"/>).</summary>

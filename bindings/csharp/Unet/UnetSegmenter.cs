@@ -1,6 +1,5 @@
 using System;
 using System.Threading;
-using System.Threading.Tasks;
 using Segrt.Native;
 
 namespace Segrt
@@ -115,23 +114,6 @@ namespace Segrt
             cancellationToken.ThrowIfCancellationRequested();
             using (var pixels = image.Lock())
                 return Run(pixels, maskBuffer, probabilityBuffer, probabilityBuffer != null, cancellationToken, progress);
-        }
-
-        /// <summary>
-        /// <see cref="Segment(InputImage, bool, CancellationToken, IProgress{SegrtProgress})"/> on a thread-pool thread. Do not touch the pixels until the
-        /// task completes (a Bitmap is locked while the task reads it; GDI+ bitmaps are not thread-safe).
-        /// </summary>
-        /// <param name="image">The pixels.</param>
-        /// <param name="withProbability">Also return the per-pixel probability.</param>
-        /// <param name="cancellationToken">Cancels the call, before it starts or while it runs.</param>
-        /// <param name="progress">Receives progress reports; null for none.</param>
-        /// <returns>A task giving the result; cancelled when the token fired before or during the run.</returns>
-        /// <exception cref="ArgumentNullException"><paramref name="image"/> is null.</exception>
-        public Task<UnetResult> SegmentAsync(InputImage image, bool withProbability = false, CancellationToken cancellationToken = default(CancellationToken),
-            IProgress<SegrtProgress> progress = null)
-        {
-            if (image == null) throw new ArgumentNullException(nameof(image));
-            return Task.Run(() => Segment(image, withProbability, cancellationToken, progress), cancellationToken);
         }
 
         unsafe UnetResult Run(LockedImage input, byte[] maskBuffer, float[] probabilityBuffer, bool withProbability,

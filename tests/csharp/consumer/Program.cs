@@ -7,6 +7,7 @@ using System.Drawing;
 using System.Drawing.Imaging;
 using System.Runtime.InteropServices;
 using System.Threading;
+using System.Threading.Tasks;
 using Segrt;
 
 static class Program
@@ -20,7 +21,7 @@ static class Program
             using (var truth = new Bitmap(args[1]))
             {
                 Console.WriteLine(SegrtLibrary.Version); // after the first segmenter: names the ONNX Runtime loaded
-                UnetResult first = unet.SegmentAsync(image, false, CancellationToken.None).Result;
+                UnetResult first = Task.Run(() => unet.Segment(image, false, CancellationToken.None)).Result;
                 var mask = new byte[first.Width * first.Height];
                 UnetResult again = unet.Segment(image, mask);
                 byte[] gt = Gray(truth);

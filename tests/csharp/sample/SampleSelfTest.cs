@@ -7,7 +7,8 @@
 //
 // Bundled image + UNet ("Run UNet"), SAM2 mode and one left click through the mouse handlers on the zoomed
 // PictureBox, "Segment everything", then "Track frames...": the clip's folder, one click through the mouse handlers,
-// the play through the Timer and NextAsync to the last frame. Screenshots: shot-unet.png, shot.png,
+// then encoding ahead (two images opened in a row, a click at once), the play through the Timer and
+// Sam2Tracker.Next to the last frame. Screenshots: shot-unet.png, shot.png,
 // shot-everything.png, shot-track.png. Exit 0 when every check passed.
 using System;
 using System.Drawing;
@@ -105,12 +106,36 @@ static class SampleSelfTest
         await Settle(form);
         SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-everything.png");
 
+        await EncodeAhead(form, models);
         await TrackFrames(form, models, shot, args);
     }
 
     /// <summary>
+    /// Encoding ahead in the sample (SAM2 mode): opening an image starts its encode and returns once the annotator
+    /// holds it; opening another image at once cancels the older encode (or finds it done, for a fast encoder); a
+    /// click made right away is accepted and segments the image shown.
+    /// </summary>
+    static async Task EncodeAhead(MainForm form, string models)
+    {
+        await form.OpenImageAsync(Path.Combine(models, "samples", "lesion_02.png"));
+        Task first = form.Encoding;
+        await form.OpenImageAsync(Path.Combine(models, "samples", "lesion_03.png"));
+        Task second = form.Encoding;
+        Expect(first != second, "the second image has an encode of its own");
+        await first; // the sample catches the cancellation: the task ends either way
+        bool during = !second.IsCompleted;
+        var target = new PointF(form.ImageSize.Width * 0.5f, form.ImageSize.Height * 0.5f);
+        form.SimulateClick(ZoomMapping.ToControl(target, form.Picture.ClientSize, form.ImageSize), MouseButtons.Left);
+        await form.Pending;
+        await second;
+        Expect(form.LastMask != null && form.LastMask.Length == form.ImageSize.Width * form.ImageSize.Height,
+            "a click right after opening gives a mask of the image shown");
+        Console.WriteLine("selftest: encode ahead: the click was made " + (during ? "during" : "after") + " the encode; status: " + form.StatusText);
+    }
+
+    /// <summary>
     /// "Track frames...": the clip's folder, one click through the mouse handlers on the first frame, the play
-    /// through the Timer and NextAsync to the last frame. Checks every frame was shown once and in order, and
+    /// through the Timer and Sam2Tracker.Next to the last frame. Checks every frame was shown once and in order, and
     /// that the last mask is what a tracker fed the same frames directly gives (so the UI fed them all, in
     /// order); with --check-tracking also that the first frame's mask is the official SAM2 video predictor's
     /// for that click (reference/event0_obj1_mask.png, >= 99.5 % identical pixels).
