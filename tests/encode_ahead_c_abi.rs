@@ -203,3 +203,24 @@ fn a_waiting_click_can_be_cancelled_without_stopping_the_encode() {
     assert_eq!(st, SegStatus::SEG_OK, "{e}");
     assert!(mask == want);
 }
+
+#[test]
+fn setting_the_cached_image_again_cancels_an_encode_of_another() {
+    let (old, new) = pictures();
+    let want_old = expected_click(&old);
+    let s = session();
+    assert_eq!(set_image(&s, &old, ptr::null_mut()).0, SegStatus::SEG_OK);
+    let (control, _gate, arrived, go) = gated_control();
+    thread::scope(|scope| {
+        let go = go; // dropped if an assertion fails here, releasing the held encode
+        let encode_new = scope.spawn(|| set_image(&s, &new, control.ptr()));
+        arrived.recv().unwrap();
+        // The host goes back to the first picture (cached): it is the image set last again.
+        assert_eq!(set_image(&s, &old, ptr::null_mut()).0, SegStatus::SEG_OK);
+        go.send(()).unwrap();
+        assert_eq!(encode_new.join().unwrap().0, SegStatus::SEG_CANCELLED, "the encode of the picture left behind went on");
+    });
+    let (st, mask, e) = click_last(&s, (old.w, old.h), ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_OK, "{e}");
+    assert!(mask == want_old, "the image set last is not the one set last");
+}

@@ -260,7 +260,16 @@ impl Sam2Segmenter {
                     drop(state);
                     return Ok((encoding.wait()?, reused));
                 }
-                (None, Some(embedding), ..) => return Ok((embedding, reused)),
+                (None, Some(embedding), ..) => {
+                    // A call naming a cached image makes it the image set last: an older encode
+                    // still running for another image is no longer wanted.
+                    if key.is_some() {
+                        if let Some(older) = state.encoding.take() {
+                            older.superseded.cancel();
+                        }
+                    }
+                    return Ok((embedding, reused));
+                }
                 (None, _, Some(img), Some(k)) => {
                     let encoding = Encoding::start(k, (img.width(), img.height()));
                     if let Some(older) = state.encoding.replace(encoding.clone()) {
