@@ -37,6 +37,14 @@ gcc -O1 "${track[@]}" -o "$build/test_track"
 gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${track[@]}" -o "$build/test_track_asan"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_track_asan" .
 
+echo "-- cancellation soak (tests/c/cancel_soak.c: calls cancelled at random moments), plain and ASan + UBSan + LeakSanitizer"
+soak=(-std=c11 -pthread -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/cancel_soak.c -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+gcc -O1 "${soak[@]}" -o "$build/cancel_soak"
+"$build/cancel_soak" . --cancels "${SEGRT_SOAK_CANCELS:-250}"
+gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${soak[@]}" -o "$build/cancel_soak_asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  "$build/cancel_soak_asan" . --cancels "${SEGRT_SOAK_CANCELS_ASAN:-100}"
+
 echo "-- C++ layer (include/segrt.hpp), plain and ASan + UBSan"
 cxx=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
