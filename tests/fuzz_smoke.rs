@@ -152,6 +152,7 @@ fn a_panic_inside_segrt_fails_the_harness() {
         mask_stride: 0,
         want_probability: false,
         fill: 100,
+        cancel_at: None,
     };
     std::env::set_var("SEGRT_INJECT_PANIC", "1");
     let caught = std::panic::catch_unwind(|| image_descriptor::run(input));

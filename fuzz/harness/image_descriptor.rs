@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
-use crate::paths::{check, Handle};
+use crate::paths::{check, with_cancel_at, Handle};
 
 #[derive(Arbitrary, Debug)]
 pub struct Input {
@@ -24,6 +24,8 @@ pub struct Input {
     pub mask_stride: i16,
     pub want_probability: bool,
     pub fill: u8,
+    /// Cancel the run: before it starts (0) or at its n-th progress report.
+    pub cancel_at: Option<u8>,
 }
 
 /// Bigger images are refused by the session's pixel limit before any pixel is read.
@@ -87,9 +89,15 @@ pub fn run(input: Input) {
     let mh = h.clamp(0, 1 << 14);
     let ms = input.mask_stride as i64;
     let mask_len = (mh.max(1) * mw.max(ms).max(1)) as usize;
-    let mut mask = vec![0u8; mask_len];
+    let mut mask = vec![0x5Au8; mask_len];
     let out = SegMask { data: mask.as_mut_ptr(), width: mw as i32, height: mh as i32, stride: ms as i32 };
     let mut prob = if input.want_probability { vec![0f32; (w.max(0) * h.max(0)).min(MAX_PIXELS as i64) as usize] } else { Vec::new() };
     let prob_ptr = if input.want_probability { prob.as_mut_ptr() } else { ptr::null_mut() };
-    check(unsafe { seg_run_unet(s.0, &image, &out, prob_ptr, prob.len(), ptr::null_mut(), ptr::null_mut()) }, "seg_run_unet");
+    let status = with_cancel_at(input.cancel_at, |control| unsafe {
+        seg_run_unet(s.0, &image, &out, prob_ptr, prob.len(), ptr::null_mut(), control)
+    });
+    check(status, "seg_run_unet");
+    if status == SegStatus::SEG_CANCELLED {
+        assert!(mask.iter().all(|v| *v == 0x5A), "a cancelled seg_run_unet wrote into its mask");
+    }
 }

@@ -54,3 +54,29 @@ pub fn sam2_session(encoder: &str, decoder: &str, width: usize, height: usize) -
     assert_eq!(unsafe { seg_sam2_set_image(s, &image, std::ptr::null_mut(), std::ptr::null_mut()) } as i32, 0, "fuzz image");
     Handle(s)
 }
+
+/// Runs `call` under a call control that stops it at a moment the fuzz input chooses: `None` runs
+/// without a control, `Some(0)` cancels before the call starts, `Some(n)` at the n-th progress
+/// report (from inside the callback, as a host's Cancel button would). A cancelled call must obey
+/// the same rules as any failed one (the harness checks its outputs) and never panic.
+pub fn with_cancel_at<R>(at: Option<u8>, call: impl FnOnce(*mut segrt::ffi::SegCallControl) -> R) -> R {
+    use segrt::ffi::{seg_control_cancel, seg_control_create, seg_control_free, seg_control_set_progress};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    unsafe extern "C" fn countdown(_stage: i32, _fraction: f32, user_data: *mut std::ffi::c_void) -> i32 {
+        let left = unsafe { &*(user_data as *const AtomicUsize) };
+        (left.fetch_sub(1, Ordering::SeqCst) > 1) as i32
+    }
+    let Some(at) = at else { return call(std::ptr::null_mut()) };
+    let mut control = std::ptr::null_mut();
+    assert_eq!(unsafe { seg_control_create(&mut control) } as i32, 0, "seg_control_create");
+    let left = AtomicUsize::new(at as usize);
+    if at == 0 {
+        unsafe { seg_control_cancel(control) };
+    } else {
+        let data = &left as *const AtomicUsize as *mut std::ffi::c_void;
+        assert_eq!(unsafe { seg_control_set_progress(control, Some(countdown), data) } as i32, 0, "seg_control_set_progress");
+    }
+    let result = call(control);
+    unsafe { seg_control_free(control) };
+    result
+}

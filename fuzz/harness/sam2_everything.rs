@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
-use crate::paths::{check, Handle};
+use crate::paths::{check, with_cancel_at, Handle};
 
 /// The caller's label image.
 #[derive(Arbitrary, Debug)]
@@ -49,6 +49,8 @@ pub struct Input {
     null_objects: bool,
     want_count: bool,
     info_size: Option<u8>,
+    /// Cancel the call: before it starts (0) or at its n-th progress report (prompt batches).
+    cancel_at: Option<u8>,
 }
 
 const W: usize = 96;
@@ -114,7 +116,7 @@ pub fn run(input: Input) {
     if let Some(size) = input.info_size {
         info_bytes[..4].copy_from_slice(&(size as u32).to_ne_bytes());
     }
-    let status = unsafe {
+    let status = with_cancel_at(input.cancel_at, |control| unsafe {
         seg_sam2_everything(
             s.0,
             ptr::null(),
@@ -125,9 +127,9 @@ pub fn run(input: Input) {
             if input.null_objects { 0 } else { objects.len() },
             if input.want_count { &mut count } else { ptr::null_mut() },
             if input.info_size.is_some() { info_bytes.as_mut_ptr().cast::<SegEverythingInfo>() } else { ptr::null_mut() },
-            ptr::null_mut(),
+            control,
         )
-    };
+    });
     check(status, "seg_sam2_everything");
     if status == SegStatus::SEG_OK {
         SUCCEEDED.fetch_add(1, Ordering::Relaxed);

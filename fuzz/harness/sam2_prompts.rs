@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
-use crate::paths::{check, Handle};
+use crate::paths::{check, with_cancel_at, Handle};
 
 #[derive(Arbitrary, Debug)]
 pub struct Input {
@@ -23,6 +23,8 @@ pub struct Input {
     result_struct_size: u8,
     /// A caller-owned refinement input: its length (right or wrong) and the value it holds.
     mask_input: Option<(u16, f32)>,
+    /// Cancel the call: before it starts (0) or at its n-th progress report.
+    cancel_at: Option<u8>,
 }
 
 const W: usize = 96;
@@ -63,7 +65,7 @@ pub fn run(input: Input) {
     let (input_ptr, input_len) = if input.mask_input.is_some() { (mask_input.as_ptr(), mask_input.len()) } else { (ptr::null(), 0) };
     let mut score = 0f32;
     let pts = if input.null_points { ptr::null() } else { points.as_ptr() };
-    let status = unsafe {
+    let status = with_cancel_at(input.cancel_at, |control| unsafe {
         seg_run_sam2_points(
             s.0,
             ptr::null(),
@@ -76,8 +78,8 @@ pub fn run(input: Input) {
             &out,
             &mut score,
             if input.want_result { &mut *result } else { ptr::null_mut() },
-            ptr::null_mut(),
+            control,
         )
-    };
+    });
     check(status, "seg_run_sam2_points");
 }

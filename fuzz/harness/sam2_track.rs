@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use segrt::ffi::*;
 
-use crate::paths::{check, model_cstr, Handle};
+use crate::paths::{check, model_cstr, with_cancel_at, Handle};
 
 #[derive(Arbitrary, Debug)]
 pub enum Call {
@@ -53,6 +53,8 @@ pub struct Outputs {
     mask_width_delta: i8,
     count: bool,
     info_size: Option<u8>,
+    /// Cancel the call: before it starts (0) or at its n-th progress report.
+    cancel_at: Option<u8>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -103,7 +105,7 @@ fn with_outputs(
     t: &Track,
     o: &Outputs,
     call: &str,
-    run: impl FnOnce(*mut SegTrackObject, *const SegMask, usize, *mut usize, *mut SegTrackInfo) -> SegStatus,
+    run: impl FnOnce(*mut SegTrackObject, *const SegMask, usize, *mut usize, *mut SegTrackInfo, *mut SegCallControl) -> SegStatus,
 ) -> SegStatus {
     let before = state(t);
     let (fw, fh) = if before.width > 0 { (before.width, before.height) } else { (W, H) };
@@ -118,13 +120,16 @@ fn with_outputs(
         info[..4].copy_from_slice(&(size as u32).to_ne_bytes());
     }
     let status = check(
-        run(
-            if o.records { records.as_mut_ptr() } else { ptr::null_mut() },
-            if o.masks { masks.as_ptr() } else { ptr::null() },
-            capacity,
-            if o.count { &mut count } else { ptr::null_mut() },
-            if o.info_size.is_some() { info.as_mut_ptr().cast() } else { ptr::null_mut() },
-        ),
+        with_cancel_at(o.cancel_at, |control| {
+            run(
+                if o.records { records.as_mut_ptr() } else { ptr::null_mut() },
+                if o.masks { masks.as_ptr() } else { ptr::null() },
+                capacity,
+                if o.count { &mut count } else { ptr::null_mut() },
+                if o.info_size.is_some() { info.as_mut_ptr().cast() } else { ptr::null_mut() },
+                control,
+            )
+        }),
         call,
     );
     let after = state(t);
@@ -152,6 +157,10 @@ fn with_outputs(
         }
         if call == "seg_track_next" {
             assert_eq!(after.frames, before.frames, "a failed seg_track_next added a frame");
+        }
+        if status == SegStatus::SEG_CANCELLED {
+            let key = |s: &SegTrackState| (s.objects, s.frames, s.width, s.height, s.held_frames, s.held_outputs, s.tracking_started);
+            assert_eq!(key(&after), key(&before), "a cancelled {call} changed the track");
         }
     }
     status
@@ -224,8 +233,8 @@ pub fn run(input: Input) {
                 let data = pixels(h, (w.max(0) * 3) as usize, k);
                 let image =
                     SegImage { data: data.as_ptr(), width: w, height: h, stride: 0, format: 1, plane1: ptr::null(), plane2: ptr::null() };
-                with_outputs(&t, outputs, "seg_track_next", |o, m, c, n, i| unsafe {
-                    seg_track_next(t.0, &image, o, std::mem::size_of::<SegTrackObject>(), m, c, n, i, ptr::null_mut())
+                with_outputs(&t, outputs, "seg_track_next", |o, m, c, n, i, control| unsafe {
+                    seg_track_next(t.0, &image, o, std::mem::size_of::<SegTrackObject>(), m, c, n, i, control)
                 });
             }
             Call::Prompt { frame, object, points, bbox, outputs } => {
@@ -234,7 +243,7 @@ pub fn run(input: Input) {
                 let bbox = bbox.map(|(x1, y1, x2, y2)| SegBox { x1: x1 % 200.0, y1: y1 % 200.0, x2: x2 % 200.0, y2: y2 % 200.0 });
                 let pts = if points.is_empty() { ptr::null() } else { points.as_ptr() };
                 let b = bbox.as_ref().map_or(ptr::null(), |b| b as *const SegBox);
-                with_outputs(&t, outputs, "seg_track_add_prompt", |o, m, c, n, i| unsafe {
+                with_outputs(&t, outputs, "seg_track_add_prompt", |o, m, c, n, i, control| unsafe {
                     seg_track_add_prompt(
                         t.0,
                         *frame as i64 % 4,
@@ -248,13 +257,13 @@ pub fn run(input: Input) {
                         c,
                         n,
                         i,
-                        ptr::null_mut(),
+                        control,
                     )
                 });
             }
             Call::Track { frame, outputs } => {
-                with_outputs(&t, outputs, "seg_track_frame", |o, m, c, n, i| unsafe {
-                    seg_track_frame(t.0, *frame as i64 % 4, o, std::mem::size_of::<SegTrackObject>(), m, c, n, i, ptr::null_mut())
+                with_outputs(&t, outputs, "seg_track_frame", |o, m, c, n, i, control| unsafe {
+                    seg_track_frame(t.0, *frame as i64 % 4, o, std::mem::size_of::<SegTrackObject>(), m, c, n, i, control)
                 });
             }
             Call::Reset => {
