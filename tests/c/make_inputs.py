@@ -38,3 +38,10 @@ for rec in index["propagation"]:
     objs = " ".join(f"{o['obj_id']} {int(o['object_present'])} {pgm(o['mask'])}" for o in rec["objects"])
     lines.append(f"track {rec['frame']} {len(rec['objects'])} {objs}")
 (video / "reference.txt").write_text("\n".join(lines) + "\n")
+
+# The real MobileSAM-class pair's photo (only when .real-weights/ was fetched): raw BGR bytes, 451x300,
+# for the C++ test and the HALCON glue test (BGR: the order OpenCV and most C++ hosts hold pixels in).
+photo = repo / ".real-weights/photos/chelsea.png"
+if photo.is_file():
+    r, g, b = Image.open(photo).convert("RGB").split()
+    (out / "chelsea.bgr").write_bytes(Image.merge("RGB", (b, g, r)).tobytes())

@@ -48,9 +48,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 echo "-- C++ layer (include/segrt.hpp), plain and ASan + UBSan"
 cxx=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 g++ -O1 "${cxx[@]}" -o "$build/test_cpp"
-"$build/test_cpp" .
+"$build/test_cpp" . "$build/inputs"
 g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxx[@]}" -o "$build/test_cpp_asan"
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_cpp_asan" .
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_cpp_asan" . "$build/inputs"
 # segrt::VideoModel / segrt::Tracker on the reference clip (frames and masks converted by make_inputs.py)
 cxxt=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 g++ -O1 "${cxxt[@]}" -o "$build/test_track_cpp"
