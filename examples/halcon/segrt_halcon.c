@@ -74,9 +74,28 @@ static Herror image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *
     return H_MSG_TRUE;
 }
 
+/* 3. The mask as a HALCON byte image (gen_image1 copies the pixels, so the caller frees its buffer
+ *    after), and the foreground as a region; each output only when asked for. */
+static Herror mask_outputs(const unsigned char *buf, Hlong width, Hlong height, Hobject *mask_image, Hobject *region) {
+    Hobject mask_obj = NULL;
+    Herror err = gen_image1(&mask_obj, "byte", width, height, (Hlong)buf);
+    if (err != H_MSG_TRUE) return err;
+    if (region) {
+        err = threshold(mask_obj, region, 1.0, 255.0);
+        if (err != H_MSG_TRUE) {
+            clear_obj(mask_obj);
+            return err;
+        }
+    }
+    if (mask_image)
+        *mask_image = mask_obj;
+    else
+        clear_obj(mask_obj);
+    return H_MSG_TRUE;
+}
+
 Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_image, Hobject *region) {
     Hlong width = 0, height = 0;
-    Hobject mask_obj = NULL;
     SegImage img;
     SegMask mask;
     SegStatus st;
@@ -100,28 +119,91 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
         return segrt_failure(st);
     }
 
-    /* 3. The mask as a HALCON byte image (gen_image1 copies the pixels, so the buffer can go), and the
-     *    foreground as a region. */
-    err = gen_image1(&mask_obj, "byte", width, height, (Hlong)buf);
+    /* 3. */
+    err = mask_outputs(buf, width, height, mask_image, region);
     free(buf);
-    if (err != H_MSG_TRUE) return err;
-    if (region) {
-        err = threshold(mask_obj, region, 1.0, 255.0);
-        if (err != H_MSG_TRUE) {
-            clear_obj(mask_obj);
-            return err;
-        }
-    }
-    if (mask_image)
-        *mask_image = mask_obj;
-    else
-        clear_obj(mask_obj);
-    return H_MSG_TRUE;
+    return err;
 }
 
 Herror segrt_halcon_close(SegSession *session) {
     SegStatus st = seg_free(session);
     return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}
+
+/* ---- interactive SAM on one image ---- */
+
+Herror segrt_halcon_sam_open(const char *encoder_path, const char *decoder_path, SegSession **out_session) {
+    SegStatus st;
+    if (!out_session) return glue_failure(SEG_NULL_POINTER, "out_session is NULL");
+    if (seg_abi_version() != SEG_ABI_VERSION)
+        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+    st = seg_create_sam2(encoder_path, decoder_path, NULL, out_session);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}
+
+Herror segrt_halcon_sam_set_image(Hobject image, SegSession *session) {
+    Hlong width = 0, height = 0;
+    SegImage img;
+    SegStatus st;
+    Herror err = image_view(image, &img, &width, &height);
+    if (err != H_MSG_TRUE) return err;
+    st = seg_sam2_set_image(session, &img, NULL, NULL);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}
+
+Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, double column, Hlong label,
+                                const double *box, Hobject *mask_image, Hobject *region) {
+    Hlong width = 0, height = 0;
+    SegImage img;
+    SegMask mask;
+    SegPoint click;
+    SegBox bbox;
+    SegStatus st;
+    unsigned char *buf;
+    char msg[MAX_STRING];
+    Herror err;
+
+    if (!mask_image && !region) return glue_failure(SEG_NULL_POINTER, "mask_image and region are both NULL");
+    if (label != -1 && label != 0 && label != 1)
+        return glue_failure(SEG_INVALID_ARGUMENT, "label must be 1 (the object), 0 (not the object) or -1 (no click)");
+    if (label == -1 && !box) return glue_failure(SEG_INVALID_ARGUMENT, "no click (label -1) and no box: nothing to segment");
+    err = image_view(image, &img, &width, &height);
+    if (err != H_MSG_TRUE) return err;
+    /* A click off the image is a slip of the user (or of Row/Column order), not a prompt: refuse it. */
+    if (label != -1 && !(row >= 0.0 && row < (double)height && column >= 0.0 && column < (double)width)) {
+        snprintf(msg, sizeof msg, "click (row %.1f, column %.1f) is outside the %ldx%ld image", row, column, (long)width, (long)height);
+        return glue_failure(SEG_INVALID_ARGUMENT, msg);
+    }
+    click.x = (float)column;
+    click.y = (float)row;
+    click.label = (int32_t)label;
+    if (box) {   /* HALCON's rectangle1 order: Row1, Column1, Row2, Column2 */
+        bbox.x1 = (float)box[1];
+        bbox.y1 = (float)box[0];
+        bbox.x2 = (float)box[3];
+        bbox.y2 = (float)box[2];
+    }
+    buf = malloc((size_t)width * (size_t)height);
+    if (!buf) return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the mask");
+    mask.data = buf;
+    mask.width = img.width;
+    mask.height = img.height;
+    mask.stride = 0;
+    /* The image is passed again: segrt reuses the embedding of segrt_halcon_sam_set_image when the
+     * pixels are the same, and encodes them otherwise. */
+    st = seg_run_sam2_points(session, &img, label != -1 ? &click : NULL, label != -1 ? 1u : 0u, box ? &bbox : NULL,
+                             NULL, 0, 0, &mask, NULL, NULL, NULL);
+    if (st != SEG_OK) {
+        free(buf);
+        return segrt_failure(st);
+    }
+    err = mask_outputs(buf, width, height, mask_image, region);
+    free(buf);
+    return err;
+}
+
+Herror segrt_halcon_sam_close(SegSession *session) {
+    return segrt_halcon_close(session);
 }
 
 /* ---- tracking ---- */

@@ -35,6 +35,28 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
 /* Releases the session (NULL is fine). */
 Herror segrt_halcon_close(SegSession *session);
 
+/* ---- Interactive SAM on one image (a SAM2 or SAM1-style encoder + decoder pair, see
+ * docs/src/pipelines/sam2.md). Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
+
+/* Opens an image-encoder + prompt-decoder pair (UTF-8 paths). Release with segrt_halcon_sam_close. */
+Herror segrt_halcon_sam_open(const char *encoder_path, const char *decoder_path, SegSession **out_session);
+
+/* Optional: encodes `image` (byte, 1 or 3 channels, as for segrt_halcon_segment) now, e.g. when the
+ * user opens it, so that the clicks on it only run the decoder. */
+Herror segrt_halcon_sam_set_image(Hobject image, SegSession *session);
+
+/* Segments the object at one click and/or inside one box on `image` (the encoder runs only when its
+ * pixels differ from the image encoded last).
+ *   row, column: the click, inside the image; label 1 = the object, 0 = not the object, -1 = no click;
+ *   box: NULL, or {Row1, Column1, Row2, Column2} (rectangle1 order, image pixels);
+ *   mask_image, region: as for segrt_halcon_segment (mask 255 = the object; each may be NULL, not both;
+ *   written only on success). */
+Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, double column, Hlong label,
+                                const double *box, Hobject *mask_image, Hobject *region);
+
+/* Releases the session (NULL is fine). */
+Herror segrt_halcon_sam_close(SegSession *session);
+
 /* ---- SAM2 tracking through video frames or the slices of a volume (see
  * docs/src/pipelines/sam2-tracking.md). Frames are byte images of 1 or 3 channels, all of one
  * size, added in order. Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
