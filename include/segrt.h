@@ -844,7 +844,8 @@ SegStatus seg_create_sam2_from_memory(const uint8_t *encoder_data,
 // segment-everything call on it (image NULL, or the same pixels) made meanwhile on another thread
 // waits for this encode instead of running its own; its own `control` can still cancel its wait.
 // A newer image set on the session (or `seg_sam2_reset`) cancels this encode: this call then
-// returns `SEG_CANCELLED`, as do the calls that waited for it. Do not call the same session from
+// returns `SEG_CANCELLED`, as do the calls on the image set last (image NULL) that waited for it;
+// a call that passed the same pixels itself encodes them instead (nobody else cancels it). Do not call the same session from
 // this call's progress or log callback (refused with `SEG_INVALID_ARGUMENT`: it would wait for itself).
 //
 // `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its

@@ -224,3 +224,37 @@ fn setting_the_cached_image_again_cancels_an_encode_of_another() {
     assert_eq!(st, SegStatus::SEG_OK, "{e}");
     assert!(mask == want_old, "the image set last is not the one set last");
 }
+
+/// A click that carries its image is never cancelled by another thread: when the encode it waited
+/// for is cancelled (a newer image was set), it encodes its image itself.
+#[test]
+fn a_click_carrying_its_image_outlives_the_cancelled_encode_it_waited_for() {
+    let (old, new) = pictures();
+    let want_new = expected_click(&new);
+    let s = session();
+    let (control, _gate, arrived, go) = gated_control();
+    let click_with_image = |s: &Session, img: &Rgb| {
+        let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+        let mut mask = vec![0x33u8; img.w * img.h];
+        let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
+        let p = SegPoint { x: img.w as f32 / 2.0, y: img.h as f32 / 2.0, label: 1 };
+        let st = unsafe {
+            seg_run_sam2_points(s.0, &desc, &p, 1, ptr::null(), ptr::null(), 0, 0, &m, ptr::null_mut(), ptr::null_mut(), ptr::null_mut())
+        };
+        (st, mask, if st == SegStatus::SEG_OK { String::new() } else { last_error() })
+    };
+    thread::scope(|scope| {
+        let go = go; // dropped if an assertion fails here, releasing the held encode
+        let encode_new = scope.spawn(|| set_image(&s, &new, control.ptr()));
+        arrived.recv().unwrap();
+        let click = scope.spawn(|| click_with_image(&s, &new));
+        thread::sleep(Duration::from_millis(200));
+        assert!(!click.is_finished(), "the click did not wait for the encode of its pixels");
+        assert_eq!(set_image(&s, &old, ptr::null_mut()).0, SegStatus::SEG_OK);
+        go.send(()).unwrap();
+        assert_eq!(encode_new.join().unwrap().0, SegStatus::SEG_CANCELLED);
+        let (st, mask, e) = click.join().unwrap();
+        assert_eq!(st, SegStatus::SEG_OK, "a click carrying its image was cancelled by another thread: {e}");
+        assert!(mask == want_new);
+    });
+}

@@ -442,7 +442,7 @@ impl Sam2Segmenter {
         if let (_, Some(result)) = &cached {
             return Ok((result.clone(), true));
         }
-        let (embedding, encoder_stats) = self.embedding_for(image, key)?;
+        let (embedding, encoder_stats) = self.embedding_for(image, key, false)?;
         let mut result = self.run_everything(&embedding, options)?;
         result.stats.encoder_reused = encoder_stats.encoder_reused;
         result.stats.encoder_ms = encoder_stats.encoder_preprocess_ms + encoder_stats.encoder_ms;

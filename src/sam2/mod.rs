@@ -59,8 +59,12 @@ struct Embedding {
 #[derive(Default)]
 struct State {
     embedding: Option<Arc<Embedding>>,
-    /// The image set last while its encoder runs: calls on "the image set last" wait for it.
+    /// The image set last (`set_image`) while its encoder runs: calls on "the image set last" wait
+    /// for it; a newer image set cancels it.
     encoding: Option<Arc<Encoding<Arc<Embedding>>>>,
+    /// Encodes started by calls that carry their own image, while they run: calls with the same
+    /// pixels wait for them. Nothing but their own caller cancels them.
+    carried: Vec<Arc<Encoding<Arc<Embedding>>>>,
     /// Chosen low-res logits of the last prediction and the image they belong to.
     previous: Option<(u64, Arc<[f32]>)>,
     /// The last segment-everything result: the image key and options it was made for.
@@ -242,68 +246,90 @@ impl Sam2Segmenter {
     /// wait only for the rest of this encode; setting a newer image cancels this one.
     pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
         check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
-        let (_, stats) = self.embedding_for(Some(image), Some(image.content_hash()))?;
+        let (_, stats) = self.embedding_for(Some(image), Some(image.content_hash()), true)?;
         Ok((stats.encoder_preprocess_ms, stats.encoder_ms))
     }
 
     /// The embedding of `image` (whose content hash is `key`), or with `None` of the image set
-    /// last: the cached one, the one another call is encoding (waited for), or encoded here. An
-    /// encode started here supersedes (cancels) one of another image in flight.
-    fn embedding_for(&self, image: Option<&ImageView<'_>>, key: Option<u64>) -> Result<(Arc<Embedding>, Sam2Stats)> {
+    /// last: the cached one, the one another call is encoding (waited for), or encoded here.
+    /// `set_last` (a `set_image` call) makes the image the image set last, cancelling an encode of
+    /// another image set before; a call that carries its image never cancels another's encode, and
+    /// when the encode it waited for is cancelled it encodes its image itself.
+    fn embedding_for(&self, image: Option<&ImageView<'_>>, key: Option<u64>, set_last: bool) -> Result<(Arc<Embedding>, Sam2Stats)> {
         let reused = Sam2Stats { encoder_reused: true, ..Sam2Stats::default() };
-        let started = {
-            let mut state = self.state();
-            let waiting = state.encoding.clone().filter(|e| key.is_none_or(|k| k == e.key));
-            let cached = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
-            match (waiting, cached, image, key) {
-                (Some(encoding), ..) => {
-                    drop(state);
-                    return Ok((encoding.wait()?, reused));
-                }
-                (None, Some(embedding), ..) => {
-                    // A call naming a cached image makes it the image set last: an older encode
-                    // still running for another image is no longer wanted.
-                    if key.is_some() {
-                        if let Some(older) = state.encoding.take() {
-                            older.superseded.cancel();
-                        }
-                    }
-                    return Ok((embedding, reused));
-                }
-                (None, _, Some(img), Some(k)) => {
-                    let encoding = Encoding::start(k, (img.width(), img.height()));
-                    if let Some(older) = state.encoding.replace(encoding.clone()) {
+        loop {
+            let started = {
+                let mut state = self.state();
+                if set_last && state.encoding.as_ref().is_some_and(|e| key != Some(e.key)) {
+                    // A newer image: the encode of the one set before is no longer wanted.
+                    if let Some(older) = state.encoding.take() {
                         older.superseded.cancel();
                     }
-                    encoding
                 }
-                _ => return Err(Error::invalid(NO_IMAGE)),
-            }
-        };
-        let image = image.expect("an encode starts only with an image");
-        let result = control::also(started.superseded.clone(), || self.encode(image, started.key));
-        {
-            // Installed only while it is still the image set last (not replaced nor reset meanwhile).
-            let mut state = self.state();
-            if state.encoding.as_ref().is_some_and(|e| Arc::ptr_eq(e, &started)) {
-                state.encoding = None;
-                if let Ok((embedding, _)) = &result {
+                let pending = match key {
+                    None => state.encoding.clone(),
+                    Some(k) => state.encoding.iter().chain(&state.carried).find(|e| e.key == k).cloned(),
+                };
+                let cached = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
+                match (pending, cached, image, key) {
+                    (Some(encoding), ..) => {
+                        drop(state);
+                        match encoding.wait() {
+                            Ok(embedding) => return Ok((embedding, reused)),
+                            // Someone else's encode of these pixels was cancelled: a call with its
+                            // own image (and its own control not cancelled) encodes it itself.
+                            Err(e) if e.kind == ErrorKind::Cancelled && key.is_some() && control::checkpoint().is_ok() => continue,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    (None, Some(embedding), ..) => return Ok((embedding, reused)),
+                    (None, None, Some(img), Some(k)) => {
+                        let encoding = Encoding::start(k, (img.width(), img.height()));
+                        if set_last {
+                            state.encoding = Some(encoding.clone());
+                        } else {
+                            state.carried.push(encoding.clone());
+                        }
+                        encoding
+                    }
+                    _ => return Err(Error::invalid(NO_IMAGE)),
+                }
+            };
+            let image = image.expect("an encode starts only with an image");
+            let result = if set_last {
+                control::also(started.superseded.clone(), || self.encode(image, started.key))
+            } else {
+                self.encode(image, started.key)
+            };
+            {
+                let mut state = self.state();
+                // The image set last is installed while it still is that (not replaced nor reset);
+                // a carried image as the cached one unless an image set last is on its way.
+                let install = if state.encoding.as_ref().is_some_and(|e| Arc::ptr_eq(e, &started)) {
+                    state.encoding = None;
+                    true
+                } else {
+                    let before = state.carried.len();
+                    state.carried.retain(|e| !Arc::ptr_eq(e, &started));
+                    state.carried.len() < before && state.encoding.is_none()
+                };
+                if let (true, Ok((embedding, _))) = (install, &result) {
                     if state.previous.as_ref().is_some_and(|(k, _)| *k != embedding.key) {
                         state.previous = None;
                     }
                     state.embedding = Some(embedding.clone());
                 }
             }
+            started.finish(result.as_ref().map(|(e, _)| e.clone()).map_err(Clone::clone));
+            return result.map_err(|e| {
+                let replaced = started.superseded.is_cancelled() && e.kind == ErrorKind::Cancelled;
+                if replaced {
+                    Error::new(ErrorKind::Cancelled, "the encode was cancelled: a newer image was set on this handle, or it was reset")
+                } else {
+                    e
+                }
+            });
         }
-        started.finish(result.as_ref().map(|(e, _)| e.clone()).map_err(Clone::clone));
-        result.map_err(|e| {
-            let replaced = started.superseded.is_cancelled() && e.kind == ErrorKind::Cancelled;
-            if replaced {
-                Error::new(ErrorKind::Cancelled, "the encode was cancelled: a newer image was set on this handle, or it was reset")
-            } else {
-                e
-            }
-        })
     }
 
     /// Runs the encoder on `image` (without holding the state lock: clicks on the cached image go
@@ -440,7 +466,7 @@ impl Sam2Segmenter {
         if let Some((w, h)) = image.map(|img| (img.width(), img.height())).or_else(|| self.cached_image_size()) {
             size_check((w, h))?;
         }
-        let (embedding, encoder_stats) = self.embedding_for(image, key)?;
+        let (embedding, encoder_stats) = self.embedding_for(image, key, false)?;
         let (w, h) = (embedding.width, embedding.height);
         size_check((w, h))?;
         let previous = self.state().previous.clone();
