@@ -2,6 +2,7 @@
 //! through the C ABI as a host calls it:
 //!
 //!   cargo run --release --example bench_cancel -- [--sam2 DIR] [--video DIR] [--cancels 20] [--unet-size 8000]
+//!       [--track-frames 100]
 //!
 //! Defaults to the real-size hiera-tiny pair (random weights) that
 //! `models/sam2/export_sam2.py --real-size models/sam2/real-size --conventions samexporter` writes and
@@ -28,12 +29,18 @@ struct Args {
     video: PathBuf,
     cancels: usize,
     unet_size: usize,
+    track_frames: usize,
 }
 
 fn parse_args() -> Result<Args, String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut a =
-        Args { sam2: root.join("models/sam2/real-size"), video: root.join("models/sam2/real-size/video"), cancels: 20, unet_size: 8000 };
+    let mut a = Args {
+        sam2: root.join("models/sam2/real-size"),
+        video: root.join("models/sam2/real-size/video"),
+        cancels: 20,
+        unet_size: 8000,
+        track_frames: 100,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -43,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
             "--video" => a.video = value.into(),
             "--cancels" => a.cancels = num(&value)?.max(1),
             "--unet-size" => a.unet_size = num(&value)?.max(256),
+            "--track-frames" => a.track_frames = num(&value)?.max(3),
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -148,9 +156,14 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-fn print_rows(rows: &[Row]) {
+fn print_header() {
+    println!("cancel to return (a thread cancels each call after a random delay; calls cancelled while running):");
     println!("{:<34} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}", "call", "alone ms", "cancelled", "finished", "p50 ms", "p95 ms", "max ms");
-    for r in rows {
+}
+
+/// Prints a row as soon as it is measured (a long run still shows what it has).
+fn print_row(r: &Row) {
+    {
         let mut l = r.latencies.clone();
         l.sort();
         let at = |q: f64| l.get(((l.len() as f64 - 1.0) * q).round() as usize).map_or(f64::NAN, |d| ms(*d));
@@ -196,7 +209,7 @@ fn timed(call: &mut dyn FnMut(*mut SegCallControl) -> SegStatus, what: &str) -> 
 fn main() -> Result<(), String> {
     let args = parse_args()?;
     let cstr = |p: PathBuf| CString::new(p.to_str().unwrap()).unwrap();
-    let mut rows = Vec::new();
+    print_header();
     let (w, h) = (1920usize, 1080usize);
     let frame = picture(w, h, 0);
     let other = picture(w, h, 40);
@@ -214,27 +227,25 @@ fn main() -> Result<(), String> {
         seg_sam2_set_image(sam, &img, ptr::null_mut(), control)
     };
     let alone = timed(&mut encode, "encode")?;
-    rows.push(measure("SAM2.1 tiny encode 1920x1080", alone, alone, args.cancels, &mut encode)?);
-    eprintln!("encode done");
+    print_row(&measure("SAM2.1 tiny encode 1920x1080", alone, alone, args.cancels, &mut encode)?);
 
     check(unsafe { seg_sam2_set_image(sam, &img, ptr::null_mut(), ptr::null_mut()) }, "encode")?;
     let mut labels = vec![0u16; w * h];
-    let mut flip = false;
+    let mut call = 0u32;
     let mut everything = |control: *mut SegCallControl| unsafe {
         let mut o: SegEverythingOptions = std::mem::zeroed();
         o.struct_size = std::mem::size_of::<SegEverythingOptions>() as u32;
         seg_everything_options_default(&mut o);
         o.points_per_side = 32;
-        // Alternating options: the session's last result never serves, the prompts run every time.
-        flip = !flip;
-        o.pred_iou_thresh = if flip { 0.8 } else { 0.79 };
+        // Options never asked before: the session's last result never serves, the prompts run every time.
+        call += 1;
+        o.pred_iou_thresh = 0.8 - call as f32 * 1e-4;
         let l = SegLabelImage { data: labels.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
         let mut count = 0usize;
         seg_sam2_everything(sam, ptr::null(), &o, &l, ptr::null_mut(), 0, 0, &mut count, ptr::null_mut(), control)
     };
     let alone = timed(&mut everything, "everything")?;
-    rows.push(measure("everything 32x32 (encoder cached)", alone, alone.min(Duration::from_secs(10)), args.cancels, &mut everything)?);
-    eprintln!("everything done");
+    print_row(&measure("everything 32x32 (encoder cached)", alone, alone.min(Duration::from_secs(10)), args.cancels, &mut everything)?);
 
     // Encoding ahead: a click 1 s after the image is shown.
     let mut mask = vec![0u8; w * h];
@@ -272,8 +283,9 @@ fn main() -> Result<(), String> {
         check(click(&shown, &mut mask), "click that encodes")?;
         behind.push(t.elapsed());
     }
+    let list = |v: &[Duration]| v.iter().map(|d| format!("{:.0}", ms(*d))).collect::<Vec<_>>().join(", ");
+    println!("click 1 s after the image was shown, click to mask (ms): encoding ahead {}; click encodes {}", list(&ahead), list(&behind));
     unsafe { seg_free(sam) };
-    eprintln!("click after 1 s done");
 
     // A tiled UNet on a large picture.
     let model = cstr(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/demo_unet.onnx"));
@@ -287,10 +299,9 @@ fn main() -> Result<(), String> {
         let m = SegMask { data: big_mask.as_mut_ptr(), width: n as i32, height: n as i32, stride: 0 };
         seg_run_unet(unet, &big_img, &m, ptr::null_mut(), 0, ptr::null_mut(), control)
     };
-    let window = Duration::from_secs(5);
-    rows.push(measure(&format!("tiled UNet {n}x{n}"), Duration::ZERO, window, args.cancels, &mut tiled)?);
+    let alone = timed(&mut tiled, "tiled UNet")?;
+    print_row(&measure(&format!("tiled UNet {n}x{n}"), alone, alone, args.cancels, &mut tiled)?);
     unsafe { seg_free(unet) };
-    eprintln!("UNet done");
 
     // The steps of a 100-frame track (each frame: encoder + memory attention + decoder + memory encoder).
     let models = cstr(args.video.clone());
@@ -336,8 +347,8 @@ fn main() -> Result<(), String> {
     let t = Instant::now();
     check(step(1, ptr::null_mut()), "track step")?;
     let alone = t.elapsed();
-    let mut row = Row { name: "track step 1280x720 (100 frames)".into(), alone, latencies: Vec::new(), finished: 0 };
-    for i in 2..=100 {
+    let mut row = Row { name: format!("track step 1280x720 ({} frames)", args.track_frames), alone, latencies: Vec::new(), finished: 0 };
+    for i in 2..=args.track_frames {
         match cancelled_after(random_below(alone.mul_f64(1.3)), &mut |c| step(i, c)) {
             (SegStatus::SEG_CANCELLED, l) => {
                 row.latencies.extend(l);
@@ -347,15 +358,11 @@ fn main() -> Result<(), String> {
             (st, _) => return Err(format!("track step: {st:?} {}", last_error())),
         }
     }
-    rows.push(row);
+    print_row(&row);
     unsafe {
         seg_track_free(track);
         seg_free(video);
     }
 
-    println!("cancel to return (a thread cancels each call after a random delay; calls cancelled while running):");
-    print_rows(&rows);
-    let list = |v: &[Duration]| v.iter().map(|d| format!("{:.0}", ms(*d))).collect::<Vec<_>>().join(", ");
-    println!("click 1 s after the image was shown, click to mask (ms): encoding ahead {}; click encodes {}", list(&ahead), list(&behind));
     Ok(())
 }
