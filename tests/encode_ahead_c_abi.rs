@@ -20,25 +20,6 @@ use common::*;
 use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
 
-struct Control(*mut SegCallControl);
-unsafe impl Send for Control {}
-unsafe impl Sync for Control {}
-impl Control {
-    fn ptr(&self) -> *mut SegCallControl {
-        self.0
-    }
-    fn new() -> Self {
-        let mut c = ptr::null_mut();
-        assert_eq!(unsafe { seg_control_create(&mut c) }, SegStatus::SEG_OK, "{}", last_error());
-        Control(c)
-    }
-}
-impl Drop for Control {
-    fn drop(&mut self) {
-        assert_eq!(unsafe { seg_control_free(self.0) }, SegStatus::SEG_OK);
-    }
-}
-
 /// Holds an encode at its start: tells the test it is there, then waits to be let go.
 struct Gate {
     arrived: Mutex<Sender<()>>,

@@ -154,3 +154,24 @@ pub fn create_sam2(encoder: &str, decoder: &str) -> Result<Session, (SegStatus, 
         st => Err((st, last_error())),
     }
 }
+
+/// A call control (`seg_control_create`), freed on drop; shareable with the thread that cancels.
+pub struct Control(pub *mut segrt::ffi::SegCallControl);
+unsafe impl Send for Control {}
+unsafe impl Sync for Control {}
+impl Control {
+    pub fn new() -> Self {
+        let mut c = ptr::null_mut();
+        assert_eq!(unsafe { segrt::ffi::seg_control_create(&mut c) }, SegStatus::SEG_OK, "{}", last_error());
+        Control(c)
+    }
+    /// The pointer, borrowed through the whole struct (a closure capturing `.0` alone is not `Send`).
+    pub fn ptr(&self) -> *mut segrt::ffi::SegCallControl {
+        self.0
+    }
+}
+impl Drop for Control {
+    fn drop(&mut self) {
+        assert_eq!(unsafe { segrt::ffi::seg_control_free(self.0) }, SegStatus::SEG_OK);
+    }
+}
