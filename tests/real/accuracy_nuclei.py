@@ -9,7 +9,6 @@ nucleus' label. The mean IoUs must stay above bars set just under the figures me
 within 0.01 above them, so a change in segrt's pre- or post-processing (resize, normalisation,
 padding, prompt coordinates, mask threshold) fails. Figures only, no timing assertions.
 """
-import argparse
 import pathlib
 import sys
 
@@ -18,7 +17,7 @@ from PIL import Image
 
 sys.dont_write_bytecode = True  # no __pycache__ in the tree (CI checks it stays clean)
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from segrt_c import GRAY8, Segrt  # noqa: E402
+from segrt_c import parse_args, GRAY8, Segrt  # noqa: E402
 
 NUCLEI = 125
 # Mean IoUs measured (debug and release library alike, fp32 encoder): box 0.7698, click 0.5346.
@@ -102,12 +101,7 @@ def summary(values) -> str:
 
 
 def main() -> int:
-    root = pathlib.Path(__file__).resolve().parents[2]
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", default=str(root / "target/debug/libsegrt.so"))
-    ap.add_argument("--ort", default=str(next((root / ".onnxruntime").glob("libonnxruntime.so*"), "")))
-    ap.add_argument("--weights", default=str(root / ".real-weights"))
-    args = ap.parse_args()
+    args = parse_args(__doc__)
     w = pathlib.Path(args.weights)
     gray, labels = load(w)
     nuclei = prompts(labels)

@@ -15,7 +15,6 @@ Gray (GRAY8) and BGR (BGR24) buffers go in through the C ABI as well as RGB.
 U^2-Net-P's and PP-OCR's foreground fractions are regression values: a change beyond their
 tolerance fails (a changed model or pre-processing), the figure is printed either way.
 """
-import argparse
 import pathlib
 import sys
 
@@ -25,7 +24,7 @@ from PIL import Image
 sys.dont_write_bytecode = True  # no __pycache__ in the tree (CI checks it stays clean)
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import reference as ref  # noqa: E402
-from segrt_c import BGR24, GRAY8, RESIZE_BILINEAR, RESIZE_LANCZOS3, RGB24, Segrt  # noqa: E402
+from segrt_c import parse_args, BGR24, GRAY8, RESIZE_BILINEAR, RESIZE_LANCZOS3, RGB24, Segrt  # noqa: E402
 
 IMAGENET = dict(scale=1 / 255, mean=list(ref.IMAGENET_MEAN), std=list(ref.IMAGENET_STD))
 PPOCR = dict(scale=1 / 255, mean=[0.5] * 3, std=[0.5] * 3, threshold=0.3)
@@ -157,12 +156,7 @@ def ppocr(segrt: Segrt, w: pathlib.Path, tally: Tally):
 
 
 def main() -> int:
-    root = pathlib.Path(__file__).resolve().parents[2]
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", default=str(root / "target/debug/libsegrt.so"))
-    ap.add_argument("--ort", default=str(next((root / ".onnxruntime").glob("libonnxruntime.so*"), "")))
-    ap.add_argument("--weights", default=str(root / ".real-weights"))
-    args = ap.parse_args()
+    args = parse_args(__doc__)
     segrt = Segrt(pathlib.Path(args.lib), pathlib.Path(args.ort))
     w = pathlib.Path(args.weights)
     tally = Tally()

@@ -3,6 +3,7 @@
 Only what these tests call: options, UNet and SAM sessions, images in every 8-bit packed format.
 Versioned structs get `struct_size` set before the `*_default()` call, as the header asks.
 """
+import argparse
 import ctypes as C
 import pathlib
 
@@ -104,6 +105,16 @@ class Segrt:
         self.check(self.lib.seg_create_sam2(str(encoder).encode(), str(decoder).encode(), C.byref(o), C.byref(h)),
                    f"seg_create_sam2 {encoder}")
         return Session(self, h)
+
+
+def parse_args(description: str) -> argparse.Namespace:
+    """The options every real-model test takes: the library, ONNX Runtime and the fetched files."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default=str(root / "target/debug/libsegrt.so"))
+    ap.add_argument("--ort", default=str(next((root / ".onnxruntime").glob("libonnxruntime.so*"), "")))
+    ap.add_argument("--weights", default=str(root / ".real-weights"))
+    return ap.parse_args()
 
 
 def image_of(pixels: np.ndarray, fmt: int):
