@@ -184,7 +184,30 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
     if let Err(reason) = register_shared_cpu_arena(&environment) {
         crate::log::emit(crate::log::LogLevel::Warn, &format!("each session keeps its own CPU memory arena: {reason}"));
     }
+    if let Err(reason) = warm_up(&environment) {
+        crate::log::emit(crate::log::LogLevel::Info, &format!("ONNX Runtime's first session could not be built ahead: {reason}"));
+    }
     Ok(Runtime { path: path.to_path_buf(), version, environment })
+}
+
+/// An ONNX model of one Identity node (float[1] -> float[1], opset 13), 75 bytes, written with
+/// `onnx.helper` (`make_graph([make_node("Identity", ["x"], ["y"])], "warm", ...)`, ir_version 7).
+const WARM_UP_MODEL: &[u8] = b"\x08\x07\x12\x05segrt::\n\x10\n\x01x\x12\x01y\"\x08Identity\x12\x04warmZ\x0f\n\x01x\x12\n\n\x08\x08\x01\x12\x04\n\x02\x08\x01b\x0f\n\x01y\x12\n\n\x08\x08\x01\x12\x04\n\x02\x08\x01B\x04\n\x00\x10\r";
+
+/// Builds and drops one tiny session while nothing else runs. ONNX Runtime sets up process-wide state
+/// in the first session it builds; when the process's first two sessions are built at once (a SAM2
+/// encoder and decoder, the tracker's modules) that set-up races, and under Wine one of them failed
+/// in most runs with a bogus "[ShapeInferenceError] Can't merge shape info" while any session built
+/// alone first made every later parallel build succeed. A few milliseconds, once per process.
+fn warm_up(environment: &ort::environment::Environment) -> std::result::Result<(), String> {
+    let session = ort::session::Session::builder(environment)
+        .map_err(|e| e.to_string())?
+        .with_env_allocators()
+        .map_err(|e| e.to_string())?
+        .commit_from_memory(WARM_UP_MODEL)
+        .map_err(|e| e.to_string())?;
+    drop(session);
+    Ok(())
 }
 
 /// One CPU memory arena for every session of the process (sessions opt in with
@@ -283,8 +306,20 @@ fn with_sources(e: &dyn std::error::Error) -> String {
 /// Opens the file, checks it is ONNX Runtime, and returns the version it reports, e.g. "1.31.1".
 fn probe_version(path: &Path) -> std::result::Result<String, String> {
     // SAFETY: loading a library runs its initialisers; the caller chose this file as ONNX Runtime.
-    let lib =
-        unsafe { libloading::Library::new(path) }.map_err(|e| format!("{NOT_USABLE_MARK}: cannot be loaded: {}", with_sources(&e)))?;
+    let lib = unsafe { libloading::Library::new(path) }.map_err(|e| {
+        // The loader's reason for a library of another architecture ("%1 is not a valid Win32
+        // application", "wrong ELF class") does not say which one it is: name it.
+        let foreign = library_architecture(path).filter(|arch| *arch != PROCESS_ARCHITECTURE);
+        match foreign {
+            Some(arch) => format!(
+                "{NOT_USABLE_MARK}: it is a {arch} library and this process is {PROCESS_ARCHITECTURE}: use the {PROCESS_ARCHITECTURE} \
+                 ONNX Runtime{} (the loader said: {})",
+                if cfg!(all(windows, target_arch = "x86_64")) { " (the win-x64 onnxruntime.dll)" } else { "" },
+                with_sources(&e)
+            ),
+            None => format!("{NOT_USABLE_MARK}: cannot be loaded: {}", with_sources(&e)),
+        }
+    })?;
     type GetApiBase = unsafe extern "C" fn() -> *const ort::sys::OrtApiBase;
     let get_base: libloading::Symbol<GetApiBase> = unsafe { lib.get(b"OrtGetApiBase\0") }
         .map_err(|_| format!("{NOT_USABLE_MARK}: loads, but has no OrtGetApiBase: not an ONNX Runtime library"))?;
@@ -301,6 +336,53 @@ fn probe_version(path: &Path) -> std::result::Result<String, String> {
         std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
     };
     Ok(version)
+}
+
+/// The architecture this process runs as, in the words of [`library_architecture`].
+const PROCESS_ARCHITECTURE: &str = if cfg!(target_arch = "x86_64") {
+    "64-bit x64"
+} else if cfg!(target_arch = "aarch64") {
+    "64-bit ARM64"
+} else if cfg!(target_arch = "x86") {
+    "32-bit x86"
+} else {
+    "another architecture"
+};
+
+/// The architecture a Windows DLL (PE) or ELF shared library was built for, from its header; None
+/// when the file is neither or the header is cut. A 32-bit onnxruntime.dll beside a 64-bit host is
+/// a common mistake on Windows, and the loader only says "not a valid Win32 application".
+fn library_architecture(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path).ok()?.take(4096).read_to_end(&mut head).ok()?;
+    architecture_of(&head)
+}
+
+fn architecture_of(head: &[u8]) -> Option<&'static str> {
+    let u16_at = |at: usize| head.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    if head.starts_with(b"MZ") {
+        let pe = u32::from_le_bytes(head.get(0x3c..0x40)?.try_into().ok()?) as usize;
+        if head.get(pe..pe + 4)? != b"PE\0\0" {
+            return None;
+        }
+        return match u16_at(pe + 4)? {
+            0x014c => Some("32-bit x86"),
+            0x8664 => Some("64-bit x64"),
+            0xaa64 => Some("64-bit ARM64"),
+            _ => Some("non-x86 Windows"),
+        };
+    }
+    if head.starts_with(b"\x7fELF") && head.get(5) == Some(&1) {
+        let class_64 = head.get(4) == Some(&2);
+        return match (class_64, u16_at(18)?) {
+            (false, 3) => Some("32-bit x86"),
+            (true, 62) => Some("64-bit x64"),
+            (true, 183) => Some("64-bit ARM64"),
+            _ => Some("non-x86 ELF"),
+        };
+    }
+    None
 }
 
 /// segrt is built and tested against one ONNX Runtime release (`ORT_EXPECTED_VERSION`; ort's API level
@@ -426,6 +508,33 @@ mod tests {
     use super::*;
     use crate::log::LogLevel;
     use ort::logging::LogLevel as Ort;
+
+    #[test]
+    fn the_warm_up_model_builds_a_session() {
+        let env = environment(None).expect("ONNX Runtime (scripts/fetch-ort.sh)");
+        warm_up(env).expect("the Identity model loads");
+    }
+
+    #[test]
+    fn a_library_header_names_its_architecture() {
+        let mut pe = vec![0u8; 0x90];
+        pe[..2].copy_from_slice(b"MZ");
+        pe[0x3c..0x40].copy_from_slice(&0x80u32.to_le_bytes());
+        pe[0x80..0x84].copy_from_slice(b"PE\0\0");
+        for (machine, arch) in [(0x014cu16, "32-bit x86"), (0x8664, "64-bit x64"), (0xaa64, "64-bit ARM64")] {
+            pe[0x84..0x86].copy_from_slice(&machine.to_le_bytes());
+            assert_eq!(architecture_of(&pe), Some(arch));
+        }
+        assert_eq!(architecture_of(&pe[..0x84]), None, "a cut header is not guessed");
+        let mut elf = vec![0u8; 64];
+        elf[..4].copy_from_slice(b"\x7fELF");
+        elf[5] = 1;
+        (elf[4], elf[18]) = (1, 3);
+        assert_eq!(architecture_of(&elf), Some("32-bit x86"));
+        (elf[4], elf[18]) = (2, 62);
+        assert_eq!(architecture_of(&elf), Some("64-bit x64"));
+        assert_eq!(architecture_of(b"not a library"), None);
+    }
 
     #[test]
     fn onnx_runtime_messages_get_the_level_they_mean_for_a_host() {
