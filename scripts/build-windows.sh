@@ -17,7 +17,8 @@
 #
 # Outputs, in $CARGO_TARGET_DIR (default target/windows, ignored by git):
 #   x86_64-win7-windows-gnu/<profile>/segrt.dll, segrt.exe, libsegrt.dll.a (the import library)
-#   hosts/test_segrt.exe, test_track.exe, test_segrt_cpp.exe, test_paths.exe (mingw, against segrt.dll)
+#   hosts/test_segrt.exe, test_segrt_cpp.exe, test_track.exe, test_track_cpp.exe, test_paths.exe (mingw,
+#   linked against segrt.dll)
 # and, in the repository's git-ignored .onnxruntime/win-x64/: onnxruntime.dll (sha256 pinned), LICENSE
 # and ThirdPartyNotices.txt from the wheel.
 # Installs from apt what is missing (needs root or sudo): rustc-web cargo-web rust-web-src
@@ -96,14 +97,19 @@ echo "built in $(( $(date +%s) - build_start )) s: $(ls -l "$out/segrt.dll" "$ou
 echo "== C and C++ test hosts (mingw-w64, linked against segrt.dll)"
 hosts=$CARGO_TARGET_DIR/hosts
 mkdir -p "$hosts"
+# Threads (test_segrt.c cancels from another thread, test_track.c runs tracks on several) through mingw's
+# winpthreads, linked statically so no libwinpthread-1.dll has to sit beside the test programs.
 x86_64-w64-mingw32-gcc -O1 -std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.c \
-  -L"$out" -lsegrt -o "$hosts/test_segrt.exe"
-# test_track.c: C11 threads through mingw's winpthreads, linked statically so no libwinpthread-1.dll ships.
+  -L"$out" -lsegrt -Wl,-Bstatic -lwinpthread -Wl,-Bdynamic -o "$hosts/test_segrt.exe"
 x86_64-w64-mingw32-gcc -O1 -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_track.c \
   -L"$out" -lsegrt -Wl,-Bstatic -lwinpthread -Wl,-Bdynamic -lpsapi -o "$hosts/test_track.exe"
-# libstdc++ and libgcc statically: the test exe needs no mingw DLL beside it.
-x86_64-w64-mingw32-g++ -O1 -std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_segrt.cpp \
-  -L"$out" -lsegrt -static-libstdc++ -static-libgcc -o "$hosts/test_segrt_cpp.exe"
+# The posix flavour of mingw's g++ (the win32 one has no std::thread, which the C++ test uses to cancel
+# from another thread), its runtime linked in whole (-static; segrt.dll through its import library, named
+# as a file so -static does not look for a static libsegrt.a): no mingw DLL beside the test programs.
+for t in test_segrt test_track; do
+  x86_64-w64-mingw32-g++-posix -O1 -std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude "tests/c/$t.cpp" \
+    -static "$out/libsegrt.dll.a" -o "$hosts/${t}_cpp.exe"
+done
 # The SAM2 click in a folder named with Chinese characters and a space (UTF-8 path in the source).
 x86_64-w64-mingw32-gcc -O1 -std=c99 -Wall -Wextra -Werror -Iinclude tests/windows/test_paths.c \
   -L"$out" -lsegrt -o "$hosts/test_paths.exe"
