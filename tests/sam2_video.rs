@@ -1,4 +1,4 @@
-//! SAM2 video tracker (src/sam2/video.rs) against the official `SAM2VideoPredictor`'s outputs recorded
+//! SAM2 video tracker (src/sam2/video/) against the official `SAM2VideoPredictor`'s outputs recorded
 //! by models/sam2/video_reference.py in models/sam2/video/reference/: the reference's events are
 //! replayed in order and every check compares low-res logits, masks at the video's 320x240,
 //! object-present flags and object scores. Two scenarios: clicks (`reference/`: 3 clicks, propagation

@@ -1,0 +1,215 @@
+//! The encoder side: an image's embedding, encoded once and shared by every call and thread on the
+//! segmenter, and the calls that wait for an encode in flight.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::encoding::Encoding;
+use super::spec::{EncoderInput, Family, Feature};
+use super::{ms, Sam2Segmenter, Sam2Stats, NO_IMAGE};
+use crate::control::{self, Stage};
+use crate::engine::io::f32_output;
+use crate::error::{Error, ErrorKind, Result};
+use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
+use crate::image::{check_size, ImageView};
+use crate::options::{ChannelOrder, ResizeFilter};
+
+const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
+
+/// One encoder output: its role, shape and values.
+pub(super) type FeatureMap = (Feature, Vec<i64>, Vec<f32>);
+
+/// The encoder output for one image.
+pub(super) struct Embedding {
+    pub(super) key: u64,
+    pub(super) width: usize,
+    pub(super) height: usize,
+    pub(super) features: Vec<FeatureMap>,
+}
+
+impl Sam2Segmenter {
+    /// Encodes `image` now unless it is the cached one (or is being encoded by another call: then
+    /// waits for that). Returns (pre-processing ms, encoder ms), both 0 when no encoder ran here.
+    /// Any thread: a host encodes an image as soon as it shows it, and clicks arriving meanwhile
+    /// wait only for the rest of this encode; setting a newer image cancels this one.
+    pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
+        check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
+        let (_, stats) = self.embedding_for(Some(image), Some(image.content_hash()), true)?;
+        Ok((stats.encoder_preprocess_ms, stats.encoder_ms))
+    }
+
+    /// The embedding of `image` (whose content hash is `key`), or with `None` of the image set
+    /// last: the cached one, the one another call is encoding (waited for), or encoded here.
+    /// `set_last` (a `set_image` call) makes the image the image set last, cancelling an encode of
+    /// another image set before; a call that carries its image never cancels another's encode, and
+    /// when the encode it waited for is cancelled it encodes its image itself.
+    pub(super) fn embedding_for(
+        &self,
+        image: Option<&ImageView<'_>>,
+        key: Option<u64>,
+        set_last: bool,
+    ) -> Result<(Arc<Embedding>, Sam2Stats)> {
+        let reused = Sam2Stats { encoder_reused: true, ..Sam2Stats::default() };
+        loop {
+            let started = {
+                let mut state = self.state();
+                if set_last && state.encoding.as_ref().is_some_and(|e| key != Some(e.key)) {
+                    // A newer image: the encode of the one set before is no longer wanted.
+                    if let Some(older) = state.encoding.take() {
+                        older.superseded.cancel();
+                    }
+                }
+                let pending = match key {
+                    None => state.encoding.clone(),
+                    Some(k) => state.encoding.iter().chain(&state.carried).find(|e| e.key == k).cloned(),
+                };
+                let cached = state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key));
+                match (pending, cached, image, key) {
+                    (Some(encoding), ..) => {
+                        drop(state);
+                        match encoding.wait() {
+                            Ok(embedding) => return Ok((embedding, reused)),
+                            // Someone else's encode of these pixels was cancelled: a call with its
+                            // own image (and its own control not cancelled) encodes it itself.
+                            Err(e) if e.kind == ErrorKind::Cancelled && key.is_some() && control::checkpoint().is_ok() => continue,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    (None, Some(embedding), ..) => return Ok((embedding, reused)),
+                    (None, None, Some(img), Some(k)) => {
+                        let encoding = Encoding::start(k, (img.width(), img.height()));
+                        if set_last {
+                            state.encoding = Some(encoding.clone());
+                        } else {
+                            state.carried.push(encoding.clone());
+                        }
+                        encoding
+                    }
+                    _ => return Err(Error::invalid(NO_IMAGE)),
+                }
+            };
+            let image = image.expect("an encode starts only with an image");
+            let result = if set_last {
+                control::also(started.superseded.clone(), || self.encode(image, started.key))
+            } else {
+                self.encode(image, started.key)
+            };
+            {
+                let mut state = self.state();
+                // The image set last is installed while it still is that (not replaced nor reset);
+                // a carried image as the cached one unless an image set last is on its way.
+                let install = if state.encoding.as_ref().is_some_and(|e| Arc::ptr_eq(e, &started)) {
+                    state.encoding = None;
+                    true
+                } else {
+                    let before = state.carried.len();
+                    state.carried.retain(|e| !Arc::ptr_eq(e, &started));
+                    state.carried.len() < before && state.encoding.is_none()
+                };
+                if let (true, Ok((embedding, _))) = (install, &result) {
+                    if state.previous.as_ref().is_some_and(|(k, _)| *k != embedding.key) {
+                        state.previous = None;
+                    }
+                    state.embedding = Some(embedding.clone());
+                }
+            }
+            started.finish(result.as_ref().map(|(e, _)| e.clone()).map_err(Clone::clone));
+            return result.map_err(|e| {
+                let replaced = started.superseded.is_cancelled() && e.kind == ErrorKind::Cancelled;
+                if replaced {
+                    Error::new(ErrorKind::Cancelled, "the encode was cancelled: a newer image was set on this handle, or it was reset")
+                } else {
+                    e
+                }
+            });
+        }
+    }
+
+    /// Runs the encoder on `image` (without holding the state lock: clicks on the cached image go
+    /// on meanwhile).
+    fn encode(&self, image: &ImageView<'_>, key: u64) -> Result<(Arc<Embedding>, Sam2Stats)> {
+        let t0 = Instant::now();
+        let mut t1 = t0;
+        let features = self.run_encoder(image, &mut t1)?;
+        let stats = Sam2Stats { encoder_preprocess_ms: ms(t0, t1), encoder_ms: ms(t1, Instant::now()), ..Sam2Stats::default() };
+        Ok((Arc::new(Embedding { key, width: image.width(), height: image.height(), features }), stats))
+    }
+
+    /// How the encoder wants `image`: RGB, resized to the model (stretched for SAM2, long side +
+    /// zero padding for SAM1), ImageNet-normalised float32 or raw uint8, NCHW.
+    fn encoder_format(&self, (w, h): (usize, usize)) -> (TensorFormat, Normalisation, Fit) {
+        let s = self.spec.image_size;
+        let fit = match self.spec.family {
+            Family::Sam2 => Fit::Resize,
+            Family::Sam1 => {
+                let k = s as f64 / w.max(h) as f64;
+                let side = |v: usize| ((v as f64 * k).round() as usize).clamp(1, s);
+                Fit::Place { width: side(w), height: side(h) }
+            }
+        };
+        let (element, norm) = match self.spec.encoder_input {
+            EncoderInput::NormalizedF32 => (
+                Element::F32,
+                Normalisation {
+                    scale: 1.0 / 255.0,
+                    mean: IMAGENET_MEAN,
+                    std: IMAGENET_STD,
+                    channel_order: ChannelOrder::Rgb,
+                    filter: ResizeFilter::Bilinear,
+                },
+            ),
+            EncoderInput::RawU8 => (
+                Element::U8,
+                Normalisation {
+                    scale: 1.0,
+                    mean: [0.0; 3],
+                    std: [1.0; 3],
+                    channel_order: ChannelOrder::Rgb,
+                    filter: ResizeFilter::Bilinear,
+                },
+            ),
+        };
+        (TensorFormat { channels: 3, layout: Layout::Nchw, element }, norm, fit)
+    }
+
+    /// The encoder's input tensor for `image`, in fresh buffers (for benchmarks and tools).
+    pub fn encoder_tensor(&self, image: &ImageView<'_>) -> Result<TensorData> {
+        let s = self.spec.image_size;
+        let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
+        prepare(image, &format, (s, s), &norm, fit)
+    }
+
+    /// The encoder run on `image`, its input built by the shared pre-processing in the thread's
+    /// reused buffers.
+    fn run_encoder(&self, image: &ImageView<'_>, prepared: &mut Instant) -> Result<Vec<FeatureMap>> {
+        let s = self.spec.image_size;
+        let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
+        // The input is built in the session's own buffers once the session is ours.
+        self.encoder.with(|session, pre| {
+            pre.start_batch(&format, (s, s), 1)?;
+            pre.fill(0, image, &format, (s, s), &norm, fit)?;
+            *prepared = Instant::now();
+            let features = {
+                let input = pre.tensor().input(vec![1, 3, s as i64, s as i64])?;
+                let inputs = ort::inputs![self.spec.encoder_input_name.as_str() => input];
+                control::progress(Stage::Encode, 0.0)?;
+                let run = control::run_options(|_| Ok(()))?;
+                let outputs = match &run {
+                    Some(options) => session.run_with_options(inputs, options),
+                    None => session.run(inputs),
+                }
+                .map_err(|e| control::run_error(&e, "SAM2 encoder run"))?;
+                control::progress(Stage::Encode, 1.0)?;
+                let mut features = Vec::new();
+                for (role, name) in &self.spec.encoder_outputs {
+                    let (shape, data) = f32_output(&outputs, name, "SAM2 encoder")?;
+                    features.push((*role, shape, data));
+                }
+                features
+            };
+            pre.shrink();
+            Ok(features)
+        })
+    }
+}

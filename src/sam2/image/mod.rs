@@ -1,0 +1,223 @@
+//! The SAM2 image predictor: the image encoder runs once per image (cached per segmenter, keyed by a
+//! hash of the pixels, in `embedding`), each click runs only the prompt decoder (`decode`).
+//!
+//! Reference behaviour (facebookresearch/sam2 `SAM2ImagePredictor`): RGB, x/255, ImageNet mean/std,
+//! stretched to S x S; a click (x, y) maps to (x*S/W, y*S/H) (`prompt`); the padding point is added
+//! inside SAM2 graphs; the chosen low-res logits are upsampled straight to H x W (bilinear,
+//! half-pixel centres) and thresholded at 0. `spec` recognises the export conventions;
+//! `everything` finds every object from a grid of prompts.
+
+mod decode;
+mod embedding;
+mod encoding;
+pub mod everything;
+pub mod prompt;
+pub mod spec;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use self::embedding::Embedding;
+use self::encoding::Encoding;
+use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
+use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
+use crate::error::{Error, Result};
+use crate::image::tensor::Preprocessor;
+use crate::options::Options;
+use crate::runtime::RuntimeInfo;
+
+pub use everything::{EverythingObject, EverythingOptions, EverythingResult, EverythingStats, MAX_OBJECTS};
+pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
+pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
+
+/// The message of a prediction asked for without an image (the C boundary names its own call).
+pub const NO_IMAGE: &str = "no image: pass one with the prompt, or set one first";
+
+/// What a segmenter keeps between calls.
+#[derive(Default)]
+struct State {
+    embedding: Option<Arc<Embedding>>,
+    /// The image set last (`set_image`) while its encoder runs: calls on "the image set last" wait
+    /// for it; a newer image set cancels it.
+    encoding: Option<Arc<Encoding<Arc<Embedding>>>>,
+    /// Encodes started by calls that carry their own image, while they run: calls with the same
+    /// pixels wait for them. Nothing but their own caller cancels them.
+    carried: Vec<Arc<Encoding<Arc<Embedding>>>>,
+    /// Chosen low-res logits of the last prediction and the image they belong to.
+    previous: Option<(u64, Arc<[f32]>)>,
+    /// The last segment-everything result: the image key and options it was made for.
+    everything: Option<(u64, everything::EverythingOptions, Arc<everything::EverythingResult>)>,
+}
+
+/// What one prediction wrote into the caller's mask, and what comes with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sam2Run {
+    pub width: usize,
+    pub height: usize,
+    pub chosen: usize,
+    /// Predicted IoU of every mask the decoder returned.
+    pub scores: Vec<f32>,
+    /// The chosen low-res logits (clamped to +-32), for refinement, and their (width, height).
+    pub low_res: Arc<[f32]>,
+    pub low_res_size: (usize, usize),
+    /// Pixels of the chosen mask that are not 0.
+    pub foreground_pixels: u64,
+    pub stats: Sam2Stats,
+}
+
+/// One prediction with masks of its own, for callers without buffers (the CLI, tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sam2Output {
+    /// The chosen mask, 0/255, width x height.
+    pub mask: Vec<u8>,
+    /// Every mask (0/255) when asked for.
+    pub all_masks: Option<Vec<Vec<u8>>>,
+    pub run: Sam2Run,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Sam2Stats {
+    /// Image -> encoder tensor (colour, resize, normalisation); 0 when the embedding was reused.
+    pub encoder_preprocess_ms: f64,
+    /// The encoder run, 0 when the cached embedding was reused.
+    pub encoder_ms: f64,
+    pub decoder_ms: f64,
+    pub postprocess_ms: f64,
+    pub encoder_reused: bool,
+}
+
+/// A SAM2 encoder/decoder pair, usable from any number of threads. The cached image embedding
+/// belongs to the segmenter: an image set on one thread serves clicks from another.
+pub struct Sam2Segmenter {
+    options: Options,
+    spec: Sam2Spec,
+    encoder: SessionPool<Preprocessor>,
+    decoder: SessionPool,
+    io: [Vec<TensorInfo>; 4],
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Sam2Info<'a> {
+    pub kind: &'static str,
+    pub convention: &'a str,
+    pub encoder_inputs: &'a [TensorInfo],
+    pub encoder_outputs: &'a [TensorInfo],
+    pub decoder_inputs: &'a [TensorInfo],
+    pub decoder_outputs: &'a [TensorInfo],
+    pub interpretation: &'a Sam2Spec,
+    pub provider: &'a ProviderReport,
+    pub intra_threads: String,
+    /// The encoder's and the decoder's sessions (see `PoolStats`).
+    pub encoder_pool: PoolStats,
+    pub decoder_pool: PoolStats,
+    /// What the model cache did for the encoder and for the decoder (see `CacheReport`).
+    pub encoder_cache: &'a CacheReport,
+    pub decoder_cache: &'a CacheReport,
+    /// Resident memory the first encoder + decoder sessions added.
+    pub bytes_first_sessions: Option<u64>,
+    pub image_cached: bool,
+    pub onnxruntime: RuntimeInfo,
+}
+
+fn ms(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64() * 1e3
+}
+
+impl Sam2Segmenter {
+    pub fn from_files(encoder: &Path, decoder: &Path, options: Options) -> Result<Self> {
+        options.validate()?;
+        let e = read_model_file(encoder, options.max_model_bytes).map_err(|e| e.context("encoder"))?;
+        let d = read_model_file(decoder, options.max_model_bytes).map_err(|e| e.context("decoder"))?;
+        Self::build(e, d, Some((encoder, decoder)), options)
+    }
+
+    pub fn from_memory(encoder: Vec<u8>, decoder: Vec<u8>, options: Options) -> Result<Self> {
+        Self::build(encoder, decoder, None, options)
+    }
+
+    /// `paths`: the encoder's and the decoder's files, when read from files (for the model cache).
+    fn build(encoder: Vec<u8>, decoder: Vec<u8>, paths: Option<(&Path, &Path)>, options: Options) -> Result<Self> {
+        options.validate()?;
+        // The two sessions are built at once: cold start is the longer of the two, not their sum.
+        // Each is cached on its own (its own key, its own file).
+        let (encoder, decoder) = std::thread::scope(|scope| {
+            // The encoder runs once per image, so a second encoder session is rare (threads encoding
+            // different images at once) while saving its graph would add ~50 % to the first start.
+            let encoder = scope.spawn(|| {
+                SessionPool::new(encoder, paths.map(|p| p.0), &options, GraphSharing::AtFirstGrowth).map_err(|e| e.context("encoder"))
+            });
+            let decoder =
+                SessionPool::new(decoder, paths.map(|p| p.1), &options, GraphSharing::AtCreation).map_err(|e| e.context("decoder"));
+            let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
+            (encoder, decoder)
+        });
+        let (encoder, decoder) = (encoder?, decoder?);
+        let (spec, io) = encoder
+            .with(|e, _| decoder.with(|d, _| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
+        Ok(Sam2Segmenter { options, spec, encoder, decoder, io, state: Mutex::new(State::default()) })
+    }
+
+    pub fn spec(&self) -> &Sam2Spec {
+        &self.spec
+    }
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+    pub fn provider(&self) -> &ProviderReport {
+        &self.encoder.provider
+    }
+
+    pub fn info(&self) -> Sam2Info<'_> {
+        Sam2Info {
+            kind: "sam2",
+            convention: &self.spec.convention,
+            encoder_inputs: &self.io[0],
+            encoder_outputs: &self.io[1],
+            decoder_inputs: &self.io[2],
+            decoder_outputs: &self.io[3],
+            interpretation: &self.spec,
+            provider: &self.encoder.provider,
+            intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
+            encoder_pool: self.encoder.stats(),
+            decoder_pool: self.decoder.stats(),
+            encoder_cache: &self.encoder.cache,
+            decoder_cache: &self.decoder.cache,
+            bytes_first_sessions: self
+                .encoder
+                .stats()
+                .bytes_first_session
+                .zip(self.decoder.stats().bytes_first_session)
+                .map(|(a, b)| a + b),
+            image_cached: self.state().embedding.is_some(),
+            onnxruntime: RuntimeInfo::current(),
+        }
+    }
+
+    /// (width, height) of the image set last (cached, or still being encoded), if any.
+    pub fn cached_image_size(&self) -> Option<(usize, usize)> {
+        let state = self.state();
+        state.encoding.as_ref().map(|e| e.size).or(state.embedding.as_ref().map(|e| (e.width, e.height)))
+    }
+
+    /// (width, height) of the low-res logits the decoder takes as `mask_input` and returns.
+    pub fn low_res_size(&self) -> (usize, usize) {
+        let (h, w) = self.spec.mask_input_size;
+        (w, h)
+    }
+
+    /// Forgets the cached image and the previous mask, and cancels an encode in flight.
+    pub fn reset(&self) {
+        let old = std::mem::take(&mut *self.state());
+        if let Some(encoding) = old.encoding {
+            encoding.superseded.cancel();
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

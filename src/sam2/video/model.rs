@@ -1,0 +1,182 @@
+//! The four ONNX modules of a video model (image encoder, memory attention, memory encoder, mask
+//! decoder) and how one of them runs.
+
+use std::path::Path;
+
+use ort::session::{RunOptions, SessionInputValue};
+use ort::value::{Tensor, TensorRef};
+use serde::Serialize;
+
+use crate::control::{self, Stage};
+use crate::engine::io::f32_output;
+use crate::engine::providers::ProviderReport;
+use crate::engine::{read_model_file, GraphSharing, PoolStats, SessionPool};
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::Options;
+use crate::runtime::RuntimeInfo;
+
+use super::metadata::{VideoFiles, VideoMetadata};
+
+/// A video model as `seg_session_info` describes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct VideoInfo<'a> {
+    pub kind: &'static str,
+    pub image_size: usize,
+    pub low_res_size: usize,
+    pub num_maskmem: usize,
+    pub max_obj_ptrs_in_encoder: usize,
+    pub files: &'a VideoFiles,
+    pub provider: &'a ProviderReport,
+    pub intra_threads: String,
+    pub image_encoder_pool: PoolStats,
+    pub memory_attention_pool: PoolStats,
+    pub memory_encoder_pool: PoolStats,
+    pub mask_decoder_pool: PoolStats,
+    pub onnxruntime: RuntimeInfo,
+}
+
+/// The four modules and their metadata; shareable between trackers (each tracker holds an `Arc`).
+pub struct VideoModel {
+    meta: VideoMetadata,
+    options: Options,
+    /// Run options that release the CPU arena's unused blocks after a run.
+    shrink_arena: RunOptions,
+    image_encoder: SessionPool,
+    memory_attention: SessionPool,
+    memory_encoder: SessionPool,
+    mask_decoder: SessionPool,
+}
+
+/// One module output: shape and values.
+#[derive(Debug, Clone)]
+pub(super) struct Array {
+    pub(super) shape: Vec<i64>,
+    pub(super) data: Vec<f32>,
+}
+
+impl Array {
+    pub(super) fn view(&self) -> Result<SessionInputValue<'_>> {
+        Ok(TensorRef::from_array_view((self.shape.clone(), self.data.as_slice())).map_err(input_error)?.into())
+    }
+}
+
+pub(super) fn input_error(e: ort::Error) -> Error {
+    Error::internal(format!("cannot build a video module input: {e}"))
+}
+
+pub(super) fn owned<T: ort::value::PrimitiveTensorElementType + std::fmt::Debug + Clone + 'static>(
+    shape: Vec<i64>,
+    data: Vec<T>,
+) -> Result<SessionInputValue<'static>> {
+    Ok(Tensor::from_array((shape, data)).map_err(input_error)?.into())
+}
+
+impl VideoModel {
+    /// Reads `video_metadata.json` and the four ONNX files it names from `dir`.
+    pub fn from_dir(dir: &Path, options: Options) -> Result<Self> {
+        options.validate()?;
+        let meta_path = dir.join("video_metadata.json");
+        let json = std::fs::read_to_string(&meta_path)
+            .map_err(|e| Error::new(ErrorKind::ModelNotFound, format!("cannot read '{}': {e}", meta_path.display())))?;
+        let meta = VideoMetadata::parse(&json)?;
+        let pool = |file: &str, what: &str, sharing: GraphSharing| -> Result<SessionPool> {
+            let path = dir.join(file);
+            let bytes = read_model_file(&path, options.max_model_bytes).map_err(|e| e.context(what))?;
+            SessionPool::new(bytes, Some(&path), &options, sharing).map_err(|e| e.context(what))
+        };
+        // As for image SAM2: the big image encoder saves its shared graph only if its pool grows.
+        Ok(VideoModel {
+            image_encoder: pool(&meta.files.image_encoder, "video image encoder", GraphSharing::AtFirstGrowth)?,
+            memory_attention: pool(&meta.files.memory_attention, "video memory attention", GraphSharing::AtCreation)?,
+            memory_encoder: pool(&meta.files.memory_encoder, "video memory encoder", GraphSharing::AtCreation)?,
+            mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation)?,
+            meta,
+            options,
+            shrink_arena: shrink_arena_options()?,
+        })
+    }
+
+    pub fn metadata(&self) -> &VideoMetadata {
+        &self.meta
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The execution provider of the image encoder (every module is created with the same options).
+    pub fn provider(&self) -> &ProviderReport {
+        &self.image_encoder.provider
+    }
+
+    /// What `seg_session_info` reports for a video model.
+    pub fn info(&self) -> VideoInfo<'_> {
+        let m = &self.meta;
+        VideoInfo {
+            kind: "sam2_video",
+            image_size: m.image_size,
+            low_res_size: m.low_res_size,
+            num_maskmem: m.num_maskmem,
+            max_obj_ptrs_in_encoder: m.max_obj_ptrs_in_encoder,
+            files: &m.files,
+            provider: self.provider(),
+            intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
+            image_encoder_pool: self.image_encoder.stats(),
+            memory_attention_pool: self.memory_attention.stats(),
+            memory_encoder_pool: self.memory_encoder.stats(),
+            mask_decoder_pool: self.mask_decoder.stats(),
+            onnxruntime: RuntimeInfo::current(),
+        }
+    }
+
+    /// Runs one module; returns its outputs in the order the metadata lists them.
+    pub(super) fn run(&self, module: Module, inputs: Vec<SessionInputValue<'_>>) -> Result<Vec<Array>> {
+        let (pool, io, what) = match module {
+            Module::ImageEncoder => (&self.image_encoder, &self.meta.io.image_encoder, "video image encoder"),
+            Module::MemoryAttention => (&self.memory_attention, &self.meta.io.memory_attention, "video memory attention"),
+            Module::MemoryEncoder => (&self.memory_encoder, &self.meta.io.memory_encoder, "video memory encoder"),
+            Module::MaskDecoder => (&self.mask_decoder, &self.meta.io.mask_decoder, "video mask decoder"),
+        };
+        if inputs.len() != io.inputs.len() {
+            return Err(Error::internal(format!("{what}: {} inputs for {} names", inputs.len(), io.inputs.len())));
+        }
+        let named: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> =
+            io.inputs.iter().map(|n| std::borrow::Cow::Borrowed(n.as_str())).zip(inputs).collect();
+        pool.with(|session, _| {
+            control::progress(Stage::Frames, 0.0)?;
+            // Its inputs grow with the memory (up to num_maskmem frames and 16 pointers): with the
+            // arena's blocks sized as requested, each larger attention matrix (~470 MB at real size)
+            // took a new block and kept it (7.6 GB by frame 17). Unused blocks go back after its runs.
+            let shrinks = matches!(module, Module::MemoryAttention);
+            // Under a call control the run can be terminated from another thread.
+            let run = control::run_options(|o| if shrinks { o.set(SHRINK_ARENA.0, SHRINK_ARENA.1) } else { Ok(()) })?;
+            let outputs = match (&run, shrinks) {
+                (Some(options), _) => session.run_with_options(named, options),
+                (None, true) => session.run_with_options(named, &self.shrink_arena),
+                (None, false) => session.run(named),
+            }
+            .map_err(|e| control::run_error(&e, what))?;
+            io.outputs.iter().map(|name| f32_output(&outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Module {
+    ImageEncoder,
+    MemoryAttention,
+    MemoryEncoder,
+    MaskDecoder,
+}
+
+/// Run options whose runs end by releasing the CPU arena's blocks no tensor uses
+/// (`memory.enable_memory_arena_shrinkage`).
+fn shrink_arena_options() -> Result<RunOptions> {
+    let internal = |e: ort::Error| Error::internal(format!("cannot set run options: {e}"));
+    let mut options = RunOptions::new().map_err(internal)?;
+    options.set(SHRINK_ARENA.0, SHRINK_ARENA.1).map_err(internal)?;
+    Ok(options)
+}
+
+/// The run option that releases the CPU arena's unused blocks after a run.
+const SHRINK_ARENA: (&str, &str) = ("memory.enable_memory_arena_shrinkage", "cpu:0");
