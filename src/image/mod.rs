@@ -1,7 +1,9 @@
 //! Host images and the operations both pipelines share: borrowed images with any stride and pixel
-//! layout (this file), resizing (`resize`), image -> normalised tensor (`tensor`), and bilinear
-//! upsampling of score maps straight into a mask (`upsample`).
+//! layout (this file), resizing (`resize`), image -> normalised tensor (`tensor`), bilinear
+//! upsampling of score maps straight into a mask (`upsample`), and the bilinear taps and spans every
+//! upsampler uses (`bilinear`).
 
+pub mod bilinear;
 pub mod resize;
 pub mod tensor;
 pub mod upsample;
