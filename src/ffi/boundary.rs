@@ -1,9 +1,10 @@
-//! Shared helpers of the C boundary: panic catching, the per-thread last error, and copying
-//! strings into caller-owned buffers.
+//! Shared helpers of the C boundary: panic catching, the per-thread last error, and strings both
+//! ways (UTF-8 arguments read, text copied into caller-owned buffers).
 
 use std::cell::RefCell;
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
@@ -92,6 +93,31 @@ pub(crate) unsafe fn copy_json_out(json: &str, buf: *mut c_char, cap: usize, out
     }
     copy_out(json, buf, cap);
     Ok(())
+}
+
+/// A UTF-8 C string argument as a path.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn utf8_path(p: *const c_char, what: &str) -> Result<PathBuf> {
+    utf8_str(p, what).map(PathBuf::from)
+}
+
+/// A UTF-8 C string argument.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn utf8_str(p: *const c_char, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(Error::null(what));
+    }
+    let s = CStr::from_ptr(p)
+        .to_str()
+        .map_err(|_| Error::invalid(format!("{what} is not valid UTF-8 (segrt takes UTF-8 strings and paths on every platform)")))?;
+    if s.is_empty() {
+        return Err(Error::invalid(format!("{what} is empty")));
+    }
+    Ok(s.to_string())
 }
 
 #[cfg(test)]

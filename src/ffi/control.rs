@@ -11,7 +11,13 @@ use crate::error::{Error, Result};
 use super::boundary::{guard, guard_quiet};
 use super::enums::{SegStage, SegStatus};
 use super::handles::{lookup_control, register, unregister, Handle};
-use super::types::SegCallControl;
+
+/// An opaque call control: cancellation and progress of the calls that can take long, given as their
+/// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+/// `seg_control_create`, release with `seg_control_free`.
+pub struct SegCallControl {
+    _private: [u8; 0],
+}
 
 /// Progress of a call: `stage` a `SegStage` value, `fraction` done in [0, 1], `user_data` as given to
 /// `seg_control_set_progress`. Return non-zero to go on, 0 to cancel the call (as

@@ -7,9 +7,10 @@ use crate::error::Error;
 use crate::log::LogLevel;
 use crate::runtime;
 
+use super::boundary::utf8_path;
 use super::boundary::{copy_json_out, copy_out, guard, last_error, set_last_error};
 use super::enums::{SegLogLevel, SegStatus};
-use super::types::{utf8_path, SegOptions};
+use super::options::SegOptions;
 
 /// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 /// Wrappers check it before their first call.

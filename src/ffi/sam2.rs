@@ -6,14 +6,16 @@ use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
 use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter, NO_IMAGE};
 
-use super::boundary::guard;
-use super::control::call_control;
+use super::boundary::{guard, utf8_path};
+use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
-use super::types::{
-    utf8_path, SegBox, SegCallControl, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage, SegMask,
-    SegOptions, SegPoint, SegSam2Result, SegSession, SEG_SAM2_REFINE,
+use super::images::{SegImage, SegMask};
+use super::options::SegOptions;
+use super::sam2_types::{
+    SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint, SegSam2Result, SEG_SAM2_REFINE,
 };
+use super::session::SegSession;
 use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).

@@ -6,12 +6,44 @@ use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{copy_json_out, guard, guard_quiet};
-use super::control::call_control;
+use super::boundary::{copy_json_out, guard, guard_quiet, utf8_path};
+use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, unregister, Handle};
-use super::types::{utf8_path, SegCallControl, SegImage, SegMask, SegOptions, SegRunInfo, SegSession};
-use super::versioned::{fill_defaults, out_size, write_versioned};
+use super::images::{SegImage, SegMask};
+use super::options::SegOptions;
+use super::versioned::{fill_defaults, out_size, write_versioned, Versioned};
+
+/// An opaque session handle. Create with `seg_create*`, release with `seg_free`.
+pub struct SegSession {
+    _private: [u8; 0],
+}
+
+/// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegRunInfo {
+    pub struct_size: u32,
+    /// 1 for binary models (mask 0/255), else the number of classes (mask = class index).
+    pub num_classes: i32,
+    /// Size the model ran at.
+    pub model_width: i32,
+    pub model_height: i32,
+    pub preprocess_ms: f64,
+    pub inference_ms: f64,
+    pub postprocess_ms: f64,
+    /// Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
+    pub threshold: f32,
+    /// Tiles the image was cut into (0: not tiled, the whole image was resized).
+    pub tiles: u32,
+    /// Pixels of the mask that are not 0.
+    pub foreground_pixels: u64,
+}
+
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegRunInfo {
+    const NAME: &'static str = "SegRunInfo";
+}
 
 /// Fills `*options` with the defaults. Start every options struct here, its size declared first:
 /// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);`. Only the `struct_size` bytes the caller

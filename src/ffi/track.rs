@@ -13,14 +13,15 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::MaskMut;
 use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO_POINTS};
 
-use super::boundary::{guard, guard_quiet};
-use super::control::call_control;
+use super::boundary::{guard, guard_quiet, utf8_path};
+use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
-use super::types::{
-    utf8_path, SegBox, SegCallControl, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo, SegTrackObject,
-    SegTrackOptions, SegTrackState,
-};
+use super::images::{SegImage, SegMask};
+use super::options::SegOptions;
+use super::sam2_types::{SegBox, SegPoint};
+use super::session::SegSession;
+use super::track_types::{SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions, SegTrackState};
 use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
 /// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
