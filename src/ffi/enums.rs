@@ -145,7 +145,7 @@ impl SegStatus {
 impl From<ErrorKind> for SegStatus {
     fn from(kind: ErrorKind) -> Self {
         match kind {
-            ErrorKind::InvalidArgument => SegStatus::SEG_INVALID_ARGUMENT,
+            ErrorKind::InvalidArgument | ErrorKind::NoImage => SegStatus::SEG_INVALID_ARGUMENT,
             ErrorKind::NullPointer => SegStatus::SEG_NULL_POINTER,
             ErrorKind::InvalidHandle => SegStatus::SEG_INVALID_HANDLE,
             ErrorKind::BufferTooSmall => SegStatus::SEG_BUFFER_TOO_SMALL,
@@ -424,6 +424,11 @@ mod tests {
         let statuses: std::collections::HashSet<SegStatus> = kinds.iter().map(|k| SegStatus::from(*k)).collect();
         assert_eq!(statuses.len(), kinds.len());
         assert!(!statuses.contains(&SegStatus::SEG_OK) && !statuses.contains(&SegStatus::SEG_PANIC));
+    }
+
+    #[test]
+    fn no_image_is_an_invalid_argument() {
+        assert_eq!(SegStatus::from(ErrorKind::NoImage), SegStatus::SEG_INVALID_ARGUMENT);
     }
 
     #[test]

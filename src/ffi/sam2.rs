@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
-use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter, NO_IMAGE};
+use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 
 use super::boundary::{guard, utf8_path};
 use super::control::{call_control, SegCallControl};
@@ -208,7 +208,7 @@ pub unsafe extern "C" fn seg_run_sam2_points(
             }
             // The pipeline checks the mask's size before running anything, and writes nothing on failure.
             let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
-                if e.message == NO_IMAGE {
+                if e.kind == ErrorKind::NoImage {
                     Error::invalid("no image: pass one, or call seg_sam2_set_image first")
                 } else {
                     e
