@@ -47,7 +47,9 @@ impl SegImage {
             if p.is_null() {
                 return Err(Error::null(what));
             }
-            Ok(std::slice::from_raw_parts(p.offset(lowest), span))
+            // SAFETY: the plane covers its rows (the contract); `plane_span` gives the lowest byte
+            // they touch (rows may run upwards) and how many bytes they span.
+            Ok(unsafe { std::slice::from_raw_parts(p.offset(lowest), span) })
         };
         if format.is_planar() {
             ImageView::planar(
@@ -83,6 +85,8 @@ impl SegMask {
             .and_then(|v| v.checked_add(w))
             .filter(|v| *v <= isize::MAX as usize)
             .ok_or_else(|| Error::invalid("mask stride x height overflows the address space"))?;
-        MaskMut::new(std::slice::from_raw_parts_mut(self.data, len), w, h, stride)
+        // SAFETY: `height` rows of `stride` bytes are writable (the contract); `len` ends at the last
+        // row's `width` bytes and fits in isize.
+        MaskMut::new(unsafe { std::slice::from_raw_parts_mut(self.data, len) }, w, h, stride)
     }
 }

@@ -148,15 +148,19 @@ impl SegOptions {
     /// Reads a caller's options (NULL = defaults), honouring `struct_size`.
     ///
     /// # Safety
-    /// `p` must be NULL or point to at least `struct_size` readable bytes.
+    /// `p` must be NULL or point to at least `struct_size` readable bytes, whose string fields are
+    /// NULL or NUL-terminated.
     pub(crate) unsafe fn read(p: *const SegOptions) -> Result<Options> {
         if p.is_null() {
             return Ok(Options::default());
         }
-        read_versioned(p, SegOptions::defaults())?.options()
+        // SAFETY: forwarded from the caller.
+        unsafe { read_versioned(p, SegOptions::defaults())?.options() }
     }
 
-    fn options(&self) -> Result<Options> {
+    /// # Safety
+    /// The string fields must be NULL or NUL-terminated.
+    unsafe fn options(&self) -> Result<Options> {
         let defaults = Options::default();
         if self.reserved0 != 0 || self.reserved1 != 0 {
             return Err(Error::invalid(
@@ -175,6 +179,7 @@ impl SegOptions {
             (w, h) => Some((non_negative(w, "tile_width")?, non_negative(h, "tile_height")?)),
         };
         let options = Options {
+            // SAFETY: not NULL, so NUL-terminated (this function's contract).
             ort_path: if self.ort_path.is_null() { None } else { Some(unsafe { utf8_path(self.ort_path, "SegOptions.ort_path")? }) },
             provider: Provider::try_from(self.provider)?,
             device_id: self.device_id,
@@ -207,9 +212,11 @@ impl SegOptions {
             output_name: if self.output_name.is_null() {
                 None
             } else {
+                // SAFETY: as for ort_path.
                 Some(unsafe { utf8_str(self.output_name, "SegOptions.output_name")? })
             },
-            cache: self.cache()?,
+            // SAFETY: forwarded from the caller.
+            cache: unsafe { self.cache()? },
         };
         // Messages name the C fields: the library's own validation speaks of options.
         options.validate().map_err(|e| e.context("SegOptions"))?;
@@ -218,13 +225,16 @@ impl SegOptions {
 }
 
 impl SegOptions {
-    fn cache(&self) -> Result<CacheMode> {
+    /// # Safety
+    /// `cache_dir` must be NULL or NUL-terminated.
+    unsafe fn cache(&self) -> Result<CacheMode> {
         let mode = SegCacheMode::from_c(self.cache_mode).map_err(|e| e.context("SegOptions.cache_mode"))?;
         match mode {
             SegCacheMode::SEG_CACHE_DIR => {
                 if self.cache_dir.is_null() {
                     return Err(Error::invalid("SegOptions.cache_mode is SEG_CACHE_DIR but SegOptions.cache_dir is NULL: give the cache folder"));
                 }
+                // SAFETY: not NULL, so NUL-terminated (this function's contract).
                 Ok(CacheMode::Dir(unsafe { utf8_path(self.cache_dir, "SegOptions.cache_dir")? }))
             }
             _ if !self.cache_dir.is_null() => Err(Error::invalid(
@@ -252,6 +262,7 @@ mod tests {
         let mut raw = SegOptions::defaults();
         raw.tile_mode = SegTileMode::SEG_TILE_ON as i32;
         raw.max_sessions = 3;
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         let o = unsafe { SegOptions::read(&raw) }.unwrap();
         assert_eq!((o.tile_mode, o.max_sessions), (TileMode::On, 3));
 
@@ -260,20 +271,26 @@ mod tests {
             options: SegOptions { struct_size: std::mem::size_of::<NewerOptions>() as u32, ..raw },
             field_from_the_future: [0; 64],
         };
-        assert_eq!(unsafe { SegOptions::read(&newer.options) }.unwrap().max_sessions, 3);
+        // The pointer covers the whole struct its struct_size declares, as a host's does.
+        let p = |n: &NewerOptions| (n as *const NewerOptions).cast::<SegOptions>();
+        // SAFETY: `p` points to the bytes struct_size declares; no strings.
+        assert_eq!(unsafe { SegOptions::read(p(&newer)) }.unwrap().max_sessions, 3);
         // ... and refused, naming the offset, when the host set one of them.
         newer.field_from_the_future[3] = 1;
-        let e = unsafe { SegOptions::read(&newer.options) }.unwrap_err();
+        // SAFETY: as above.
+        let e = unsafe { SegOptions::read(p(&newer)) }.unwrap_err();
         let offset = std::mem::size_of::<SegOptions>() + 3;
         assert!(e.message.contains(&format!("byte {offset} is not zero")), "{}", e.message);
 
         // Smaller than the layout (an older pre-release header, or a size that cuts a field): refused.
         for size in [0, 8, 123, std::mem::size_of::<SegOptions>() as u32 - 1] {
             raw.struct_size = size;
+            // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
             let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
             assert!(e.message.contains(&format!("SegOptions.struct_size is {size}")), "{}", e.message);
         }
         // NULL: the defaults.
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert_eq!(unsafe { SegOptions::read(std::ptr::null()) }.unwrap(), Options::default());
     }
 
@@ -281,13 +298,16 @@ mod tests {
     fn option_values_are_checked_and_messages_name_the_c_field() {
         let mut raw = SegOptions::defaults();
         raw.size_multiple = -1;
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert!(unsafe { SegOptions::read(&raw) }.unwrap_err().message.contains("SegOptions.size_multiple is -1"));
         let mut raw = SegOptions::defaults();
         raw.threshold = 2.0;
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
         assert!(e.message.starts_with("SegOptions: threshold 2"), "{}", e.message);
         let mut raw = SegOptions::defaults();
         raw.max_memory_bytes = 0; // 0 means the default, not "no memory"
+                                  // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().max_memory_bytes, crate::options::DEFAULT_MAX_MEMORY_BYTES);
     }
 
@@ -295,14 +315,18 @@ mod tests {
     fn cache_options_are_read_and_checked() {
         let dir = c"/tmp/segrt cache";
         let mut raw = SegOptions::defaults();
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Off);
         raw.cache_mode = SegCacheMode::SEG_CACHE_DIR as i32;
         raw.cache_dir = dir.as_ptr();
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::Dir("/tmp/segrt cache".into()));
         raw.cache_mode = SegCacheMode::SEG_CACHE_BESIDE_MODEL as i32;
         raw.cache_dir = std::ptr::null();
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().cache, CacheMode::BesideModel);
 
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         let refused = |mode: i32, dir: *const c_char| unsafe {
             let raw = SegOptions { cache_mode: mode, cache_dir: dir, ..SegOptions::defaults() };
             SegOptions::read(&raw).unwrap_err()

@@ -173,7 +173,8 @@ impl SegEverythingOptions {
     /// # Safety
     /// `p` must be NULL or point to at least `struct_size` readable bytes.
     pub(crate) unsafe fn read(p: *const SegEverythingOptions) -> Result<crate::sam2::EverythingOptions> {
-        let raw = read_versioned(p, SegEverythingOptions::defaults())?;
+        // SAFETY: forwarded from the caller.
+        let raw = unsafe { read_versioned(p, SegEverythingOptions::defaults())? };
         let count = |v: i32, what: &str| -> Result<usize> {
             usize::try_from(v).map_err(|_| Error::invalid(format!("SegEverythingOptions.{what} is {v}, it must not be negative")))
         };

@@ -112,7 +112,8 @@ impl SegTrackOptions {
     /// # Safety
     /// `p` must be NULL or point to at least `struct_size` readable bytes.
     pub(crate) unsafe fn read(p: *const SegTrackOptions) -> Result<crate::sam2::video::TrackerOptions> {
-        let raw = read_versioned(p, SegTrackOptions::defaults())?;
+        // SAFETY: forwarded from the caller.
+        let raw = unsafe { read_versioned(p, SegTrackOptions::defaults())? };
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
             keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
