@@ -11,7 +11,10 @@ const FFI_FILES: &[&str] = &[
     "src/ffi/session.rs",
     "src/ffi/sam2.rs",
     "src/ffi/track.rs",
-    "src/ffi/types.rs",
+    "src/ffi/options.rs",
+    "src/ffi/images.rs",
+    "src/ffi/sam2_types.rs",
+    "src/ffi/track_types.rs",
     "src/ffi/enums.rs",
     "src/ffi/mod.rs",
 ];

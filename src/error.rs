@@ -8,6 +8,9 @@ use std::fmt;
 pub enum ErrorKind {
     /// An argument or option has a value that cannot work (see the message).
     InvalidArgument,
+    /// A SAM2 call on "the image set last" when none is set: an invalid argument, of its own kind so
+    /// that the C boundary can name its own calls in the message.
+    NoImage,
     /// A required pointer was NULL (C boundary only).
     NullPointer,
     /// A session handle is not live (C boundary only).
@@ -46,7 +49,7 @@ impl ErrorKind {
     /// A few words for messages, e.g. "model not found".
     pub fn describe(self) -> &'static str {
         match self {
-            ErrorKind::InvalidArgument => "invalid argument",
+            ErrorKind::InvalidArgument | ErrorKind::NoImage => "invalid argument",
             ErrorKind::NullPointer => "null pointer",
             ErrorKind::InvalidHandle => "invalid handle",
             ErrorKind::BufferTooSmall => "buffer too small",

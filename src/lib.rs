@@ -4,6 +4,9 @@
 //! operations both share (`image/`) and ONNX Runtime sessions (`engine/`, `runtime`). Everything
 //! `extern "C"`, and the C ABI's own vocabulary, lives in [`ffi`].
 
+// Every unsafe operation sits in its own block with a `// SAFETY:` comment saying why it holds.
+#![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 pub mod alloc;
 pub mod control;
 pub mod engine;

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::image::DEFAULT_MAX_PIXELS;
 
 /// Which execution provider runs the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -134,6 +133,9 @@ impl CacheMode {
         }
     }
 }
+
+/// Default limit on the pixels of one image: refuses absurd sizes before anything is allocated.
+pub const DEFAULT_MAX_PIXELS: u64 = 100_000_000;
 
 /// Default limit on the bytes of a model file (ONNX's protobuf limit: larger models need external data).
 pub const DEFAULT_MAX_MODEL_BYTES: u64 = 2 << 30;

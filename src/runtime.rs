@@ -224,6 +224,7 @@ fn register_shared_cpu_arena(environment: &ort::environment::Environment) -> std
         }
         // SAFETY: a non-null status from ONNX Runtime, read once and released here.
         let message = unsafe { std::ffi::CStr::from_ptr((api.GetErrorMessage)(status.0)).to_string_lossy().into_owned() };
+        // SAFETY: as above: released once, after its message was copied.
         unsafe { (api.ReleaseStatus)(status.0) };
         Err(message)
     };
@@ -233,7 +234,9 @@ fn register_shared_cpu_arena(environment: &ort::environment::Environment) -> std
     let mut config = std::ptr::null_mut();
     // SAFETY: keys/values outlive the call; the config is released below, after registration copied it.
     check(unsafe { (api.CreateArenaCfgV2)(keys.as_ptr(), values.as_ptr(), keys.len(), &mut config) })?;
+    // SAFETY: the environment and memory info are live; the config was created above.
     let registered = check(unsafe { (api.CreateAndRegisterAllocator)(environment.ptr().cast_mut(), memory.ptr(), config) });
+    // SAFETY: created above, released once; registration keeps its own copy.
     unsafe { (api.ReleaseArenaCfg)(config) };
     registered
 }
@@ -321,6 +324,7 @@ fn probe_version(path: &Path) -> std::result::Result<String, String> {
         }
     })?;
     type GetApiBase = unsafe extern "C" fn() -> *const ort::sys::OrtApiBase;
+    // SAFETY: ONNX Runtime's OrtGetApiBase has this signature; `lib` outlives the symbol.
     let get_base: libloading::Symbol<GetApiBase> = unsafe { lib.get(b"OrtGetApiBase\0") }
         .map_err(|_| format!("{NOT_USABLE_MARK}: loads, but has no OrtGetApiBase: not an ONNX Runtime library"))?;
     // SAFETY: OrtGetApiBase and GetVersionString take no arguments and return static data.
@@ -422,12 +426,15 @@ pub fn own_library_dir() -> Option<PathBuf> {
 fn own_module_path() -> Option<PathBuf> {
     use std::ffi::CStr;
     use std::os::unix::ffi::OsStrExt;
+    // SAFETY: Dl_info is plain C data (pointers and integers): all zeroes is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // Any function of this crate resolves to the module that contains it.
     let addr = own_module_path as *const libc::c_void;
+    // SAFETY: dladdr only reads the address and fills `info`, which lives across the call.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
+    // SAFETY: dladdr succeeded and dli_fname is not NULL: a NUL-terminated path owned by the loader.
     let name = unsafe { CStr::from_ptr(info.dli_fname) };
     let path = PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes()));
     std::fs::canonicalize(&path).ok().or(Some(path))
@@ -446,10 +453,12 @@ fn own_module_path() -> Option<PathBuf> {
     const UNCHANGED_REFCOUNT: u32 = 0x2;
     let mut module: Hmodule = std::ptr::null_mut();
     let addr = own_module_path as *const u16;
+    // SAFETY: with FROM_ADDRESS the name is an address inside this module; `module` is written only.
     if unsafe { GetModuleHandleExW(FROM_ADDRESS | UNCHANGED_REFCOUNT, addr, &mut module) } == 0 {
         return None;
     }
     let mut buf = vec![0u16; 32768];
+    // SAFETY: `buf` holds the `buf.len()` u16 the call may write.
     let n = unsafe { GetModuleFileNameW(module, buf.as_mut_ptr(), buf.len() as u32) } as usize;
     if n == 0 || n >= buf.len() {
         return None;
@@ -489,6 +498,7 @@ pub fn preload_gpu_libraries() -> Vec<PathBuf> {
         #[cfg(unix)]
         let lib =
             unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.map(libloading::Library::from);
+        // SAFETY: as above.
         #[cfg(windows)]
         let lib = unsafe { libloading::Library::new(&path) };
         match lib {

@@ -543,11 +543,54 @@ namespace Segrt.Native
     }
 
     /// <summary>
+    ///  An opaque call control: cancellation and progress of the calls that can take long, given as their
+    ///  last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+    ///  `seg_control_create`, release with `seg_control_free`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegCallControl
+    {
+    }
+
+    /// <summary>
     ///  An opaque session handle. Create with `seg_create*`, release with `seg_free`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct SegSession
     {
+    }
+
+    /// <summary>
+    ///  What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegRunInfo
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  1 for binary models (mask 0/255), else the number of classes (mask = class index).
+        /// </summary>
+        public int num_classes;
+        /// <summary>
+        ///  Size the model ran at.
+        /// </summary>
+        public int model_width;
+        public int model_height;
+        public double preprocess_ms;
+        public double inference_ms;
+        public double postprocess_ms;
+        /// <summary>
+        ///  Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
+        /// </summary>
+        public float threshold;
+        /// <summary>
+        ///  Tiles the image was cut into (0: not tiled, the whole image was resized).
+        /// </summary>
+        public uint tiles;
+        /// <summary>
+        ///  Pixels of the mask that are not 0.
+        /// </summary>
+        public ulong foreground_pixels;
     }
 
     /// <summary>
@@ -736,39 +779,6 @@ namespace Segrt.Native
         ///  Bytes per row; 0 = `width`.
         /// </summary>
         public int stride;
-    }
-
-    /// <summary>
-    ///  What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct SegRunInfo
-    {
-        public uint struct_size;
-        /// <summary>
-        ///  1 for binary models (mask 0/255), else the number of classes (mask = class index).
-        /// </summary>
-        public int num_classes;
-        /// <summary>
-        ///  Size the model ran at.
-        /// </summary>
-        public int model_width;
-        public int model_height;
-        public double preprocess_ms;
-        public double inference_ms;
-        public double postprocess_ms;
-        /// <summary>
-        ///  Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
-        /// </summary>
-        public float threshold;
-        /// <summary>
-        ///  Tiles the image was cut into (0: not tiled, the whole image was resized).
-        /// </summary>
-        public uint tiles;
-        /// <summary>
-        ///  Pixels of the mask that are not 0.
-        /// </summary>
-        public ulong foreground_pixels;
     }
 
     /// <summary>
@@ -984,16 +994,6 @@ namespace Segrt.Native
         public double encoder_ms;
         public double decoder_ms;
         public double postprocess_ms;
-    }
-
-    /// <summary>
-    ///  An opaque call control: cancellation and progress of the calls that can take long, given as their
-    ///  last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
-    ///  `seg_control_create`, release with `seg_control_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct SegCallControl
-    {
     }
 
     /// <summary>

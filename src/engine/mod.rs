@@ -1,15 +1,17 @@
 //! ONNX Runtime sessions: building one (`session`), the cache of optimised models (`cache`), the bounded pool a handle keeps (`pool`), what the
-//! model declares (`io`), execution providers (`providers`) and memory figures (`memory`).
+//! model declares (`io`), the provider a session got (`providers`), what this machine offers (`probe`) and memory figures (`memory`).
 
 pub mod cache;
 pub mod io;
 pub mod memory;
 pub mod pool;
+pub mod probe;
 pub mod providers;
 pub mod session;
 pub mod shared_graph;
 
 pub use cache::{CacheReport, CacheStatus};
 pub use pool::{GraphSharing, PoolStats, SessionPool};
-pub use providers::{probe_providers, ProviderProbe, ProviderReport};
+pub use probe::{probe_providers, ProviderProbe};
+pub use providers::ProviderReport;
 pub use session::{build_session, read_model_bytes, read_model_file, run_error};

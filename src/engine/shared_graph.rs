@@ -30,6 +30,7 @@ struct Inner {
 // SAFETY: the values are read-only views of `bytes`, which never change after construction;
 // ONNX Runtime reads shared initializers from any session's threads.
 unsafe impl Send for Inner {}
+// SAFETY: as for Send: nothing reachable from `Inner` is written after construction.
 unsafe impl Sync for Inner {}
 
 impl Drop for Inner {
@@ -78,6 +79,7 @@ impl SharedGraph {
             if status.0.is_null() && !value.is_null() {
                 inner.initializers.push((name, value));
             } else if !status.0.is_null() {
+                // SAFETY: a status ONNX Runtime returned, released once.
                 unsafe { (api.ReleaseStatus)(status.0) };
             }
         }
@@ -122,7 +124,10 @@ impl SharedGraph {
             // session built from this builder holds a clone of the graph.
             let status = unsafe { (api.AddInitializer)(builder.ptr().cast_mut(), name.as_ptr(), value.cast_const()) };
             if !status.0.is_null() {
+                // SAFETY: a live status's message is a NUL-terminated string it owns; copied before
+                // the status is released, once.
                 let message = unsafe { std::ffi::CStr::from_ptr((api.GetErrorMessage)(status.0)).to_string_lossy().into_owned() };
+                // SAFETY: as above.
                 unsafe { (api.ReleaseStatus)(status.0) };
                 return Err(format!("cannot share initializer {name:?}: {message}"));
             }

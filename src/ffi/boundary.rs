@@ -1,9 +1,10 @@
-//! Shared helpers of the C boundary: panic catching, the per-thread last error, and copying
-//! strings into caller-owned buffers.
+//! Shared helpers of the C boundary: panic catching, the per-thread last error, and strings both
+//! ways (UTF-8 arguments read, text copied into caller-owned buffers).
 
 use std::cell::RefCell;
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
@@ -67,8 +68,12 @@ pub(crate) unsafe fn copy_out(text: &str, buf: *mut c_char, cap: usize) -> usize
     let bytes = text.as_bytes();
     if !buf.is_null() && cap > 0 {
         let n = bytes.len().min(cap - 1);
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
-        *buf.add(n) = 0;
+        // SAFETY: `buf` holds `cap` writable bytes (the contract); n + 1 <= cap, and a caller's
+        // buffer cannot overlap a Rust string.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
+            *buf.add(n) = 0;
+        }
     }
     bytes.len() + 1
 }
@@ -82,7 +87,8 @@ pub(crate) unsafe fn copy_out(text: &str, buf: *mut c_char, cap: usize) -> usize
 pub(crate) unsafe fn copy_json_out(json: &str, buf: *mut c_char, cap: usize, out_len: *mut usize) -> Result<()> {
     let needed = json.len() + 1;
     if !out_len.is_null() {
-        out_len.write(needed);
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_len.write(needed) };
     }
     if buf.is_null() && cap == 0 && !out_len.is_null() {
         return Ok(());
@@ -90,8 +96,36 @@ pub(crate) unsafe fn copy_json_out(json: &str, buf: *mut c_char, cap: usize, out
     if buf.is_null() || cap < needed {
         return Err(Error::new(ErrorKind::BufferTooSmall, format!("the JSON needs {needed} bytes, the buffer has {cap}")));
     }
-    copy_out(json, buf, cap);
+    // SAFETY: not NULL and `cap` bytes (the contract).
+    unsafe { copy_out(json, buf, cap) };
     Ok(())
+}
+
+/// A UTF-8 C string argument as a path.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn utf8_path(p: *const c_char, what: &str) -> Result<PathBuf> {
+    // SAFETY: forwarded from the caller.
+    unsafe { utf8_str(p, what) }.map(PathBuf::from)
+}
+
+/// A UTF-8 C string argument.
+///
+/// # Safety
+/// `p` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn utf8_str(p: *const c_char, what: &str) -> Result<String> {
+    if p.is_null() {
+        return Err(Error::null(what));
+    }
+    // SAFETY: not NULL, so NUL-terminated (the contract).
+    let s = unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| Error::invalid(format!("{what} is not valid UTF-8 (segrt takes UTF-8 strings and paths on every platform)")))?;
+    if s.is_empty() {
+        return Err(Error::invalid(format!("{what} is empty")));
+    }
+    Ok(s.to_string())
 }
 
 #[cfg(test)]
@@ -115,10 +149,13 @@ mod tests {
     #[test]
     fn copy_out_truncates_and_reports_needed_size() {
         let mut buf = [0x7f as c_char; 4];
+        // SAFETY: `buf` holds the `buf.len()` bytes passed.
         let needed = unsafe { copy_out("hello", buf.as_mut_ptr(), buf.len()) };
         assert_eq!(needed, 6);
+        // SAFETY: copy_out ended the text with a NUL inside `buf`.
         let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
         assert_eq!(s.to_str().unwrap(), "hel");
+        // SAFETY: NULL with a capacity of 0 is allowed.
         assert_eq!(unsafe { copy_out("hello", std::ptr::null_mut(), 0) }, 6);
     }
 }

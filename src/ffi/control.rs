@@ -11,7 +11,13 @@ use crate::error::{Error, Result};
 use super::boundary::{guard, guard_quiet};
 use super::enums::{SegStage, SegStatus};
 use super::handles::{lookup_control, register, unregister, Handle};
-use super::types::SegCallControl;
+
+/// An opaque call control: cancellation and progress of the calls that can take long, given as their
+/// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+/// `seg_control_create`, release with `seg_control_free`.
+pub struct SegCallControl {
+    _private: [u8; 0],
+}
 
 /// Progress of a call: `stage` a `SegStage` value, `fraction` done in [0, 1], `user_data` as given to
 /// `seg_control_set_progress`. Return non-zero to go on, 0 to cancel the call (as
@@ -32,7 +38,8 @@ pub unsafe extern "C" fn seg_control_create(out_control: *mut *mut SegCallContro
         if out_control.is_null() {
             return Err(Error::null("out_control"));
         }
-        out_control.write(register(Handle::Control(Arc::new(CallControl::new()))).cast());
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_control.write(register(Handle::Control(Arc::new(CallControl::new()))).cast()) };
         Ok(())
     })
 }
@@ -81,6 +88,7 @@ pub unsafe extern "C" fn seg_control_set_progress(
         control.set_progress(callback.map(|cb| {
             // The pointer is only handed back to the host's own callback.
             let user_data = user_data as usize;
+            // SAFETY: the host's callback, called as `SegProgressCallback` documents, with its own user_data.
             Arc::new(move |stage: Stage, fraction: f32| unsafe {
                 cb(SegStage::from(stage) as i32, fraction, user_data as *mut c_void) != 0
             }) as crate::control::ProgressFn

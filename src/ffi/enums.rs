@@ -145,7 +145,7 @@ impl SegStatus {
 impl From<ErrorKind> for SegStatus {
     fn from(kind: ErrorKind) -> Self {
         match kind {
-            ErrorKind::InvalidArgument => SegStatus::SEG_INVALID_ARGUMENT,
+            ErrorKind::InvalidArgument | ErrorKind::NoImage => SegStatus::SEG_INVALID_ARGUMENT,
             ErrorKind::NullPointer => SegStatus::SEG_NULL_POINTER,
             ErrorKind::InvalidHandle => SegStatus::SEG_INVALID_HANDLE,
             ErrorKind::BufferTooSmall => SegStatus::SEG_BUFFER_TOO_SMALL,
@@ -427,8 +427,13 @@ mod tests {
     }
 
     #[test]
+    fn no_image_is_an_invalid_argument() {
+        assert_eq!(SegStatus::from(ErrorKind::NoImage), SegStatus::SEG_INVALID_ARGUMENT);
+    }
+
+    #[test]
     fn c_constants_equal_the_library_defaults() {
-        assert_eq!(super::super::types::SEG_DEFAULT_MAX_PIXELS, crate::image::DEFAULT_MAX_PIXELS);
+        assert_eq!(super::super::options::SEG_DEFAULT_MAX_PIXELS, crate::options::DEFAULT_MAX_PIXELS);
         assert_eq!(SegProvider::ALL.len(), Provider::ALL.len());
         for (c, lib) in SegProvider::ALL.iter().zip(Provider::ALL) {
             assert_eq!(*c, SegProvider::from(lib));

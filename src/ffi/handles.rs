@@ -19,7 +19,9 @@ use crate::sam2::video::{Tracker, VideoModel};
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
-use super::types::{SegCallControl, SegSession, SegTrack};
+use super::control::SegCallControl;
+use super::session::SegSession;
+use super::track_types::SegTrack;
 
 /// What a handle refers to.
 pub(crate) enum Handle {

@@ -10,20 +10,26 @@ mod boundary;
 pub mod control;
 pub mod enums;
 mod handles;
+pub mod images;
+pub mod options;
 pub mod runtime;
 pub mod sam2;
+pub mod sam2_types;
 pub mod session;
 pub mod track;
-pub mod types;
+pub mod track_types;
 mod versioned;
 
 pub use control::*;
 pub use enums::*;
+pub use images::*;
+pub use options::*;
 pub use runtime::*;
 pub use sam2::*;
+pub use sam2_types::*;
 pub use session::*;
 pub use track::*;
-pub use types::*;
+pub use track_types::*;
 
 /// Version of the C ABI: 1 is the layout frozen for the first release. A release may add functions,
 /// fields appended to versioned structs, enum values and statuses; anything else (a signature, a

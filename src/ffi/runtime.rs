@@ -7,9 +7,9 @@ use crate::error::Error;
 use crate::log::LogLevel;
 use crate::runtime;
 
-use super::boundary::{copy_json_out, copy_out, guard, last_error, set_last_error};
+use super::boundary::{copy_json_out, copy_out, guard, last_error, set_last_error, utf8_path};
 use super::enums::{SegLogLevel, SegStatus};
-use super::types::{utf8_path, SegOptions};
+use super::options::SegOptions;
 
 /// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 /// Wrappers check it before their first call.
@@ -39,7 +39,8 @@ pub unsafe extern "C" fn seg_version(buf: *mut c_char, cap: usize) -> usize {
         format!("segrt {} (ABI {}); {ort}", env!("CARGO_PKG_VERSION"), super::SEG_ABI_VERSION)
     })
     .unwrap_or_else(|_| "segrt".into());
-    copy_out(&text, buf, cap)
+    // SAFETY: NULL or `cap` writable bytes (the contract).
+    unsafe { copy_out(&text, buf, cap) }
 }
 
 /// Loads ONNX Runtime now, from `ort_path` (an absolute UTF-8 path) or, when NULL, from the default
@@ -57,7 +58,8 @@ pub unsafe extern "C" fn seg_version(buf: *mut c_char, cap: usize) -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn seg_runtime_init(ort_path: *const c_char) -> SegStatus {
     guard(|| {
-        let path = if ort_path.is_null() { None } else { Some(utf8_path(ort_path, "ort_path")?) };
+        // SAFETY: not NULL, so NUL-terminated (the contract).
+        let path = if ort_path.is_null() { None } else { Some(unsafe { utf8_path(ort_path, "ort_path")? }) };
         runtime::init(path.as_deref()).map(|_| ())
     })
 }
@@ -82,7 +84,8 @@ pub extern "C" fn seg_status_str(status: i32) -> *const c_char {
 #[no_mangle]
 pub unsafe extern "C" fn seg_last_error(buf: *mut c_char, cap: usize) -> usize {
     let text = std::panic::catch_unwind(last_error).unwrap_or_default();
-    copy_out(&text, buf, cap)
+    // SAFETY: NULL or `cap` writable bytes (the contract).
+    unsafe { copy_out(&text, buf, cap) }
 }
 
 /// Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
@@ -115,6 +118,8 @@ pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_dat
                     // A segrt call the callback makes must not replace the message of the call
                     // being reported: the thread's last error is restored after the callback.
                     let saved = last_error();
+                    // SAFETY: the host's callback, called as `SegLogCallback` documents: the message lives
+                    // across the call, and user_data is the host's own.
                     unsafe { cb(SegLogLevel::from(level) as i32, text.as_ptr(), user_data as *mut c_void) };
                     set_last_error(&saved);
                 })));
@@ -139,9 +144,11 @@ pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_dat
 #[no_mangle]
 pub unsafe extern "C" fn seg_providers(options: *const SegOptions, buf: *mut c_char, cap: usize, out_len: *mut usize) -> SegStatus {
     guard(|| {
-        let options = SegOptions::read(options)?;
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
         let probes = crate::engine::probe_providers(&options)?;
         let json = serde_json::to_string_pretty(&probes).map_err(|e| Error::internal(e.to_string()))?;
-        copy_json_out(&json, buf, cap, out_len)
+        // SAFETY: `buf` NULL or `cap` writable bytes, `out_len` NULL or writable (the contract).
+        unsafe { copy_json_out(&json, buf, cap, out_len) }
     })
 }

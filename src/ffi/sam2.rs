@@ -4,16 +4,18 @@ use std::ffi::c_char;
 
 use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
-use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter, NO_IMAGE};
+use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 
-use super::boundary::guard;
-use super::control::call_control;
+use super::boundary::{guard, utf8_path};
+use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
-use super::types::{
-    utf8_path, SegBox, SegCallControl, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegImage, SegLabelImage, SegMask,
-    SegOptions, SegPoint, SegSam2Result, SegSession, SEG_SAM2_REFINE,
+use super::images::{SegImage, SegMask};
+use super::options::SegOptions;
+use super::sam2_types::{
+    SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint, SegSam2Result, SEG_SAM2_REFINE,
 };
+use super::session::SegSession;
 use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
@@ -31,14 +33,18 @@ pub unsafe extern "C" fn seg_create_sam2(
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
     guard(|| {
-        let encoder = utf8_path(encoder_path, "encoder_path")?;
-        let decoder = utf8_path(decoder_path, "decoder_path")?;
+        // SAFETY: both paths are NULL or NUL-terminated (the contract).
+        let encoder = unsafe { utf8_path(encoder_path, "encoder_path")? };
+        // SAFETY: as above.
+        let decoder = unsafe { utf8_path(decoder_path, "decoder_path")? };
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        let options = SegOptions::read(options)?;
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
         let sam = Sam2Segmenter::from_files(&encoder, &decoder, options)?;
-        out_session.write(register(Handle::Sam2(Box::new(sam))));
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_session.write(register(Handle::Sam2(Box::new(sam)))) };
         Ok(())
     })
 }
@@ -63,14 +69,18 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        let options = SegOptions::read(options)?;
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
         // The lengths are checked before anything is copied.
-        let e = read_model_bytes(std::slice::from_raw_parts(encoder_data, encoder_len), options.max_model_bytes)
+        // SAFETY: both models are not NULL, so their lengths in readable bytes (the contract).
+        let e = read_model_bytes(unsafe { std::slice::from_raw_parts(encoder_data, encoder_len) }, options.max_model_bytes)
             .map_err(|e| e.context("encoder"))?;
-        let d = read_model_bytes(std::slice::from_raw_parts(decoder_data, decoder_len), options.max_model_bytes)
+        // SAFETY: as above.
+        let d = read_model_bytes(unsafe { std::slice::from_raw_parts(decoder_data, decoder_len) }, options.max_model_bytes)
             .map_err(|e| e.context("decoder"))?;
         let sam = Sam2Segmenter::from_memory(e, d, options)?;
-        out_session.write(register(Handle::Sam2(Box::new(sam))));
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_session.write(register(Handle::Sam2(Box::new(sam)))) };
         Ok(())
     })
 }
@@ -109,10 +119,12 @@ pub unsafe extern "C" fn seg_sam2_set_image(
             if image.is_null() {
                 return Err(Error::null("image"));
             }
-            let view = (*image).view(sam.options().max_pixels)?;
+            // SAFETY: not NULL, and describes readable pixels (the contract).
+            let view = unsafe { (*image).view(sam.options().max_pixels)? };
             let (pre_ms, ms) = sam.set_image(&view)?;
             if !out_encoder_ms.is_null() {
-                out_encoder_ms.write(pre_ms + ms);
+                // SAFETY: not NULL, so writable (the contract).
+                unsafe { out_encoder_ms.write(pre_ms + ms) };
             }
             Ok(())
         })
@@ -186,12 +198,17 @@ pub unsafe extern "C" fn seg_run_sam2_points(
             if flags & !SEG_SAM2_REFINE != 0 {
                 return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
             }
-            let result_size = out_size(out_result)?;
-            let result = out_result.as_ref();
+            // SAFETY: NULL or a valid `SegSam2Result` (the contract).
+            let result_size = unsafe { out_size(out_result)? };
+            // SAFETY: as above; the caller's struct is only read here (copied below).
+            let result = unsafe { out_result.as_ref() };
             let (lw, lh) = sam.low_res_size();
-            let prompt = prompt_from(points, n_points, bbox, mask_input, mask_input_len, flags, lw * lh)?;
-            let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
-            let mut mask = (*out_mask).target()?;
+            // SAFETY: the prompt's pointers are NULL or valid for their lengths (the contract).
+            let prompt = unsafe { prompt_from(points, n_points, bbox, mask_input, mask_input_len, flags, lw * lh)? };
+            // SAFETY: not NULL, and describes readable pixels (the contract).
+            let view = if image.is_null() { None } else { Some(unsafe { (*image).view(sam.options().max_pixels)? }) };
+            // SAFETY: not NULL, and describes writable rows (the contract).
+            let mut mask = unsafe { (*out_mask).target()? };
             let mut all_masks = None;
             if let Some(r) = &result {
                 if !r.low_res_logits.is_null() && r.low_res_len < lw * lh {
@@ -201,19 +218,21 @@ pub unsafe extern "C" fn seg_run_sam2_points(
                     ));
                 }
                 if !r.all_masks.is_null() {
-                    all_masks = Some(std::slice::from_raw_parts_mut(r.all_masks, r.all_masks_len));
+                    // SAFETY: not NULL, so `all_masks_len` writable bytes (the contract).
+                    all_masks = Some(unsafe { std::slice::from_raw_parts_mut(r.all_masks, r.all_masks_len) });
                 }
             }
             // The pipeline checks the mask's size before running anything, and writes nothing on failure.
             let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
-                if e.message == NO_IMAGE {
+                if e.kind == ErrorKind::NoImage {
                     Error::invalid("no image: pass one, or call seg_sam2_set_image first")
                 } else {
                     e
                 }
             })?;
             if !out_score.is_null() {
-                out_score.write(run.scores[run.chosen]);
+                // SAFETY: not NULL, so writable (the contract).
+                unsafe { out_score.write(run.scores[run.chosen]) };
             }
             if let Some(r) = result {
                 let mut out = *r;
@@ -230,9 +249,11 @@ pub unsafe extern "C" fn seg_run_sam2_points(
                 out.low_res_width = run.low_res_size.0 as i32;
                 out.low_res_height = run.low_res_size.1 as i32;
                 if !r.low_res_logits.is_null() {
-                    std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()).copy_from_slice(&run.low_res);
+                    // SAFETY: not NULL, so `low_res_len` >= lw * lh writable floats (checked above).
+                    unsafe { std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()) }.copy_from_slice(&run.low_res);
                 }
-                write_versioned(&out, out_result, result_size);
+                // SAFETY: `result_size` bytes of `out_result`, checked by `out_size`.
+                unsafe { write_versioned(&out, out_result, result_size) };
             }
             Ok(())
         })
@@ -256,7 +277,8 @@ unsafe fn prompt_from(
     if n_points > crate::sam2::MAX_POINTS {
         return Err(Error::invalid(format!("{n_points} points: at most {} are accepted", crate::sam2::MAX_POINTS)));
     }
-    let pts = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
+    // SAFETY: `n_points` > 0 only with `points` not NULL (checked by the caller) and valid for them.
+    let pts = if n_points == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(points, n_points) } };
     let mask_input = if mask_input.is_null() {
         if mask_input_len != 0 {
             return Err(Error::null("mask_input (mask_input_len is not 0)"));
@@ -268,11 +290,13 @@ unsafe fn prompt_from(
                 "mask_input_len is {mask_input_len}: mask_input must hold the {low_res_len} low-res logits an earlier call returned"
             )));
         }
-        Some(std::slice::from_raw_parts(mask_input, mask_input_len).to_vec())
+        // SAFETY: not NULL, so `mask_input_len` readable floats (the contract).
+        Some(unsafe { std::slice::from_raw_parts(mask_input, mask_input_len) }.to_vec())
     };
     Ok(Prompt {
         points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
-        bbox: bbox.as_ref().map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
+        // SAFETY: NULL or a readable `SegBox` (the contract).
+        bbox: unsafe { bbox.as_ref() }.map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
         refine: flags & SEG_SAM2_REFINE != 0,
         mask_input,
     })
@@ -285,7 +309,8 @@ unsafe fn prompt_from(
 /// `options` must be NULL or point to `options->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEverythingOptions) -> SegStatus {
-    guard(|| fill_defaults(options, SegEverythingOptions::defaults(), "options"))
+    // SAFETY: NULL or `struct_size` writable bytes (the contract).
+    guard(|| unsafe { fill_defaults(options, SegEverythingOptions::defaults(), "options") })
 }
 
 /// Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
@@ -334,18 +359,22 @@ pub unsafe extern "C" fn seg_sam2_everything(
         crate::control::scope(control, || {
             let handle = lookup(session)?;
             let sam = handle.sam2()?;
-            let options = SegEverythingOptions::read(options)?;
+            // SAFETY: NULL or a valid `SegEverythingOptions` (the contract).
+            let options = unsafe { SegEverythingOptions::read(options)? };
             if out_objects.is_null() && objects_capacity > 0 {
                 return Err(Error::null("out_objects (objects_capacity is not 0)"));
             }
             let stride = if out_objects.is_null() { 0 } else { record_size::<SegEverythingObject>(object_size, "SegEverythingObject")? };
-            let info_size = out_size(out_info)?;
-            let view = if image.is_null() { None } else { Some((*image).view(sam.options().max_pixels)?) };
+            // SAFETY: NULL or a valid `SegEverythingInfo` (the contract).
+            let info_size = unsafe { out_size(out_info)? };
+            // SAFETY: not NULL, and describes readable pixels (the contract).
+            let view = if image.is_null() { None } else { Some(unsafe { (*image).view(sam.options().max_pixels)? }) };
             let (w, h) = match &view {
                 Some(v) => (v.width(), v.height()),
                 None => sam.cached_image_size().ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?,
             };
-            let labels = match out_labels.as_ref() {
+            // SAFETY: NULL or a readable `SegLabelImage` (the contract).
+            let labels = match unsafe { out_labels.as_ref() } {
                 None => None,
                 Some(l) => {
                     if l.data.is_null() {
@@ -366,13 +395,16 @@ pub unsafe extern "C" fn seg_sam2_everything(
                         .and_then(|v| v.checked_add(w))
                         .filter(|v| v.checked_mul(2).is_some_and(|b| b <= isize::MAX as usize))
                         .ok_or_else(|| Error::invalid("label image stride x height overflows the address space"))?;
-                    Some((std::slice::from_raw_parts_mut(l.data, len), stride))
+                    // SAFETY: `height` rows of `stride` values are writable (the contract); `len` ends at
+                    // the last row's `width` values, and its bytes fit in isize.
+                    Some((unsafe { std::slice::from_raw_parts_mut(l.data, len) }, stride))
                 }
             };
             let (result, cached) = sam.everything(view.as_ref(), &options)?;
             let n = result.objects.len();
             if !out_count.is_null() {
-                out_count.write(n);
+                // SAFETY: not NULL, so writable (the contract).
+                unsafe { out_count.write(n) };
             }
             if !out_objects.is_null() && objects_capacity < n {
                 return Err(Error::new(
@@ -401,7 +433,8 @@ pub unsafe extern "C" fn seg_sam2_everything(
                         point_y: o.point[1],
                     })
                     .collect();
-                write_records(out_objects, stride, &records);
+                // SAFETY: `objects_capacity` >= n records of `stride` bytes (checked above and the contract).
+                unsafe { write_records(out_objects, stride, &records) };
             }
             {
                 let s = &result.stats;
@@ -424,7 +457,8 @@ pub unsafe extern "C" fn seg_sam2_everything(
                     decoder_ms: if cached { 0.0 } else { s.decoder_ms },
                     postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
                 };
-                write_versioned(&info, out_info, info_size);
+                // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+                unsafe { write_versioned(&info, out_info, info_size) };
             }
             Ok(())
         })

@@ -6,12 +6,44 @@ use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{copy_json_out, guard, guard_quiet};
-use super::control::call_control;
+use super::boundary::{copy_json_out, guard, guard_quiet, utf8_path};
+use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, unregister, Handle};
-use super::types::{utf8_path, SegCallControl, SegImage, SegMask, SegOptions, SegRunInfo, SegSession};
-use super::versioned::{fill_defaults, out_size, write_versioned};
+use super::images::{SegImage, SegMask};
+use super::options::SegOptions;
+use super::versioned::{fill_defaults, out_size, write_versioned, Versioned};
+
+/// An opaque session handle. Create with `seg_create*`, release with `seg_free`.
+pub struct SegSession {
+    _private: [u8; 0],
+}
+
+/// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegRunInfo {
+    pub struct_size: u32,
+    /// 1 for binary models (mask 0/255), else the number of classes (mask = class index).
+    pub num_classes: i32,
+    /// Size the model ran at.
+    pub model_width: i32,
+    pub model_height: i32,
+    pub preprocess_ms: f64,
+    pub inference_ms: f64,
+    pub postprocess_ms: f64,
+    /// Threshold applied (Otsu's value in OTSU mode); NaN for multi-class models.
+    pub threshold: f32,
+    /// Tiles the image was cut into (0: not tiled, the whole image was resized).
+    pub tiles: u32,
+    /// Pixels of the mask that are not 0.
+    pub foreground_pixels: u64,
+}
+
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegRunInfo {
+    const NAME: &'static str = "SegRunInfo";
+}
 
 /// Fills `*options` with the defaults. Start every options struct here, its size declared first:
 /// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);`. Only the `struct_size` bytes the caller
@@ -23,7 +55,8 @@ use super::versioned::{fill_defaults, out_size, write_versioned};
 /// `options` must be NULL or point to `options->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn seg_options_default(options: *mut SegOptions) -> SegStatus {
-    guard(|| fill_defaults(options, SegOptions::defaults(), "options"))
+    // SAFETY: NULL or `struct_size` writable bytes (the contract).
+    guard(|| unsafe { fill_defaults(options, SegOptions::defaults(), "options") })
 }
 
 /// Creates a UNet session from an ONNX model file (`model_path`: UTF-8, any language, e.g. Chinese
@@ -42,13 +75,16 @@ pub unsafe extern "C" fn seg_options_default(options: *mut SegOptions) -> SegSta
 #[no_mangle]
 pub unsafe extern "C" fn seg_create(model_path: *const c_char, options: *const SegOptions, out_session: *mut *mut SegSession) -> SegStatus {
     guard(|| {
-        let path = utf8_path(model_path, "model_path")?;
+        // SAFETY: NULL or NUL-terminated (the contract).
+        let path = unsafe { utf8_path(model_path, "model_path")? };
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        let options = SegOptions::read(options)?;
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
         let segmenter = UnetSegmenter::from_file(&path, options)?;
-        out_session.write(register(Handle::Unet(Box::new(segmenter))));
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_session.write(register(Handle::Unet(Box::new(segmenter)))) };
         Ok(())
     })
 }
@@ -73,11 +109,14 @@ pub unsafe extern "C" fn seg_create_from_memory(
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        let options = SegOptions::read(options)?;
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
         // The length is checked before anything is copied.
-        let bytes = read_model_bytes(std::slice::from_raw_parts(model_data, model_len), options.max_model_bytes)?;
+        // SAFETY: not NULL, so `model_len` readable bytes (the contract), only read during the call.
+        let bytes = read_model_bytes(unsafe { std::slice::from_raw_parts(model_data, model_len) }, options.max_model_bytes)?;
         let segmenter = UnetSegmenter::from_memory(bytes, options)?;
-        out_session.write(register(Handle::Unet(Box::new(segmenter))));
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_session.write(register(Handle::Unet(Box::new(segmenter)))) };
         Ok(())
     })
 }
@@ -145,17 +184,21 @@ pub unsafe extern "C" fn seg_run_unet(
             if out_mask.is_null() {
                 return Err(Error::null("out_mask"));
             }
-            let view = (*image).view(unet.options().max_pixels)?;
+            // SAFETY: image and mask are not NULL, and valid for the sizes they state (the contract).
+            let view = unsafe { (*image).view(unet.options().max_pixels)? };
             let (w, h) = (view.width(), view.height());
-            let mut mask = (*out_mask).target()?;
+            // SAFETY: as above.
+            let mut mask = unsafe { (*out_mask).target()? };
             if !out_probability.is_null() && probability_len < w * h {
                 return Err(Error::new(
                     ErrorKind::BufferTooSmall,
                     format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
                 ));
             }
-            let info_size = out_size(out_info)?;
-            let probability = (!out_probability.is_null()).then(|| std::slice::from_raw_parts_mut(out_probability, w * h));
+            // SAFETY: NULL or a valid `SegRunInfo` (the contract).
+            let info_size = unsafe { out_size(out_info)? };
+            // SAFETY: not NULL, so `probability_len` >= w * h writable floats (checked above).
+            let probability = (!out_probability.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(out_probability, w * h) });
 
             // The mask and the probability are written straight into the caller's buffers.
             let run = unet.segment_into(&view, &mut mask, probability)?;
@@ -174,7 +217,8 @@ pub unsafe extern "C" fn seg_run_unet(
                     tiles: stats.tiles as u32,
                     foreground_pixels: run.foreground_pixels,
                 };
-                write_versioned(&info, out_info, info_size);
+                // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+                unsafe { write_versioned(&info, out_info, info_size) };
             }
             Ok(())
         })
@@ -205,6 +249,7 @@ pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_
             Handle::Track(_) | Handle::Control(_) => return Err(handle.wrong_kind("a session (describe a track with seg_track_state)")),
         }
         .map_err(|e| Error::internal(e.to_string()))?;
-        copy_json_out(&json, buf, cap, out_len)
+        // SAFETY: `buf` NULL or `cap` writable bytes, `out_len` NULL or writable (the contract).
+        unsafe { copy_json_out(&json, buf, cap, out_len) }
     })
 }

@@ -13,14 +13,15 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::MaskMut;
 use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO_POINTS};
 
-use super::boundary::{guard, guard_quiet};
-use super::control::call_control;
+use super::boundary::{guard, guard_quiet, utf8_path};
+use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
-use super::types::{
-    utf8_path, SegBox, SegCallControl, SegImage, SegMask, SegOptions, SegPoint, SegSession, SegTrack, SegTrackInfo, SegTrackObject,
-    SegTrackOptions, SegTrackState,
-};
+use super::images::{SegImage, SegMask};
+use super::options::SegOptions;
+use super::sam2_types::{SegBox, SegPoint};
+use super::session::SegSession;
+use super::track_types::{SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions, SegTrackState};
 use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
 
 /// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
@@ -38,13 +39,16 @@ pub unsafe extern "C" fn seg_create_sam2_video(
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
     guard(|| {
-        let dir = utf8_path(models_dir, "models_dir")?;
+        // SAFETY: NULL or NUL-terminated (the contract).
+        let dir = unsafe { utf8_path(models_dir, "models_dir")? };
         if out_session.is_null() {
             return Err(Error::null("out_session"));
         }
-        let options = SegOptions::read(options)?;
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
         let model = VideoModel::from_dir(&dir, options)?;
-        out_session.write(register(Handle::Video(Arc::new(model))));
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_session.write(register(Handle::Video(Arc::new(model)))) };
         Ok(())
     })
 }
@@ -56,7 +60,8 @@ pub unsafe extern "C" fn seg_create_sam2_video(
 /// `options` must be NULL or point to `options->struct_size` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn seg_track_options_default(options: *mut SegTrackOptions) -> SegStatus {
-    guard(|| fill_defaults(options, SegTrackOptions::defaults(), "options"))
+    // SAFETY: NULL or `struct_size` writable bytes (the contract).
+    guard(|| unsafe { fill_defaults(options, SegTrackOptions::defaults(), "options") })
 }
 
 /// Starts a new, empty track on a video session (`options` NULL = defaults). Release it with
@@ -76,8 +81,10 @@ pub unsafe extern "C" fn seg_track_create(
         if out_track.is_null() {
             return Err(Error::null("out_track"));
         }
-        let tracker = Tracker::new(model, SegTrackOptions::read(options)?)?;
-        out_track.write(register(Handle::Track(Box::new(Mutex::new(tracker)))).cast());
+        // SAFETY: NULL or a valid `SegTrackOptions` (the contract).
+        let tracker = Tracker::new(model, unsafe { SegTrackOptions::read(options)? })?;
+        // SAFETY: not NULL, so writable (the contract).
+        unsafe { out_track.write(register(Handle::Track(Box::new(Mutex::new(tracker)))).cast()) };
         Ok(())
     })
 }
@@ -138,17 +145,21 @@ pub unsafe extern "C" fn seg_track_add_frame(
         crate::control::scope(control, || {
             let handle = lookup_track(track)?;
             let mut tracker = lock(handle.track()?)?;
-            let info_size = out_size(out_info)?;
+            // SAFETY: NULL or a valid `SegTrackInfo` (the contract).
+            let info_size = unsafe { out_size(out_info)? };
             if frame.is_null() {
                 return Err(Error::null("frame"));
             }
-            let view = (*frame).view(tracker.model().options().max_pixels)?;
+            // SAFETY: not NULL, and describes readable pixels (the contract).
+            let view = unsafe { (*frame).view(tracker.model().options().max_pixels)? };
             let before = tracker.timings();
             let t = as_before_if_cancelled(&mut tracker, |tracker| tracker.add_frame(&view))?;
             if !out_frame.is_null() {
-                out_frame.write(t as i64);
+                // SAFETY: not NULL, so writable (the contract).
+                unsafe { out_frame.write(t as i64) };
             }
-            write_info(out_info, info_size, t, tracker.object_ids().len(), &tracker.timings().since(&before));
+            // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+            unsafe { write_info(out_info, info_size, t, tracker.object_ids().len(), &tracker.timings().since(&before)) };
             Ok(())
         })
     })
@@ -198,15 +209,18 @@ pub unsafe extern "C" fn seg_track_add_prompt(
             if n_points > MAX_VIDEO_POINTS {
                 return Err(Error::invalid(format!("{n_points} points: at most {MAX_VIDEO_POINTS} per prompt")));
             }
-            let points = if n_points == 0 { &[][..] } else { std::slice::from_raw_parts(points, n_points) };
+            // SAFETY: `n_points` > 0 only with `points` not NULL (checked above): `n_points` readable records.
+            let points = if n_points == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(points, n_points) } };
             let coords: Vec<[f32; 2]> = points.iter().map(|p| [p.x, p.y]).collect();
             let labels: Vec<i32> = points.iter().map(|p| p.label).collect();
-            let bbox = bbox.as_ref().map(|b| [b.x1, b.y1, b.x2, b.y2]);
+            // SAFETY: NULL or a readable `SegBox` (the contract).
+            let bbox = unsafe { bbox.as_ref() }.map(|b| [b.x1, b.y1, b.x2, b.y2]);
             let t = frame_index(&tracker, frame)?;
             let new_object = !tracker.object_ids().contains(&object_id) && !tracker.tracking_started();
             let n = tracker.object_ids().len() + new_object as usize;
             let size = tracker.frame_size();
-            out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox))
+            // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
+            unsafe { out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox)) }
         })
     })
 }
@@ -253,7 +267,8 @@ pub unsafe extern "C" fn seg_track_frame(
             let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
             let t = frame_index(&tracker, frame)?;
             let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
-            out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t))
+            // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
+            unsafe { out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t)) }
         })
     })
 }
@@ -291,13 +306,17 @@ pub unsafe extern "C" fn seg_track_next(
             if tracker.object_ids().is_empty() {
                 return Err(Error::invalid("no object to track: add a frame and prompt an object on it first (seg_track_add_prompt)"));
             }
-            let view = (*frame).view(tracker.model().options().max_pixels)?;
+            // SAFETY: not NULL, and describes readable pixels (the contract).
+            let view = unsafe { (*frame).view(tracker.model().options().max_pixels)? };
             tracker.check_frame_size((view.width(), view.height()))?;
             let n = tracker.object_ids().len();
-            out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
-                let t = tracker.add_frame(&view)?;
-                tracker.track_frame(t)
-            })
+            // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
+            unsafe {
+                out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
+                    let t = tracker.add_frame(&view)?;
+                    tracker.track_frame(t)
+                })
+            }
         })
     })
 }
@@ -315,7 +334,8 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
         if out_state.is_null() {
             return Err(Error::null("out_state"));
         }
-        let size = out_size(out_state)?;
+        // SAFETY: not NULL, so valid for its `struct_size` (the contract).
+        let size = unsafe { out_size(out_state)? };
         let (w, h) = tracker.frame_size().unwrap_or((0, 0));
         let options = tracker.options();
         let state = SegTrackState {
@@ -331,7 +351,8 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
             tracking_started: tracker.tracking_started() as u32,
             reserved: 0,
         };
-        write_versioned(&state, out_state, size);
+        // SAFETY: `size` bytes of `out_state`, checked by `out_size`.
+        unsafe { write_versioned(&state, out_state, size) };
         Ok(())
     })
 }
@@ -382,7 +403,8 @@ unsafe fn write_info(info: *mut SegTrackInfo, size: usize, frame: usize, objects
         memory_encoder_ms: t.memory_encoder_ms,
         postprocess_ms: t.postprocess_ms,
     };
-    write_versioned(&record, info, size);
+    // SAFETY: forwarded from the caller.
+    unsafe { write_versioned(&record, info, size) };
 }
 
 /// The caller's buffers for every object of one frame.
@@ -402,14 +424,16 @@ impl FrameOutputs {
     /// # Safety
     /// The pointers must be valid as `seg_track_frame` states.
     unsafe fn check<'a>(&self, n: usize, size: Option<(usize, usize)>) -> Result<(Vec<MaskMut<'a>>, usize)> {
-        let info_size = out_size(self.info)?;
+        // SAFETY: NULL or a valid `SegTrackInfo` (the contract).
+        let info_size = unsafe { out_size(self.info)? };
         if !self.objects.is_null() {
             record_size::<SegTrackObject>(self.object_size, "SegTrackObject")?;
         }
         let wants_records = !self.objects.is_null() || !self.masks.is_null();
         if wants_records && self.capacity < n {
             if !self.count.is_null() {
-                self.count.write(n);
+                // SAFETY: not NULL, so writable (the contract).
+                unsafe { self.count.write(n) };
             }
             return Err(Error::new(
                 ErrorKind::BufferTooSmall,
@@ -418,8 +442,10 @@ impl FrameOutputs {
         }
         let mut masks = Vec::new();
         if !self.masks.is_null() {
-            for (i, m) in std::slice::from_raw_parts(self.masks, n).iter().enumerate() {
-                let mask = m.target().map_err(|e| e.context(format!("out_masks[{i}]")))?;
+            // SAFETY: `capacity` >= n masks are readable (checked above and the contract).
+            for (i, m) in unsafe { std::slice::from_raw_parts(self.masks, n) }.iter().enumerate() {
+                // SAFETY: each mask describes writable rows (the contract).
+                let mask = unsafe { m.target() }.map_err(|e| e.context(format!("out_masks[{i}]")))?;
                 if let Some((w, h)) = size {
                     if (mask.width(), mask.height()) != (w, h) {
                         return Err(Error::invalid(format!(
@@ -447,10 +473,12 @@ impl FrameOutputs {
         size: Option<(usize, usize)>,
         call: impl FnOnce(&mut Tracker) -> Result<FrameMasks>,
     ) -> Result<()> {
-        let (masks, info_size) = self.check(n, size)?;
+        // SAFETY: forwarded from the caller.
+        let (masks, info_size) = unsafe { self.check(n, size)? };
         let before = tracker.timings();
         let fm = as_before_if_cancelled(tracker, call)?;
-        self.write(&fm, masks, info_size, &tracker.timings().since(&before))
+        // SAFETY: forwarded from the caller; the buffers were checked for the frame's objects.
+        unsafe { self.write(&fm, masks, info_size, &tracker.timings().since(&before)) }
     }
 
     /// Writes the frame's records, masks, count and info.
@@ -470,12 +498,15 @@ impl FrameOutputs {
         if !self.objects.is_null() {
             let records: Vec<SegTrackObject> =
                 fm.objects.iter().map(|o| record(o.object_id, o.score, o.present, &o.mask, fm.width)).collect();
-            write_records(self.objects, self.object_size, &records);
+            // SAFETY: `capacity` >= n records of `object_size` bytes (checked above and the contract).
+            unsafe { write_records(self.objects, self.object_size, &records) };
         }
         if !self.count.is_null() {
-            self.count.write(n);
+            // SAFETY: not NULL, so writable (the contract).
+            unsafe { self.count.write(n) };
         }
-        write_info(self.info, info_size, fm.frame, n, times);
+        // SAFETY: `info_size` bytes of `info`, checked by `out_size`.
+        unsafe { write_info(self.info, info_size, fm.frame, n, times) };
         Ok(())
     }
 }

@@ -180,9 +180,12 @@ mod tests {
     #[test]
     fn reads_only_what_the_size_covers() {
         let old = Demo { struct_size: 8, a: 7, b: 99 };
+        // SAFETY: a live local Demo; its struct_size is within its 16 bytes.
         assert_eq!(unsafe { read_versioned(&old, DEFAULTS) }.unwrap(), Demo { struct_size: 8, a: 7, b: 2 });
         let now = Demo { struct_size: 16, a: 7, b: 99 };
+        // SAFETY: as above.
         assert_eq!(unsafe { read_versioned(&now, DEFAULTS) }.unwrap().b, 99);
+        // SAFETY: NULL is allowed.
         assert_eq!(unsafe { read_versioned(std::ptr::null(), DEFAULTS) }.unwrap(), DEFAULTS);
     }
 
@@ -190,6 +193,7 @@ mod tests {
     fn sizes_below_the_first_layout_or_inside_a_field_are_refused() {
         for size in [0, 4, 7, 12, 15] {
             let d = Demo { struct_size: size, a: 0, b: 0 };
+            // SAFETY: a live local Demo; the sizes tried are within its 16 bytes.
             let e = unsafe { read_versioned(&d, DEFAULTS) }.unwrap_err();
             assert!(e.message.contains(&format!("Demo.struct_size is {size}")), "{}", e.message);
         }
@@ -198,10 +202,15 @@ mod tests {
     #[test]
     fn a_newer_struct_needs_a_zero_tail() {
         let mut newer = Newer { demo: Demo { struct_size: 24, a: 3, b: 4 }, future: [0; 8] };
-        assert_eq!(unsafe { read_versioned(&newer.demo, DEFAULTS) }.unwrap().b, 4);
-        assert_eq!(unsafe { out_size(&newer.demo) }.unwrap(), 16);
+        // The pointer covers the whole 24-byte struct, as a host's does.
+        let p = |n: &Newer| (n as *const Newer).cast::<Demo>();
+        // SAFETY: `p` points to the 24 bytes its struct_size declares.
+        assert_eq!(unsafe { read_versioned(p(&newer), DEFAULTS) }.unwrap().b, 4);
+        // SAFETY: as above.
+        assert_eq!(unsafe { out_size(p(&newer)) }.unwrap(), 16);
         newer.future[5] = 1;
-        let e = unsafe { read_versioned(&newer.demo, DEFAULTS) }.unwrap_err();
+        // SAFETY: as above.
+        let e = unsafe { read_versioned(p(&newer), DEFAULTS) }.unwrap_err();
         assert!(e.message.contains("byte 21 is not zero"), "{}", e.message);
     }
 
@@ -211,6 +220,7 @@ mod tests {
         let mut bytes = [0xAAu8; 24];
         bytes[..4].copy_from_slice(&8u32.to_ne_bytes());
         let p = bytes.as_mut_ptr().cast::<Demo>();
+        // SAFETY: 24 local bytes: a caller's 8-byte struct then guard bytes, only accessed unaligned.
         unsafe { fill_defaults(p, Demo { struct_size: 16, a: 5, b: 6 }, "demo") }.unwrap();
         assert_eq!(u32::from_ne_bytes(bytes[..4].try_into().unwrap()), 8);
         assert_eq!(u32::from_ne_bytes(bytes[4..8].try_into().unwrap()), 5);
@@ -218,8 +228,10 @@ mod tests {
         // A refused size writes nothing.
         let mut bad = [0xAAu8; 24];
         bad[..4].copy_from_slice(&12u32.to_ne_bytes());
+        // SAFETY: 24 local bytes: a size the contract refuses, only accessed unaligned.
         assert!(unsafe { fill_defaults(bad.as_mut_ptr().cast::<Demo>(), DEFAULTS, "demo") }.is_err());
         assert!(bad[4..].iter().all(|b| *b == 0xAA));
+        // SAFETY: NULL is allowed.
         assert!(unsafe { fill_defaults(std::ptr::null_mut::<Demo>(), DEFAULTS, "demo") }.is_err());
     }
 
@@ -228,6 +240,7 @@ mod tests {
         let mut bytes = [0xAAu8; 40];
         let records = [Demo { struct_size: 0, a: 1, b: 2 }, Demo { struct_size: 0, a: 3, b: 4 }];
         let stride = record_size::<Demo>(20, "Demo").unwrap();
+        // SAFETY: 40 writable local bytes: 2 records at a stride of 20, 16 bytes each.
         unsafe { write_records(bytes.as_mut_ptr().cast::<Demo>(), stride, &records) };
         assert_eq!(u32::from_ne_bytes(bytes[24..28].try_into().unwrap()), 3);
         assert!(bytes[16..20].iter().chain(&bytes[36..40]).all(|b| *b == 0xAA));

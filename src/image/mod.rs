@@ -1,7 +1,9 @@
 //! Host images and the operations both pipelines share: borrowed images with any stride and pixel
-//! layout (this file), resizing (`resize`), image -> normalised tensor (`tensor`), and bilinear
-//! upsampling of score maps straight into a mask (`upsample`).
+//! layout (this file), resizing (`resize`), image -> normalised tensor (`tensor`), bilinear
+//! upsampling of score maps straight into a mask (`upsample`), and the bilinear taps and spans every
+//! upsampler uses (`bilinear`).
 
+pub mod bilinear;
 pub mod resize;
 pub mod tensor;
 pub mod upsample;
@@ -48,9 +50,6 @@ impl PixelFormat {
         }
     }
 }
-
-/// Default limit on the pixels of one image: refuses absurd sizes before anything is allocated.
-pub const DEFAULT_MAX_PIXELS: u64 = 100_000_000;
 
 /// The memory layout of one plane: where row 0 starts in the slice and the signed distance between rows.
 #[derive(Debug, Clone, Copy)]
@@ -373,7 +372,7 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::InvalidArgument);
         let e = ImageView::new(&buf, 4, 3, 0, PixelFormat::Gray8).unwrap_err();
         assert_eq!(e.kind, ErrorKind::BufferTooSmall);
-        let e = check_size(100_000, 100_000, DEFAULT_MAX_PIXELS).unwrap_err();
+        let e = check_size(100_000, 100_000, crate::options::DEFAULT_MAX_PIXELS).unwrap_err();
         assert_eq!(e.kind, ErrorKind::ImageTooLarge);
         assert!(PixelFormat::try_from(42).is_err());
     }

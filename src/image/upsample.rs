@@ -1,6 +1,7 @@
 //! Score maps to masks at the image's size: bilinear upsampling that thresholds as it goes, written
 //! straight into the caller's mask. Shared by UNet (probabilities or logits) and SAM2 (logits, > 0).
 
+use super::bilinear::{spans, taps_f64, verdict, Verdict};
 use super::MaskMut;
 
 pub fn sigmoid(x: f32) -> f32 {
@@ -26,80 +27,54 @@ pub fn threshold_into(values: &[f32], threshold: f32, mask: &mut MaskMut<'_>) ->
     foreground
 }
 
-/// For each output pixel along an axis of `n` -> `m` pixels (`m >= n`): the source pixel on its left
-/// and the weight of the one after it. Pixel centres map onto pixel centres, and positions beyond
-/// the outer centres take the edge pixel: bilinear upsampling as Pillow and `fast_image_resize` do it.
-fn bilinear_taps(n: usize, m: usize) -> Vec<(usize, f32)> {
-    (0..m)
-        .map(|i| {
-            let u = ((i as f64 + 0.5) * n as f64 / m as f64 - 0.5).max(0.0);
-            let i0 = (u.floor() as usize).min(n - 1);
-            (i0, if i0 + 1 < n { (u - i0 as f64) as f32 } else { 0.0 })
-        })
-        .collect()
-}
-
 /// Writes the mask `bilinear_upsample(prob) > threshold` (255 / 0) at the mask's size without building
 /// the upsampled map, and returns its foreground pixels; with `logits`, `prob` holds logits and the
 /// mask is that of their sigmoid.
 ///
-/// A bilinear value lies between the four source values around it, so where all four are above the
-/// threshold (or none is) a whole span of output pixels is decided at once; only spans on a boundary
-/// are interpolated pixel by pixel. Needs `w >= sw` and `h >= sh`.
+/// Spans of output pixels whose four source values agree (`bilinear::verdict`) are decided at once;
+/// only spans on a boundary are interpolated pixel by pixel. Needs `w >= sw` and `h >= sh`.
 pub fn upsampled_mask(scores: &[f32], (sw, sh): (usize, usize), mask: &mut MaskMut<'_>, threshold: f32, logits: bool) -> u64 {
     let (w, h) = (mask.width(), mask.height());
     debug_assert!(w >= sw && h >= sh);
     const MIXED: u8 = 1;
-    let (xs, ys) = (bilinear_taps(sw, w), bilinear_taps(sh, h));
-    // Output columns [spans[i], spans[i + 1]) have source column i on their left.
-    let mut spans = vec![0usize; sw + 1];
-    for (x, (i0, _)) in xs.iter().enumerate() {
-        spans[i0 + 1] = x + 1;
-    }
-    for i in 1..=sw {
-        spans[i] = spans[i].max(spans[i - 1]);
-    }
+    let (xs, ys) = (taps_f64(sw, w), taps_f64(sh, h));
+    let spans = spans(&xs);
     let mut foreground = 0u64;
-    // For the current source row pair: each cell's and each output column's verdict (255 / 0 /
-    // MIXED), and the cells to interpolate.
-    let (mut verdicts, mut template, mut mixed) = (vec![0u8; sw], vec![0u8; w], Vec::new());
+    // For the current source row pair: each span's and each output column's verdict (255 / 0 /
+    // MIXED), and the spans to interpolate.
+    let (mut verdicts, mut template, mut mixed) = (vec![0u8; spans.len()], vec![0u8; w], Vec::new());
     let raw_threshold = if logits { logit(threshold) } else { threshold };
-    let above = |row: &[f32]| -> Vec<u8> { row.iter().map(|v| (*v > raw_threshold) as u8).collect() };
     let prob = |v: f32| if logits { sigmoid(v) } else { v };
     let mut template_row = usize::MAX;
-    for (y, &(j0, fy)) in ys.iter().enumerate() {
-        let j1 = (j0 + 1).min(sh - 1);
-        let (r0, r1) = (&scores[j0 * sw..(j0 + 1) * sw], &scores[j1 * sw..(j1 + 1) * sw]);
-        if template_row != j0 {
-            // Corners above the threshold per cell: 4 -> 255, 0 -> 0, else MIXED.
-            let (a0, a1) = (above(r0), above(r1));
-            let column = |a: &[u8], i: usize| a[i] + a[(i + 1).min(sw - 1)];
+    for (y, ty) in ys.iter().enumerate() {
+        let (r0, r1) = (&scores[ty.i0 * sw..(ty.i0 + 1) * sw], &scores[ty.i1 * sw..(ty.i1 + 1) * sw]);
+        if template_row != ty.i0 {
             mixed.clear();
-            for (i, v) in verdicts.iter_mut().enumerate() {
-                let verdict = match column(&a0, i) + column(&a1, i) {
-                    4 => 255,
-                    0 => 0,
-                    _ => MIXED,
+            for (k, (span, v)) in spans.iter().zip(verdicts.iter_mut()).enumerate() {
+                let value = match verdict(r0, r1, span, raw_threshold) {
+                    Verdict::Above => 255,
+                    Verdict::Below => 0,
+                    Verdict::Mixed => {
+                        mixed.push(k);
+                        MIXED
+                    }
                 };
-                if verdict == MIXED {
-                    mixed.push(i);
-                }
                 // Neighbouring rows mostly agree: rewrite only the spans whose verdict changed.
-                if verdict != *v {
-                    *v = verdict;
-                    template[spans[i]..spans[i + 1]].fill(verdict);
+                if value != *v {
+                    *v = value;
+                    template[span.x0..span.x1].fill(value);
                 }
             }
-            template_row = j0;
+            template_row = ty.i0;
         }
         let out = mask.row_mut(y);
         out.copy_from_slice(&template);
-        for &i in &mixed {
-            let i1 = (i + 1).min(sw - 1);
-            let (p00, p01, p10, p11) = (prob(r0[i]), prob(r0[i1]), prob(r1[i]), prob(r1[i1]));
-            let (left, right) = (p00 + fy * (p10 - p00), p01 + fy * (p11 - p01));
-            for (o, &(_, fx)) in out[spans[i]..spans[i + 1]].iter_mut().zip(&xs[spans[i]..spans[i + 1]]) {
-                *o = if left + fx * (right - left) > threshold { 255 } else { 0 };
+        for &k in &mixed {
+            let s = &spans[k];
+            let (p00, p01, p10, p11) = (prob(r0[s.i0]), prob(r0[s.i1]), prob(r1[s.i0]), prob(r1[s.i1]));
+            let (left, right) = (p00 + ty.w1 * (p10 - p00), p01 + ty.w1 * (p11 - p01));
+            for (o, tx) in out[s.x0..s.x1].iter_mut().zip(&xs[s.x0..s.x1]) {
+                *o = if left + tx.w1 * (right - left) > threshold { 255 } else { 0 };
             }
         }
         foreground += out.iter().filter(|v| **v != 0).count() as u64;

@@ -8,5 +8,5 @@ pub mod video;
 pub use image::{
     everything, model_space, prompt, spec, validate_prompt, BoxPrompt, EncoderInput, EverythingObject, EverythingOptions, EverythingResult,
     EverythingStats, Family, Feature, NumberType, Point, Prompt, Sam2Info, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats,
-    MAX_OBJECTS, MAX_POINTS, NO_IMAGE,
+    MAX_OBJECTS, MAX_POINTS,
 };

@@ -21,7 +21,9 @@ use segrt::options::CacheMode;
 use segrt::sam2::{Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, MaskMut, Options, PixelFormat, UnetSegmenter};
 
-use super::{decode, parse_provider, CliResult};
+use crate::args::{parse_provider, CacheArgs};
+use crate::files::decode;
+use crate::CliResult;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -53,7 +55,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     start_runs: usize,
     #[command(flatten)]
-    cache: super::CacheArgs,
+    cache: CacheArgs,
 }
 
 /// Session start-up with and without the model cache (medians over `runs`, ms).

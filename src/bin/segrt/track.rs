@@ -3,7 +3,6 @@
 //! ([`Tracker::track_frame`]) and written before the next one is read.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,7 +13,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
 use segrt::{ImageView, Options, PixelFormat};
 
-use super::{count, decode, file_name, make_overlay, output_names, parse_numbers, stem, CliResult, IMAGE_EXTENSIONS};
+use crate::args::{count, parse_numbers};
+use crate::files::{decode, file_name, list_images, make_overlay, output_names, stem, IMAGE_EXTENSIONS};
+use crate::{print_line, CliResult};
 
 #[derive(clap::Args)]
 pub struct TrackArgs {
@@ -208,7 +209,7 @@ fn wildcard(pattern: &[char], name: &[char]) -> bool {
 fn list_frames(spec: &str) -> CliResult<Vec<PathBuf>> {
     let path = Path::new(spec);
     if path.is_dir() {
-        let files = super::list_images(&[path.to_path_buf()])?;
+        let files = list_images(&[path.to_path_buf()])?;
         if files.is_empty() {
             return Err(format!(
                 "--frames {spec}: no image files in this folder ({})",
@@ -362,7 +363,7 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         bar.set_message(format!("{} {:.1} ms", file_name(path), record.ms));
         if !args.json {
             let line = frame_line(&record, path);
-            bar.suspend(|| super::print_line(format_args!("{line}")))?;
+            bar.suspend(|| print_line(format_args!("{line}")))?;
         }
         records.push(record);
         bar.inc(1);

@@ -10,7 +10,7 @@ use ort::value::{Tensor, TensorRef};
 use super::embedding::Embedding;
 use super::prompt::{model_space, validate_prompt, Prompt};
 use super::spec::{Family, NumberType};
-use super::{ms, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Stats, NO_IMAGE};
+use super::{ms, no_image, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Stats};
 use crate::alloc;
 use crate::control;
 use crate::engine::io::f32_output;
@@ -29,7 +29,7 @@ impl Sam2Segmenter {
     pub fn predict(&self, image: Option<&ImageView<'_>>, prompt: &Prompt, want_all: bool) -> Result<Sam2Output> {
         let (w, h) = match image {
             Some(img) => (img.width(), img.height()),
-            None => self.cached_image_size().ok_or_else(|| Error::invalid(NO_IMAGE))?,
+            None => self.cached_image_size().ok_or_else(no_image)?,
         };
         check_size(w as i64, h as i64, self.options.max_pixels)?;
         let mut mask = alloc::vec_of(w * h, 0u8, "the mask")?;

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::encoding::Encoding;
 use super::spec::{EncoderInput, Family, Feature};
-use super::{ms, Sam2Segmenter, Sam2Stats, NO_IMAGE};
+use super::{ms, no_image, Sam2Segmenter, Sam2Stats};
 use crate::control::{self, Stage};
 use crate::engine::io::f32_output;
 use crate::error::{Error, ErrorKind, Result};
@@ -86,7 +86,7 @@ impl Sam2Segmenter {
                         }
                         encoding
                     }
-                    _ => return Err(Error::invalid(NO_IMAGE)),
+                    _ => return Err(no_image()),
                 }
             };
             let image = image.expect("an encode starts only with an image");

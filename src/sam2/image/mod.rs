@@ -24,7 +24,7 @@ use self::embedding::Embedding;
 use self::encoding::Encoding;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::Preprocessor;
 use crate::options::Options;
 use crate::runtime::RuntimeInfo;
@@ -33,8 +33,10 @@ pub use everything::{EverythingObject, EverythingOptions, EverythingResult, Ever
 pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
 
-/// The message of a prediction asked for without an image (the C boundary names its own call).
-pub const NO_IMAGE: &str = "no image: pass one with the prompt, or set one first";
+/// A prediction asked for without an image when none is set.
+fn no_image() -> Error {
+    Error::new(ErrorKind::NoImage, "no image: pass one with the prompt, or set one first")
+}
 
 /// What a segmenter keeps between calls.
 #[derive(Default)]

@@ -1,6 +1,8 @@
 //! The reference's numerics where segrt must match them bit for bit: bfloat16 storage and torch's
 //! bilinear upsampling.
 
+use crate::image::bilinear::taps;
+
 /// float32 -> bfloat16 -> float32, round to nearest even (torch's `.to(torch.bfloat16)`).
 pub fn bf16_round(x: f32) -> f32 {
     let b = x.to_bits();
@@ -11,25 +13,14 @@ pub fn bf16_round(x: f32) -> f32 {
 /// `torch.nn.functional.interpolate(mode="bilinear", align_corners=False)` of one `sw x sh` map to
 /// `w x h` in float32, computed as the reference does (video_ort_tracker.resize_bilinear).
 pub fn upsample_bilinear(src: &[f32], (sw, sh): (usize, usize), (w, h): (usize, usize)) -> Vec<f32> {
-    fn axis(n_in: usize, n_out: usize) -> Vec<(usize, usize, f32)> {
-        let scale = n_in as f32 / n_out as f32;
-        (0..n_out)
-            .map(|i| {
-                let src = ((i as f32 + 0.5) * scale - 0.5).max(0.0);
-                let i0 = (src.floor() as usize).min(n_in - 1);
-                let i1 = (i0 + 1).min(n_in - 1);
-                (i0, i1, src - i0 as f32)
-            })
-            .collect()
-    }
-    let (ys, xs) = (axis(sh, h), axis(sw, w));
+    let (ys, xs) = (taps(sh, h), taps(sw, w));
     let mut out = Vec::with_capacity(w * h);
     let mut top = vec![0f32; sw];
-    for &(y0, y1, ly) in &ys {
+    for ty in &ys {
         for (x, t) in top.iter_mut().enumerate() {
-            *t = src[y0 * sw + x] * (1.0 - ly) + src[y1 * sw + x] * ly;
+            *t = src[ty.i0 * sw + x] * (1.0 - ty.w1) + src[ty.i1 * sw + x] * ty.w1;
         }
-        out.extend(xs.iter().map(|&(x0, x1, lx)| top[x0] * (1.0 - lx) + top[x1] * lx));
+        out.extend(xs.iter().map(|tx| top[tx.i0] * (1.0 - tx.w1) + top[tx.i1] * tx.w1));
     }
     out
 }

@@ -1,6 +1,8 @@
 //! From a decoder's logits to candidate objects: the masks as row runs, their counts for the
 //! stability score, the small-region clean-up, boxes and non-maximum suppression.
 
+use crate::image::bilinear::{spans, taps, verdict, Span, Tap, Verdict};
+
 /// A horizontal run of mask pixels: row `y`, columns `x0..x1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {
@@ -9,26 +11,9 @@ pub struct Run {
     pub x1: u32,
 }
 
-/// One axis of torch's bilinear `interpolate(align_corners=False)` without a scale factor: for each
-/// output index, the two source indices and their weights.
-fn taps(n_in: usize, n_out: usize) -> Vec<(usize, usize, f32, f32)> {
-    let scale = n_in as f32 / n_out as f32;
-    (0..n_out)
-        .map(|o| {
-            let src = (scale * (o as f32 + 0.5) - 0.5).max(0.0);
-            let i0 = (src.floor() as usize).min(n_in - 1);
-            let i1 = if i0 < n_in - 1 { i0 + 1 } else { i0 };
-            let l1 = (src - i0 as f32).clamp(0.0, 1.0);
-            (i0, i1, 1.0 - l1, l1)
-        })
-        .collect()
-}
-
 /// Scans the bilinear upsampling of `plane` (`sw x sh`) to `w x h` without building it: counts the
 /// pixels above each of `thresholds`, and with `runs` collects the runs above `thresholds[0]`.
-///
-/// A bilinear value lies between the four source values around it, so a span of output pixels
-/// whose corners are all above (or none above) a threshold is decided at once.
+/// Spans of output pixels whose four source values agree (`bilinear::verdict`) are decided at once.
 pub(super) fn scan(
     plane: &[f32],
     (sw, sh): (usize, usize),
@@ -37,27 +22,21 @@ pub(super) fn scan(
     mut runs: Option<&mut Vec<Run>>,
 ) -> Vec<u64> {
     let (xs, ys) = (taps(sw, w), taps(sh, h));
-    // Output columns grouped by their left source column: spans[k] = (x_start, x_end, i0).
-    let mut spans: Vec<(usize, usize, usize)> = Vec::new();
-    for (x, t) in xs.iter().enumerate() {
-        match spans.last_mut() {
-            Some(s) if s.2 == t.0 => s.1 = x + 1,
-            _ => spans.push((x, x + 1, t.0)),
-        }
-    }
+    let spans = spans(&xs);
     let n = thresholds.len();
     let mut counts = vec![0u64; n];
     let mut values = vec![0f32; w];
     let mut row_pair = (usize::MAX, usize::MAX);
-    let (mut lo, mut hi) = (vec![0f32; spans.len()], vec![0f32; spans.len()]);
-    for (y, &(j0, j1, h0, h1)) in ys.iter().enumerate() {
+    // verdicts[i * spans.len() + k]: span k against thresholds[i], for the current source row pair.
+    let mut verdicts = vec![Verdict::Below; n * spans.len()];
+    for (y, ty) in ys.iter().enumerate() {
+        let (j0, j1, h0, h1) = (ty.i0, ty.i1, 1.0 - ty.w1, ty.w1);
         let (r0, r1) = (&plane[j0 * sw..(j0 + 1) * sw], &plane[j1 * sw..(j1 + 1) * sw]);
         if row_pair != (j0, j1) {
-            for (k, &(_, _, i0)) in spans.iter().enumerate() {
-                let i1 = if i0 < sw - 1 { i0 + 1 } else { i0 };
-                let c = [r0[i0], r0[i1], r1[i0], r1[i1]];
-                lo[k] = c.iter().copied().fold(f32::INFINITY, f32::min);
-                hi[k] = c.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            for (row, t) in verdicts.chunks_exact_mut(spans.len()).zip(thresholds) {
+                for (v, span) in row.iter_mut().zip(&spans) {
+                    *v = verdict(r0, r1, span, *t);
+                }
             }
             row_pair = (j0, j1);
         }
@@ -74,30 +53,30 @@ pub(super) fn scan(
                 }
             }
         };
-        for (k, &(xa, xb, _)) in spans.iter().enumerate() {
-            let mixed = thresholds.iter().any(|t| !(lo[k] > *t || hi[k] <= *t));
-            if mixed {
+        for (k, &Span { x0: xa, x1: xb, .. }) in spans.iter().enumerate() {
+            let verdict_at = |i: usize| verdicts[i * spans.len() + k];
+            if (0..n).any(|i| verdict_at(i) == Verdict::Mixed) {
                 for (x, v) in values.iter_mut().enumerate().take(xb).skip(xa) {
-                    let (i0, i1, w0, w1) = xs[x];
+                    let Tap { i0, i1, w1 } = xs[x];
+                    let w0 = 1.0 - w1;
                     *v = h0 * (w0 * r0[i0] + w1 * r0[i1]) + h1 * (w0 * r1[i0] + w1 * r1[i1]);
                 }
             }
-            for (c, t) in counts.iter_mut().zip(thresholds) {
-                if lo[k] > *t {
-                    *c += (xb - xa) as u64;
-                } else if hi[k] > *t {
-                    *c += values[xa..xb].iter().filter(|v| **v > *t).count() as u64;
+            for (i, (c, t)) in counts.iter_mut().zip(thresholds).enumerate() {
+                match verdict_at(i) {
+                    Verdict::Above => *c += (xb - xa) as u64,
+                    Verdict::Mixed => *c += values[xa..xb].iter().filter(|v| **v > *t).count() as u64,
+                    Verdict::Below => {}
                 }
             }
             if runs.is_some() {
-                let t = thresholds[0];
-                if lo[k] > t {
-                    push(xa, true, &mut run_start, &mut runs);
-                } else if hi[k] <= t {
-                    push(xa, false, &mut run_start, &mut runs);
-                } else {
-                    for (x, v) in values.iter().enumerate().take(xb).skip(xa) {
-                        push(x, *v > t, &mut run_start, &mut runs);
+                match verdict_at(0) {
+                    Verdict::Above => push(xa, true, &mut run_start, &mut runs),
+                    Verdict::Below => push(xa, false, &mut run_start, &mut runs),
+                    Verdict::Mixed => {
+                        for (x, v) in values.iter().enumerate().take(xb).skip(xa) {
+                            push(x, *v > thresholds[0], &mut run_start, &mut runs);
+                        }
                     }
                 }
             }

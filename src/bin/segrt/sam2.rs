@@ -1,0 +1,249 @@
+//! `segrt sam2`: the object at clicks or inside a box, or with `--everything` every object (a
+//! 16-bit label image, an overlay and the records).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use image::GrayImage;
+
+use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
+use segrt::{ImageView, Options, PixelFormat};
+
+use crate::args::{count, parse_numbers, CacheArgs};
+use crate::files::{decode, make_overlay, same_file_name};
+use crate::CliResult;
+
+#[derive(clap::Args)]
+pub struct Sam2Args {
+    /// The SAM2 image encoder (.onnx): run once per image
+    #[arg(long)]
+    encoder: PathBuf,
+    /// The SAM2 prompt decoder (.onnx) exported with that encoder: run once per prompt
+    #[arg(long)]
+    decoder: PathBuf,
+    /// The image to segment (PNG, JPEG, BMP, TIFF or PNM)
+    image: PathBuf,
+    /// A click X,Y[,LABEL] in image pixels; LABEL 1 = include (default), 0 = exclude. Repeatable
+    #[arg(long = "point", value_name = "X,Y[,LABEL]", allow_hyphen_values = true)]
+    points: Vec<String>,
+    /// A box X1,Y1,X2,Y2 in image pixels
+    #[arg(long = "box", value_name = "X1,Y1,X2,Y2", allow_hyphen_values = true)]
+    bbox: Option<String>,
+    /// Run the prompt a second time with the first result as mask input (refinement)
+    #[arg(long)]
+    refine: bool,
+    /// Where to write the mask (single channel, 0/255, the image's size)
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write an overlay PNG here
+    #[arg(long)]
+    overlay: Option<PathBuf>,
+    /// ONNX Runtime intra-op threads (0 = one per physical core)
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
+    threads: usize,
+    #[command(flatten)]
+    cache: CacheArgs,
+    /// Segment everything (a grid of prompts, as SAM2's automatic mask generator): --out gets a
+    /// 16-bit label image (0 = background, object k = k), --overlay colours each object
+    #[arg(long, conflicts_with_all = ["points", "bbox", "refine"])]
+    everything: bool,
+    /// --everything: also write the objects' records here (JSON)
+    #[arg(long, value_name = "FILE", requires = "everything")]
+    json: Option<PathBuf>,
+    /// --everything: prompts along each side of the image
+    #[arg(long, default_value_t = 32, value_name = "N", requires = "everything", allow_negative_numbers = true, value_parser = count)]
+    points_per_side: usize,
+    /// --everything: prompts per decoder run (decoders with a prompt batch axis)
+    #[arg(long, default_value_t = 64, value_name = "N", requires = "everything", allow_negative_numbers = true, value_parser = count)]
+    points_per_batch: usize,
+    /// --everything: keep masks whose predicted IoU is above this
+    #[arg(long, default_value_t = 0.8, value_name = "T", requires = "everything", allow_negative_numbers = true)]
+    pred_iou_thresh: f32,
+    /// --everything: keep masks whose stability score is at least this
+    #[arg(long, default_value_t = 0.95, value_name = "T", requires = "everything", allow_negative_numbers = true)]
+    stability_score_thresh: f32,
+    /// --everything: the stability score's logit offset
+    #[arg(long, default_value_t = 1.0, value_name = "V", requires = "everything", allow_negative_numbers = true)]
+    stability_score_offset: f32,
+    /// --everything: logit threshold of a mask pixel
+    #[arg(long, default_value_t = 0.0, value_name = "V", requires = "everything", allow_negative_numbers = true)]
+    mask_threshold: f32,
+    /// --everything: box IoU above which the lower-scored mask is dropped
+    #[arg(long, default_value_t = 0.7, value_name = "T", requires = "everything", allow_negative_numbers = true)]
+    box_nms_thresh: f32,
+    /// --everything: remove holes and specks of at most N pixels of the decoder's mask resolution (0 = off)
+    #[arg(long, default_value_t = 0, value_name = "N", requires = "everything", allow_negative_numbers = true, value_parser = count)]
+    min_mask_region_area: usize,
+}
+
+pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+    if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
+        return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
+    }
+    if args.everything {
+        return sam2_everything(args, ort);
+    }
+    let mut prompt = Prompt { refine: false, ..Prompt::default() };
+    for p in &args.points {
+        let v = parse_numbers(p, "--point", &[2, 3])?;
+        prompt.points.push(Point { x: v[0], y: v[1], label: v.get(2).map_or(1, |l| *l as i32) });
+    }
+    if let Some(b) = &args.bbox {
+        let v = parse_numbers(b, "--box", &[4])?;
+        prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
+    }
+    let options = Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), ..Options::default() };
+    let t = Instant::now();
+    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    let info = sam.info();
+    note!(
+        "models loaded in {:.1} ms; convention {}; provider {}; model cache: encoder {}, decoder {}",
+        t.elapsed().as_secs_f64() * 1e3,
+        sam.spec().convention,
+        sam.provider().in_use,
+        info.encoder_cache.status.as_str(),
+        info.decoder_cache.status.as_str()
+    );
+    let img = decode(&args.image)?;
+    let rgb = img.to_rgb8();
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let view = ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24).map_err(|e| e.to_string())?;
+    let mut out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
+    report_click(&out, "click");
+    if args.refine {
+        prompt.refine = true;
+        out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
+        report_click(&out, "refined");
+    }
+    let mask = GrayImage::from_raw(w as u32, h as u32, out.mask).ok_or("mask size mismatch")?;
+    mask.save(&args.out).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    if let Some(path) = &args.overlay {
+        make_overlay(&rgb, &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    note!("mask written to {}", args.out.display());
+    Ok(())
+}
+
+/// `segrt sam2 --everything`: the label image, an overlay and the records.
+fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+    if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
+        return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
+    }
+    let opts = segrt::sam2::EverythingOptions {
+        points_per_side: args.points_per_side,
+        points_per_batch: args.points_per_batch,
+        pred_iou_thresh: args.pred_iou_thresh,
+        stability_score_thresh: args.stability_score_thresh,
+        stability_score_offset: args.stability_score_offset,
+        mask_threshold: args.mask_threshold,
+        box_nms_thresh: args.box_nms_thresh,
+        min_mask_region_area: args.min_mask_region_area,
+        crop_n_layers: 0,
+    };
+    opts.validate().map_err(|e| format!("--everything: {}", e.message))?;
+    let options = Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), ..Options::default() };
+    let t = Instant::now();
+    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    note!(
+        "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
+        t.elapsed().as_secs_f64() * 1e3,
+        sam.spec().convention,
+        sam.provider().in_use,
+        if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
+    );
+    let img = decode(&args.image)?;
+    let rgb = img.to_rgb8();
+    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
+    let view = ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24).map_err(|e| e.to_string())?;
+    let (result, _) = sam.everything(Some(&view), &opts).map_err(|e| e.to_string())?;
+    let s = &result.stats;
+    note!(
+        "everything: encoder {:.1} ms | {} prompts in {} decoder runs, {:.1} ms ({:.1} prompts/s) | post-processing {:.1} ms | \
+         masks {} -> IoU filter {} -> stability filter {} -> NMS {} objects{}",
+        s.encoder_ms,
+        s.prompts,
+        s.decoder_runs,
+        s.decoder_ms,
+        s.prompts as f64 / (s.decoder_ms / 1e3).max(1e-9),
+        s.postprocess_ms,
+        s.masks_decoded,
+        s.after_iou,
+        s.after_stability,
+        s.after_nms,
+        if result.dropped > 0 { format!(" ({} beyond 65535 left out)", result.dropped) } else { String::new() }
+    );
+    let mut labels = vec![0u16; w * h];
+    result.paint(&mut labels, w);
+    let label_img: image::ImageBuffer<image::Luma<u16>, Vec<u16>> =
+        image::ImageBuffer::from_raw(w as u32, h as u32, labels.clone()).ok_or("label size mismatch")?;
+    label_img.save(&args.out).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    if let Some(path) = &args.overlay {
+        let mut out = rgb.clone();
+        for (px, l) in out.pixels_mut().zip(&labels) {
+            if *l != 0 {
+                // a colour per object, spread over the hue circle by a golden-ratio step
+                let hue = (*l as f32 * 0.618_034).fract() * 6.0;
+                let x = 1.0 - (hue % 2.0 - 1.0).abs();
+                let (r, g, b) = match hue as u32 {
+                    0 => (1.0, x, 0.0),
+                    1 => (x, 1.0, 0.0),
+                    2 => (0.0, 1.0, x),
+                    3 => (0.0, x, 1.0),
+                    4 => (x, 0.0, 1.0),
+                    _ => (1.0, 0.0, x),
+                };
+                for (p, c) in px.0.iter_mut().zip([r, g, b]) {
+                    *p = ((*p as f32 + c * 255.0) / 2.0) as u8;
+                }
+            }
+        }
+        out.save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.json {
+        let objects: Vec<serde_json::Value> = result
+            .objects
+            .iter()
+            .map(|o| {
+                serde_json::json!({
+                    "id": o.id, "bbox_xyxy": o.bbox, "area": o.area, "predicted_iou": o.predicted_iou,
+                    "stability_score": o.stability_score, "point": o.point, "mask_index": o.mask_index,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "image": args.image, "width": w, "height": h, "objects": objects, "dropped": result.dropped,
+            "options": {
+                "points_per_side": opts.points_per_side, "points_per_batch": opts.points_per_batch,
+                "pred_iou_thresh": opts.pred_iou_thresh, "stability_score_thresh": opts.stability_score_thresh,
+                "stability_score_offset": opts.stability_score_offset, "mask_threshold": opts.mask_threshold,
+                "box_nms_thresh": opts.box_nms_thresh, "min_mask_region_area": opts.min_mask_region_area,
+            },
+            "stats": {
+                "prompts": s.prompts, "decoder_runs": s.decoder_runs, "batch": s.batch, "masks_decoded": s.masks_decoded,
+                "after_iou": s.after_iou, "after_stability": s.after_stability, "after_nms": s.after_nms,
+                "encoder_ms": s.encoder_ms, "decoder_ms": s.decoder_ms, "postprocess_ms": s.postprocess_ms,
+            },
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    note!("{} objects; labels written to {}", result.objects.len(), args.out.display());
+    Ok(())
+}
+
+fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
+    let s = &out.run.stats;
+    note!(
+        "{what}: encoder {} | decoder {:.1} ms | upsample+threshold {:.1} ms | mask {} of {} (predicted IoU {:.3})",
+        if s.encoder_reused {
+            "cached".to_string()
+        } else {
+            format!("{:.1} ms (+ {:.1} ms pre-processing)", s.encoder_ms, s.encoder_preprocess_ms)
+        },
+        s.decoder_ms,
+        s.postprocess_ms,
+        out.run.chosen,
+        out.run.scores.len(),
+        out.run.scores[out.run.chosen]
+    );
+}

@@ -1,0 +1,242 @@
+//! `segrt unet`: segment image files or folders with a UNet model.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use image::{DynamicImage, GrayImage};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
+use segrt::{ImageView, Options, PixelFormat, UnetSegmenter};
+
+use crate::args::{count, parse_provider, CacheArgs, ModelArgs};
+use crate::files::{decode, file_name, list_images, make_overlay, output_names};
+use crate::CliResult;
+
+#[derive(clap::Args)]
+pub struct UnetArgs {
+    /// The ONNX model
+    #[arg(long)]
+    model: PathBuf,
+    /// Output folder for <stem>_mask.png (and <stem>_overlay.png)
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// A probability threshold in [0,1], or "otsu"
+    #[arg(long, default_value = "0.5", allow_hyphen_values = true)]
+    threshold: String,
+    /// Remove foreground regions smaller than N pixels
+    #[arg(long, default_value_t = 0, value_name = "N", allow_negative_numbers = true, value_parser = count)]
+    min_area: usize,
+    /// Morphological closing with a KxK square
+    #[arg(long, default_value_t = 0, value_name = "K", allow_negative_numbers = true, value_parser = count)]
+    close: usize,
+    /// Fill holes inside foreground regions
+    #[arg(long)]
+    fill_holes: bool,
+    /// Also write <stem>_overlay.png
+    #[arg(long)]
+    overlay: bool,
+    /// ONNX Runtime intra-op threads (0 = one per physical core)
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
+    threads: usize,
+    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
+    #[arg(long, default_value = "cpu")]
+    provider: String,
+    /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
+    #[arg(long)]
+    fallback: bool,
+    /// Tiled inference at full resolution: off, on, or auto (when the image is over twice the tile)
+    #[arg(long, default_value = "off")]
+    tile: String,
+    /// Tile size WxH for models with dynamic input size (fixed-size models use their own)
+    #[arg(long, value_name = "WxH")]
+    tile_size: Option<String>,
+    /// Pixels shared by neighbouring tiles, blended
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = count)]
+    tile_overlap: usize,
+    /// Tiles per run for models with a dynamic batch axis
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = count)]
+    tile_batch: usize,
+    #[command(flatten)]
+    cache: CacheArgs,
+    #[command(flatten)]
+    model_args: ModelArgs,
+    /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
+    /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
+    /// extension added (l05_jpg_mask.png, l05_bmp_mask.png)
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+}
+
+pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
+    let options = unet_options(&args, ort)?;
+    let inputs = list_images(&args.inputs)?;
+    if inputs.is_empty() {
+        return Err("no image files found in the given inputs".into());
+    }
+    let names = output_names(&inputs)?;
+    let (seg, load_ms) = load_segmenter(&args.model, options)?;
+    let p = seg.provider();
+    note!("model loaded in {load_ms:.1} ms; provider {}; model cache {}", p.in_use, seg.info().cache.status.as_str());
+    if let Some(reason) = &p.fallback_reason {
+        note!("warning: running on the CPU: {reason}");
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    let bar = ProgressBar::new(inputs.len() as u64);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
+    let mut failures = 0;
+    for (path, name) in inputs.iter().zip(&names) {
+        bar.set_message(file_name(path));
+        let outcome = decode(path).and_then(|img| {
+            let (mask, _) = segment_image(&seg, &img)?;
+            write_outputs(&args.out, name, &img, &mask, args.overlay)
+        });
+        if let Err(e) = outcome {
+            bar.suspend(|| note!("segrt: error: {}: {e}", path.display()));
+            failures += 1;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    note!("{} of {} images segmented into {}", inputs.len() - failures, inputs.len(), args.out.display());
+    if failures > 0 {
+        return Err(format!("{failures} image(s) failed").into());
+    }
+    Ok(())
+}
+
+/// The session options the `unet` command's flags ask for.
+pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options> {
+    let (provider, device_id) = parse_provider(&args.provider)?;
+    let (threshold_mode, threshold) = match args.threshold.trim() {
+        "otsu" => (ThresholdMode::Otsu, 0.5),
+        t => match t.parse::<f32>() {
+            Ok(v) if (0.0..=1.0).contains(&v) => (ThresholdMode::Fixed, v),
+            Ok(_) => return Err(format!("--threshold {t}: a probability threshold must be within [0, 1] (or 'otsu')").into()),
+            Err(_) => return Err(format!("--threshold '{t}' is neither a number in [0,1] nor 'otsu'").into()),
+        },
+    };
+    let mut options = Options {
+        ort_path: ort,
+        provider,
+        device_id,
+        provider_policy: if args.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require },
+        intra_threads: args.threads,
+        threshold_mode,
+        threshold,
+        min_area: args.min_area,
+        close_kernel: args.close,
+        fill_holes: args.fill_holes,
+        tile_mode: match args.tile.as_str() {
+            "off" => TileMode::Off,
+            "on" => TileMode::On,
+            "auto" => TileMode::Auto,
+            other => return Err(format!("--tile '{other}': expected off, on or auto").into()),
+        },
+        tile_size: match &args.tile_size {
+            None => None,
+            Some(v) => Some(
+                v.split_once('x')
+                    .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+                    .ok_or_else(|| format!("--tile-size '{v}': expected WxH, e.g. 512x512"))?,
+            ),
+        },
+        tile_overlap: args.tile_overlap,
+        tile_batch: args.tile_batch,
+        cache: args.cache.mode(),
+        ..Options::default()
+    };
+    args.model_args.apply(&mut options)?;
+    Ok(options)
+}
+
+pub fn load_segmenter(model: &Path, options: Options) -> CliResult<(UnetSegmenter, f64)> {
+    let t = Instant::now();
+    let seg = UnetSegmenter::from_file(model, options).map_err(|e| e.to_string())?;
+    Ok((seg, t.elapsed().as_secs_f64() * 1e3))
+}
+
+/// Gray files go in as GRAY8, everything else as RGB24.
+pub fn segment_image(seg: &UnetSegmenter, img: &DynamicImage) -> CliResult<(GrayImage, segrt::unet::RunStats)> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let gray;
+    let rgb;
+    let view = if matches!(img, DynamicImage::ImageLuma8(_) | DynamicImage::ImageLuma16(_)) {
+        gray = img.to_luma8();
+        ImageView::new(gray.as_raw(), w, h, 0, PixelFormat::Gray8)
+    } else {
+        rgb = img.to_rgb8();
+        ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24)
+    }
+    .map_err(|e| e.to_string())?;
+    let s = seg.segment(&view, false).map_err(|e| e.to_string())?;
+    let mask = GrayImage::from_raw(w as u32, h as u32, s.mask).ok_or("mask size mismatch")?;
+    Ok((mask, s.run.stats))
+}
+
+/// Writes `<name>_mask.png` (and `<name>_overlay.png`) into `out`; `name` comes from [`output_names`].
+pub fn write_outputs(out: &Path, name: &str, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<PathBuf> {
+    let mask_path = out.join(format!("{name}_mask.png"));
+    mask.save(&mask_path).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
+    if overlay {
+        let path = out.join(format!("{name}_overlay.png"));
+        make_overlay(&img.to_rgb8(), mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(mask_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Cli, Command};
+    use clap::Parser;
+
+    fn unet_args(flags: &[&str]) -> Result<UnetArgs, clap::Error> {
+        let argv = ["segrt", "unet", "--model", "m.onnx"].iter().chain(flags).chain(&["a.png"]).copied();
+        match Cli::try_parse_from(argv)?.command {
+            Command::Unet(args) => Ok(args),
+            _ => unreachable!("parsed as unet"),
+        }
+    }
+
+    fn options(flags: &[&str]) -> Result<Options, String> {
+        let args = unet_args(flags).map_err(|e| e.to_string())?;
+        unet_options(&args, None).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn normalisation_flags_set_the_options_and_mark_them_the_callers() {
+        let o = options(&["--mean", "0.485,0.456,0.406", "--std", "0.229,0.224,0.225"]).unwrap();
+        assert_eq!((o.scale, o.mean, o.std, o.explicit_normalisation), (1.0 / 255.0, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225], true));
+        let o = options(&["--scale", "1"]).unwrap();
+        assert_eq!((o.scale, o.mean, o.std, o.explicit_normalisation), (1.0, [0.0; 3], [1.0; 3], true));
+        // The defaults given on purpose are still the caller's: the model's metadata is not used.
+        let o = options(&["--scale", "1/255"]).unwrap();
+        assert_eq!((o.scale, o.explicit_normalisation), (1.0 / 255.0, true));
+        assert!(segrt::unet::normalisation::set_by_caller(&o));
+        // No flag: the library may take the model's metadata.
+        let o = options(&[]).unwrap();
+        assert_eq!((o.explicit_normalisation, o.output_name.as_deref()), (false, None));
+        assert!(!segrt::unet::normalisation::set_by_caller(&o));
+        let o = options(&["--output", "1959"]).unwrap();
+        assert_eq!((o.output_name.as_deref(), o.explicit_normalisation), (Some("1959"), false));
+        let o = options(&["--output-name", "1960", "--mean=-1,0,1"]).unwrap();
+        assert_eq!((o.output_name.as_deref(), o.mean), (Some("1960"), [-1.0, 0.0, 1.0]));
+    }
+
+    #[test]
+    fn bad_normalisation_flags_say_which_flag_and_why() {
+        for (flags, needle) in [
+            (&["--mean", "0.5,0.5"][..], "--mean '0.5,0.5': expected three comma-separated numbers R,G,B, got 2"),
+            (&["--std", "0.2,0,0.2"][..], "--std '0.2,0,0.2': a standard deviation of 0 would divide by zero"),
+            (&["--std", "1,1,nan"][..], "--std '1,1,nan': 'nan' is not a finite number"),
+            (&["--mean", "a,b,c"][..], "--mean 'a,b,c': 'a' is not a number"),
+            (&["--scale", "0"][..], "--scale '0': the scale must be a finite, non-zero number"),
+            (&["--scale", "1/0"][..], "--scale '1/0'"),
+            (&["--output", ""][..], "--output: give the name"),
+        ] {
+            let e = options(flags).unwrap_err();
+            assert!(e.contains(needle), "{flags:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The C types of the SAM2 exports (`sam2.rs`): prompts, the optional results of a click, and
+//! segment-everything's options, records, label image and figures.
+
+use crate::error::{Error, Result};
+
+use super::versioned::{read_versioned, Versioned};
+
+/// A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegPoint {
+    pub x: f32,
+    pub y: f32,
+    pub label: i32,
+}
+
+/// A box in original image pixels: top-left (x1, y1), bottom-right (x2, y2).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegBox {
+    pub x1: f32,
+    pub y1: f32,
+    pub x2: f32,
+    pub y2: f32,
+}
+
+/// `seg_run_sam2_points` flag: feed the session's previous chosen low-res logits back as the mask
+/// input (refinement, as the reference predictor does). Ignored when the image changed or when the
+/// call passes its own `mask_input`.
+pub const SEG_SAM2_REFINE: u32 = 1;
+
+/// Optional extra results of `seg_run_sam2_points`. Set `struct_size = sizeof(SegSam2Result)` and,
+/// to receive them, the optional buffers (caller-owned; NULL = not wanted).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegSam2Result {
+    pub struct_size: u32,
+    /// Index of the chosen mask among the decoder's outputs (highest predicted IoU).
+    pub chosen_index: i32,
+    /// Masks the decoder returned (1, 3 or 4).
+    pub num_masks: i32,
+    /// Non-zero when the cached image embedding was reused (no encoder run).
+    pub encoder_reused: u32,
+    /// Predicted IoU of each mask (first `num_masks` valid).
+    pub scores: [f32; 4],
+    /// Pre-processing + encoder run (0 when the cached embedding was reused).
+    pub encoder_ms: f64,
+    pub decoder_ms: f64,
+    pub postprocess_ms: f64,
+    /// In: optional buffer of `all_masks_len` bytes receiving every mask (0/255), one after another,
+    /// each width x height without padding. Needs `num_masks * width * height` bytes (at most 4x).
+    pub all_masks: *mut u8,
+    pub all_masks_len: usize,
+    /// In: optional buffer of `low_res_len` floats receiving the chosen low-res logits.
+    pub low_res_logits: *mut f32,
+    pub low_res_len: usize,
+    /// Out: size of the low-res logits.
+    pub low_res_width: i32,
+    pub low_res_height: i32,
+}
+
+/// Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
+/// generator (`SAM2AutomaticMaskGenerator`):
+/// `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegEverythingOptions {
+    /// `sizeof(SegEverythingOptions)` as the caller was compiled with.
+    pub struct_size: u32,
+    /// Prompts along each side of the image: a grid of `points_per_side`² points (default 32; 1..=256).
+    pub points_per_side: i32,
+    /// Prompts per decoder run where the decoder takes a batch of prompts (default 64; 1..=4096).
+    /// The result does not depend on it.
+    pub points_per_batch: i32,
+    /// Keep masks whose predicted IoU is above this (default 0.8; 0 = no filter; within [0, 1]).
+    pub pred_iou_thresh: f32,
+    /// Keep masks whose stability score is at least this (default 0.95; 0 = no filter; within [0, 1]).
+    pub stability_score_thresh: f32,
+    /// The stability score compares the mask at `mask_threshold` +- this (default 1.0).
+    pub stability_score_offset: f32,
+    /// Logit threshold of a mask pixel (default 0.0).
+    pub mask_threshold: f32,
+    /// Box IoU above which the lower-scored of two masks is dropped (default 0.7; within [0, 1]).
+    pub box_nms_thresh: f32,
+    /// 0 = off (default); else holes and specks of at most this many pixels at the decoder's mask
+    /// resolution (256x256 for released models) are removed first, as SAM2's generator does.
+    pub min_mask_region_area: i32,
+    /// Must be 0: crop layers are not supported.
+    pub crop_n_layers: i32,
+}
+
+/// One object found by `seg_sam2_everything`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegEverythingObject {
+    /// Its value in the label image: objects are numbered 1, 2, ... by predicted IoU, best first.
+    pub id: u32,
+    /// Which of the decoder's multimask outputs the mask is (0..2).
+    pub mask_index: i32,
+    /// Box around the full mask, inclusive pixel indices; all 0 for an empty mask.
+    pub x0: i32,
+    pub y0: i32,
+    pub x1: i32,
+    pub y1: i32,
+    /// Pixels of the full mask (also those painted over by smaller objects in the label image).
+    pub area: u64,
+    pub predicted_iou: f32,
+    pub stability_score: f32,
+    /// The prompt point that gave the mask, in image pixels.
+    pub point_x: f32,
+    pub point_y: f32,
+}
+
+/// A caller-owned 16-bit label image: 0 = background, object k = k. It must have the image's size.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegLabelImage {
+    pub data: *mut u16,
+    pub width: i32,
+    pub height: i32,
+    /// Values (not bytes) from one row to the next; 0 = `width`.
+    pub stride: i32,
+}
+
+/// What `seg_sam2_everything` counted and measured. Set `struct_size = sizeof(SegEverythingInfo)`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegEverythingInfo {
+    pub struct_size: u32,
+    /// 1 when the decoder ran many prompts per run (an export with a prompt batch axis).
+    pub batched: u32,
+    /// Prompts per decoder run.
+    pub batch: u32,
+    pub prompts: u32,
+    pub decoder_runs: u32,
+    /// Masks decoded, then those left after the predicted-IoU, the stability and the NMS filters.
+    pub masks_decoded: u32,
+    pub after_iou: u32,
+    pub after_stability: u32,
+    pub after_nms: u32,
+    /// Objects returned (`after_nms`, at most 65535) and those beyond 65535 left out (lowest IoU).
+    pub objects: u32,
+    pub dropped: u32,
+    /// 1 when the cached image embedding was used (no encoder run).
+    pub encoder_reused: u32,
+    /// 1 when the result was the session's last one (same image and options): nothing ran.
+    pub cached: u32,
+    pub reserved: u32,
+    pub encoder_ms: f64,
+    pub decoder_ms: f64,
+    pub postprocess_ms: f64,
+}
+
+impl SegEverythingOptions {
+    pub fn defaults() -> Self {
+        let o = crate::sam2::EverythingOptions::default();
+        SegEverythingOptions {
+            struct_size: std::mem::size_of::<SegEverythingOptions>() as u32,
+            points_per_side: o.points_per_side as i32,
+            points_per_batch: o.points_per_batch as i32,
+            pred_iou_thresh: o.pred_iou_thresh,
+            stability_score_thresh: o.stability_score_thresh,
+            stability_score_offset: o.stability_score_offset,
+            mask_threshold: o.mask_threshold,
+            box_nms_thresh: o.box_nms_thresh,
+            min_mask_region_area: o.min_mask_region_area as i32,
+            crop_n_layers: o.crop_n_layers as i32,
+        }
+    }
+
+    /// Reads a caller's options (NULL = defaults), honouring `struct_size`, and checks them.
+    ///
+    /// # Safety
+    /// `p` must be NULL or point to at least `struct_size` readable bytes.
+    pub(crate) unsafe fn read(p: *const SegEverythingOptions) -> Result<crate::sam2::EverythingOptions> {
+        // SAFETY: forwarded from the caller.
+        let raw = unsafe { read_versioned(p, SegEverythingOptions::defaults())? };
+        let count = |v: i32, what: &str| -> Result<usize> {
+            usize::try_from(v).map_err(|_| Error::invalid(format!("SegEverythingOptions.{what} is {v}, it must not be negative")))
+        };
+        let o = crate::sam2::EverythingOptions {
+            points_per_side: count(raw.points_per_side, "points_per_side")?,
+            points_per_batch: count(raw.points_per_batch, "points_per_batch")?,
+            pred_iou_thresh: raw.pred_iou_thresh,
+            stability_score_thresh: raw.stability_score_thresh,
+            stability_score_offset: raw.stability_score_offset,
+            mask_threshold: raw.mask_threshold,
+            box_nms_thresh: raw.box_nms_thresh,
+            min_mask_region_area: count(raw.min_mask_region_area, "min_mask_region_area")?,
+            crop_n_layers: count(raw.crop_n_layers, "crop_n_layers")?,
+        };
+        o.validate().map_err(|e| e.context("SegEverythingOptions"))?;
+        Ok(o)
+    }
+}
+
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegSam2Result {
+    const NAME: &'static str = "SegSam2Result";
+}
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegEverythingOptions {
+    const NAME: &'static str = "SegEverythingOptions";
+}
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegEverythingInfo {
+    const NAME: &'static str = "SegEverythingInfo";
+}

@@ -1,0 +1,135 @@
+//! The C types of the tracking exports (`track.rs`): the track handle, its options, per-object
+//! records, per-call figures and state.
+
+use crate::error::Result;
+
+use super::versioned::{read_versioned, Versioned};
+
+/// An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
+/// with `seg_track_free`.
+pub struct SegTrack {
+    _private: [u8; 0],
+}
+
+/// Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegTrackOptions {
+    /// `sizeof(SegTrackOptions)` as the caller was compiled with.
+    pub struct_size: u32,
+    /// Frames the video has, when known (0 = unknown: streaming, the default). SAM2 scales the
+    /// distance of object pointers by `min(num_frames, 16) - 1`: give it for videos or volumes of
+    /// fewer than 16 frames to match the official predictor exactly.
+    pub num_frames: u32,
+    /// The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
+    /// predictor does: memory grows with the video). Default 8: memory stays bounded; prompts and
+    /// `seg_track_frame` reach only the frames still held.
+    pub keep_frames: u32,
+    pub reserved: u32,
+}
+
+/// One object on one frame: `seg_track_add_prompt`, `seg_track_frame` and `seg_track_next` fill
+/// one record per object, in the order the objects were first prompted (the same order as the masks).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegTrackObject {
+    /// The id the caller gave the object when prompting it.
+    pub object_id: i32,
+    /// 1 when SAM2 sees the object on this frame (its object score is above 0); 0 when it is hidden
+    /// or gone (the mask is then empty).
+    pub present: u32,
+    /// 0 when the object has no prediction on this frame (prompted on a later frame, tracking not
+    /// yet there): then `score` is 0 and the mask empty.
+    pub has_output: u32,
+    /// SAM2's object score logit (present when > 0).
+    pub score: f32,
+    /// Pixels of the mask.
+    pub area: u64,
+    /// Box around the mask, inclusive pixel indices; all 0 for an empty mask.
+    pub x0: i32,
+    pub y0: i32,
+    pub x1: i32,
+    pub y1: i32,
+}
+
+/// What one track call did. Set `struct_size = sizeof(SegTrackInfo)`; segrt writes no more than that.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegTrackInfo {
+    pub struct_size: u32,
+    /// Objects of the track (records filled).
+    pub objects: u32,
+    /// The frame the call was about (0-based, in the order frames were added).
+    pub frame: i64,
+    /// Milliseconds spent in this call, per stage.
+    pub preprocess_ms: f64,
+    pub image_encoder_ms: f64,
+    pub memory_attention_ms: f64,
+    pub mask_decoder_ms: f64,
+    pub memory_encoder_ms: f64,
+    pub postprocess_ms: f64,
+}
+
+/// The state of a track (`seg_track_state`). Set `struct_size = sizeof(SegTrackState)`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegTrackState {
+    pub struct_size: u32,
+    /// Objects prompted so far.
+    pub objects: u32,
+    /// Frames added so far.
+    pub frames: i64,
+    /// Frame size (0 before the first frame).
+    pub width: i32,
+    pub height: i32,
+    /// Frames whose encoder outputs are held, and per-frame object outputs held in the memory bank:
+    /// both stay bounded with `keep_frames`.
+    pub held_frames: u32,
+    pub held_outputs: u32,
+    /// The options the track was created with.
+    pub num_frames: u32,
+    pub keep_frames: u32,
+    /// 1 once a frame was tracked: new objects can no longer be added (reset the track for that).
+    pub tracking_started: u32,
+    pub reserved: u32,
+}
+
+/// Default `SegTrackOptions::keep_frames`.
+pub const SEG_TRACK_DEFAULT_KEEP_FRAMES: u32 = 8;
+
+impl SegTrackOptions {
+    pub fn defaults() -> Self {
+        SegTrackOptions {
+            struct_size: std::mem::size_of::<SegTrackOptions>() as u32,
+            num_frames: 0,
+            keep_frames: SEG_TRACK_DEFAULT_KEEP_FRAMES,
+            reserved: 0,
+        }
+    }
+
+    /// Reads a caller's options (NULL = defaults), honouring `struct_size`.
+    ///
+    /// # Safety
+    /// `p` must be NULL or point to at least `struct_size` readable bytes.
+    pub(crate) unsafe fn read(p: *const SegTrackOptions) -> Result<crate::sam2::video::TrackerOptions> {
+        // SAFETY: forwarded from the caller.
+        let raw = unsafe { read_versioned(p, SegTrackOptions::defaults())? };
+        Ok(crate::sam2::video::TrackerOptions {
+            num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
+            keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
+        })
+    }
+}
+
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegTrackOptions {
+    const NAME: &'static str = "SegTrackOptions";
+}
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegTrackInfo {
+    const NAME: &'static str = "SegTrackInfo";
+}
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegTrackState {
+    const NAME: &'static str = "SegTrackState";
+}
