@@ -184,30 +184,7 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
     if let Err(reason) = register_shared_cpu_arena(&environment) {
         crate::log::emit(crate::log::LogLevel::Warn, &format!("each session keeps its own CPU memory arena: {reason}"));
     }
-    if let Err(reason) = warm_up(&environment) {
-        crate::log::emit(crate::log::LogLevel::Info, &format!("ONNX Runtime's first session could not be built ahead: {reason}"));
-    }
     Ok(Runtime { path: path.to_path_buf(), version, environment })
-}
-
-/// An ONNX model of one Identity node (float[1] -> float[1], opset 13), 75 bytes, written with
-/// `onnx.helper` (`make_graph([make_node("Identity", ["x"], ["y"])], "warm", ...)`, ir_version 7).
-const WARM_UP_MODEL: &[u8] = b"\x08\x07\x12\x05segrt::\n\x10\n\x01x\x12\x01y\"\x08Identity\x12\x04warmZ\x0f\n\x01x\x12\n\n\x08\x08\x01\x12\x04\n\x02\x08\x01b\x0f\n\x01y\x12\n\n\x08\x08\x01\x12\x04\n\x02\x08\x01B\x04\n\x00\x10\r";
-
-/// Builds and drops one tiny session while nothing else runs. ONNX Runtime sets up process-wide state
-/// in the first session it builds; when the process's first two sessions are built at once (a SAM2
-/// encoder and decoder, the tracker's modules) that set-up races, and under Wine one of them failed
-/// in most runs with a bogus "[ShapeInferenceError] Can't merge shape info" while any session built
-/// alone first made every later parallel build succeed. A few milliseconds, once per process.
-fn warm_up(environment: &ort::environment::Environment) -> std::result::Result<(), String> {
-    let session = ort::session::Session::builder(environment)
-        .map_err(|e| e.to_string())?
-        .with_env_allocators()
-        .map_err(|e| e.to_string())?
-        .commit_from_memory(WARM_UP_MODEL)
-        .map_err(|e| e.to_string())?;
-    drop(session);
-    Ok(())
 }
 
 /// One CPU memory arena for every session of the process (sessions opt in with
@@ -518,12 +495,6 @@ mod tests {
     use super::*;
     use crate::log::LogLevel;
     use ort::logging::LogLevel as Ort;
-
-    #[test]
-    fn the_warm_up_model_builds_a_session() {
-        let env = environment(None).expect("ONNX Runtime (scripts/fetch-ort.sh)");
-        warm_up(env).expect("the Identity model loads");
-    }
 
     #[test]
     fn a_library_header_names_its_architecture() {

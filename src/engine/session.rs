@@ -118,9 +118,25 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
     Ok((builder, report))
 }
 
+/// Builds the session: ONNX Runtime loads, optimises and initialises the graph here. On Windows a
+/// bogus shape-inference failure is retried once: under Wine the first SAM2 image-encoder session of a
+/// process failed most times with "[ShapeInferenceError] Can't merge shape info ... Inferred=4
+/// Declared=5" and every later build of the same model in that process succeeded (whether Windows
+/// itself does this is not known). Building alone or after a tiny session did not avoid it.
+fn initialise(builder: &mut SessionBuilder, model: &[u8]) -> ort::Result<Session> {
+    let built = builder.commit_from_memory(model);
+    #[cfg(windows)]
+    if let Err(e) = &built {
+        if e.message().contains("[ShapeInferenceError] Can't merge shape info") {
+            crate::log::emit(LogLevel::Info, &format!("ONNX Runtime failed to build a session ({}); building it again", e.message()));
+            return builder.commit_from_memory(model);
+        }
+    }
+    built
+}
+
 fn commit(mut builder: SessionBuilder, model: &[u8]) -> Result<Session> {
-    builder
-        .commit_from_memory(model)
+    initialise(&mut builder, model)
         .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {}", e.message())))
 }
 
@@ -133,7 +149,7 @@ fn commit_optimised(builder: SessionBuilder, optimised: &[u8]) -> std::result::R
         .map_err(text)?
         .with_config_entry("session.load_model_format", PAYLOAD_FORMAT)
         .map_err(text)?;
-    builder.commit_from_memory(optimised).map_err(|e| e.message().to_string())
+    initialise(&mut builder, optimised).map_err(|e| e.message().to_string())
 }
 
 /// A session built through the model cache.
@@ -217,7 +233,7 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
         .with_optimized_model_path(&temp)
         .map_err(text)
         .and_then(|b| b.with_config_entry("session.save_model_format", PAYLOAD_FORMAT).map_err(text))
-        .and_then(|mut b| b.commit_from_memory(model).map_err(|e| e.message().to_string()));
+        .and_then(|mut b| initialise(&mut b, model).map_err(|e| e.message().to_string()));
     match saving {
         Ok(session) => {
             let (status, note) = match cache.store(&temp) {
@@ -351,8 +367,7 @@ fn commit_shared(graph: &SharedGraph, options: &Options, share_initializers: boo
     if share_initializers {
         builder = graph.share_with(builder).map_err(|e| Error::new(ErrorKind::Internal, e))?;
     }
-    builder
-        .commit_from_memory(graph.bytes())
+    initialise(&mut builder, graph.bytes())
         .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the shared optimised graph: {}", e.message())))
 }
 
