@@ -316,9 +316,13 @@ fn extra_sessions_read_their_weights_from_one_shared_graph() {
 #[test]
 fn a_pool_that_cannot_save_its_graph_still_grows_without_sharing() {
     // A temporary folder that does not exist: ONNX Runtime cannot write the graph there. (Each test
-    // runs in a process of its own under nextest; nothing else here reads TMPDIR.)
+    // runs in a process of its own under nextest; nothing else here reads the temporary folder's
+    // variables: TMPDIR on Linux, TMP and TEMP on Windows.)
     let missing = std::env::temp_dir().join("segrt-no-such-folder").join("deeper");
-    unsafe { std::env::set_var("TMPDIR", &missing) };
+    for var in ["TMPDIR", "TMP", "TEMP"] {
+        // SAFETY: set before any thread of this test starts.
+        unsafe { std::env::set_var(var, &missing) };
+    }
     let (_, _, _, pool) = demo_with_two_sessions();
     assert!(pool["shared_graph_bytes"].is_null(), "nothing shared when the graph could not be saved: {pool}");
     assert!(!missing.exists());

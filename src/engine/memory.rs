@@ -1,6 +1,7 @@
 //! Memory figures of this process, for reporting what sessions cost.
 
-/// Resident memory of this process in bytes (Linux), for reporting per-session cost.
+/// Resident memory of this process in bytes (Linux: resident set; Windows: working set), for
+/// reporting per-session cost.
 pub fn resident_bytes() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
@@ -10,8 +11,45 @@ pub fn resident_bytes() -> Option<u64> {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         Some(pages * page.max(1) as u64)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        windows::working_set()
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         None
+    }
+}
+
+#[cfg(windows)]
+mod windows {
+    /// PROCESS_MEMORY_COUNTERS of psapi.h.
+    #[repr(C)]
+    #[derive(Default)]
+    struct ProcessMemoryCounters {
+        cb: u32,
+        page_fault_count: u32,
+        peak_working_set_size: usize,
+        working_set_size: usize,
+        quota_peak_paged_pool_usage: usize,
+        quota_paged_pool_usage: usize,
+        quota_peak_non_paged_pool_usage: usize,
+        quota_non_paged_pool_usage: usize,
+        pagefile_usage: usize,
+        peak_pagefile_usage: usize,
+    }
+
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetCurrentProcess() -> *mut std::ffi::c_void;
+        // kernel32's name for psapi's GetProcessMemoryInfo (Windows 7 and later): no psapi.dll import.
+        fn K32GetProcessMemoryInfo(process: *mut std::ffi::c_void, counters: *mut ProcessMemoryCounters, cb: u32) -> i32;
+    }
+
+    pub fn working_set() -> Option<u64> {
+        let mut counters = ProcessMemoryCounters { cb: std::mem::size_of::<ProcessMemoryCounters>() as u32, ..Default::default() };
+        // SAFETY: the pseudo-handle of this process and a counters struct of the size given in `cb`.
+        let ok = unsafe { K32GetProcessMemoryInfo(GetCurrentProcess(), &mut counters, counters.cb) };
+        (ok != 0).then_some(counters.working_set_size as u64)
     }
 }
