@@ -85,12 +85,19 @@ linker = "x86_64-w64-mingw32-gcc"
 linker = "x86_64-w64-mingw32-gcc"
 EOF
 
-echo "== segrt.dll and segrt.exe for $target ($profile), Debian's rustc $(/usr/bin/rustc --version | cut -d' ' -f2)"
+# One cargo invocation builds segrt.dll, segrt.exe and the Rust C-ABI tests that run under Wine
+# (tests/windows/rust-tests.txt). Building test targets brings the dev-dependencies' features into the
+# resolution; a `cargo build` without them and a `cargo test` after it would each compile every
+# dependency (the proc-macros' features differ, and so every crate's hash). The library and the
+# executable are the ordinary release artifacts, the ones the zip ships and the tests run.
+mapfile -t rust_tests < <(grep -vE '^\s*(#|$)' tests/windows/rust-tests.txt)
+test_args=(); for t in "${rust_tests[@]}"; do test_args+=(--test "$t"); done
+echo "== segrt.dll, segrt.exe and ${#rust_tests[@]} Rust test files for $target ($profile), Debian's rustc $(/usr/bin/rustc --version | cut -d' ' -f2)"
 profile_flag=(); [ "$profile" = release ] && profile_flag=(--release)
 build_start=$(date +%s)
 # Debian's cargo is first on PATH only as /usr/bin/cargo; rustup's cargo works too, given RUSTC.
 RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 /usr/bin/cargo build "${profile_flag[@]}" \
-  --config "$CARGO_TARGET_DIR/cross.toml" --target "$target" -Zbuild-std=std,panic_abort --lib --bin segrt
+  --config "$CARGO_TARGET_DIR/cross.toml" --target "$target" -Zbuild-std=std,panic_abort --lib --bin segrt "${test_args[@]}"
 out=$CARGO_TARGET_DIR/$target/$profile
 echo "built in $(( $(date +%s) - build_start )) s: $(ls -l "$out/segrt.dll" "$out/segrt.exe" | awk '{printf "%s %d bytes; ", $NF, $5}')"
 
