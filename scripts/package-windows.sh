@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Writes dist/segrt-<version>-win-x64.zip from the Windows x64 build of scripts/build-windows.sh: unzip it
-# anywhere and run `segrt.exe demo` (its models/ is found beside the exe). Contents: segrt.dll, segrt.exe,
-# onnxruntime.dll (the official 1.31.1 wheel's), include/ (segrt.h, segrt.hpp), the demo UNet and its
-# samples, the SAM2 tiny pair of the CLI's examples, the licences, and THIRD-PARTY-NOTICES.txt (ONNX
-# Runtime's licence and every Rust crate compiled into segrt.dll / segrt.exe with its licence, from
-# `cargo metadata` for the Windows target). tests/windows/run.sh unzips and runs it under Wine.
-# Usage: scripts/package-windows.sh   (after scripts/build-windows.sh; SEGRT_WINDOWS_PROFILE as there)
+# anywhere and run `segrt.exe demo` or SegrtDemo.exe (both find models\ beside themselves). Contents:
+# segrt.dll, segrt.exe, onnxruntime.dll (the official 1.31.1 wheel's), include/ (segrt.h, segrt.hpp),
+# Segrt.Net.dll with its XML docs (the .NET wrapper) and the WinForms sample SegrtDemo.exe (x64) beside
+# them, the demo UNet and its samples, the SAM2 tiny pair of the CLI's examples and the tiny video model of
+# the sample, the licences, and THIRD-PARTY-NOTICES.txt (ONNX Runtime's licence and every Rust crate
+# compiled into segrt.dll / segrt.exe with its licence, from `cargo metadata` for the Windows target).
+# The .NET assemblies are built here as tests/csharp/run.sh builds and tests them on Mono (xbuild for the
+# wrapper's project, mcs against the .NET Framework 4.6.1 reference assemblies for the sample).
+# tests/windows/run.sh unzips it and runs segrt.exe under Wine.
+# Usage: scripts/package-windows.sh   (after scripts/build-windows.sh; SEGRT_WINDOWS_PROFILE as there;
+# needs Mono's xbuild and mcs: apt-get install mono-devel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target_dir=${SEGRT_WINDOWS_TARGET_DIR:-$PWD/target/windows}
@@ -25,8 +30,21 @@ ort_version=$(tr -d "[:space:]" < scripts/ort-version.txt)
 name=segrt-$version-win-x64
 stage=$target_dir/package/$name
 rm -rf "$target_dir/package"
-mkdir -p "$stage/include" "$stage/models/samples" "$stage/models/sam2/reference" dist
+mkdir -p "$stage/include" "$stage/models/samples" "$stage/models/sam2/reference" "$stage/models/sam2/video" dist
 cp "$bin/segrt.dll" "$bin/segrt.exe" "$ort/onnxruntime.dll" "$stage/"
+
+# The .NET wrapper and the WinForms sample, beside segrt.dll as a .NET program deploys them.
+command -v xbuild >/dev/null && command -v mcs >/dev/null || { echo "Mono's xbuild and mcs are needed (apt-get install mono-devel)"; exit 1; }
+dotnet=$target_dir/dotnet
+rm -rf "$dotnet"
+(cd bindings/csharp && xbuild /nologo /v:minimal /p:Configuration=Release /p:OutputPath="$dotnet/lib/" \
+    /p:IntermediateOutputPath="$dotnet/obj/" Segrt.Net.csproj) > "$target_dir/xbuild-Segrt.Net.log" 2>&1 \
+  || { cat "$target_dir/xbuild-Segrt.Net.log"; exit 1; }
+mcs -sdk:4.6.1 -noconfig -platform:x64 -warnaserror+ -langversion:7.2 -unsafe+ -target:winexe \
+  -r:System.dll -r:System.Core.dll -r:System.Drawing.dll -r:System.Windows.Forms.dll -r:"$dotnet/lib/Segrt.Net.dll" \
+  -out:"$dotnet/SegrtDemo.exe" dotnet-sample/*.cs
+cp "$dotnet/lib/Segrt.Net.dll" "$dotnet/lib/Segrt.Net.xml" "$dotnet/SegrtDemo.exe" "$stage/"
+cp models/sam2/video/*.onnx models/sam2/video/video_metadata.json "$stage/models/sam2/video/"
 cp include/segrt.h include/segrt.hpp "$stage/include/"
 cp models/demo_unet.onnx "$stage/models/"
 cp models/samples/*.png "$stage/models/samples/"
@@ -77,6 +95,10 @@ Run, from this folder or any other (segrt.exe finds models\\ beside itself):
         --decoder models\\sam2\\sam2_tiny_samexporter_decoder.onnx --point 105,105 --out out\\sam2.png ^
         models\\sam2\\reference\\img0.png
     segrt.exe providers
+    SegrtDemo.exe        (the WinForms sample: Open image..., Run UNet; mode SAM2, then click)
+
+.NET Framework 4.6.1+ programs: reference Segrt.Net.dll (IntelliSense from Segrt.Net.xml), build for x64
+(not AnyCPU with "Prefer 32-bit"), and copy segrt.dll and onnxruntime.dll beside your .exe.
 
 Needs the Microsoft Visual C++ 2015-2022 x64 runtime (vc_redist.x64.exe, once per PC): onnxruntime.dll
 imports MSVCP140.dll and VCRUNTIME140(_1).dll. segrt.dll itself needs only Windows' own DLLs.

@@ -98,6 +98,22 @@ echo "$ran"
 grep -q "loaded from $app/bin/libonnxruntime.so" <<<"$ran" || { echo "the consumer did not load ONNX Runtime from its bin/" >&2; exit 1; }
 echo "NuGet console consumer: restored Segrt.Net $version from the local feed, built, ran from bin/ with an empty environment"
 
+# The Windows files: with SEGRT_WIN_X64_NATIVE (scripts/test.sh sets it once the Windows stage has built
+# segrt.dll), the package carries them in runtimes/win-x64/native/; check what they are, and that a Windows
+# build of the project (the .targets pick win-x64 there) copies them beside the program.
+if [ -n "${SEGRT_WIN_X64_NATIVE:-}" ]; then
+  native="$app/packages/Segrt.Net.$version/runtimes/win-x64/native"
+  "$python" "$repo/tests/windows/pe_check.py" native-dll "$native/segrt.dll" "$native/onnxruntime.dll"
+  (cd "$app" && xbuild /nologo /v:minimal /p:SegrtRuntime=win-x64 /p:OutputPath=bin-win-x64/ \
+      /p:IntermediateOutputPath=obj-win-x64/ Consumer.csproj) > "$app/build-win-x64.log" 2>&1 || { cat "$app/build-win-x64.log"; exit 1; }
+  "$python" "$repo/tests/windows/pe_check.py" native-dll "$app/bin-win-x64/segrt.dll" "$app/bin-win-x64/onnxruntime.dll"
+  cmp "$native/segrt.dll" "$SEGRT_WIN_X64_NATIVE/segrt.dll"
+  echo "NuGet package: runtimes/win-x64/native holds the segrt.dll built here and onnxruntime.dll; a Windows build copies them beside the program"
+else
+  grep -q . "$app/packages/Segrt.Net.$version/runtimes/win-x64/native/README.txt"
+  echo "NuGet package: no win-x64 native files (SEGRT_WIN_X64_NATIVE unset; scripts/test.sh sets it from the Windows stage)"
+fi
+
 # x86 is refused with the reason, before anything is compiled.
 if (cd "$app" && xbuild /nologo /v:minimal /p:PlatformTarget=x86 /p:OutputPath=bin-x86/ Consumer.csproj) > "$app/x86.log" 2>&1; then
   echo "an x86 build of a Segrt.Net consumer should fail" >&2; exit 1
