@@ -44,6 +44,18 @@ echo "== docs book (mdBook builds docs/, no broken link or anchor in it or the R
 # The compile-heavy part is over: CI (.ci/run) starts its fuzzing beside the lighter stages from here.
 if [ -n "${SEGRT_HEAVY_STAGES_DONE:-}" ]; then touch "$SEGRT_HEAVY_STAGES_DONE"; fi
 
+# The Windows x64 stage (cross-build, zip, tests under Wine) runs beside the single-threaded stages below,
+# at a lower priority than they; its log is printed at the end. SEGRT_WINDOWS=0 leaves it out.
+windows_pid=
+if [ "${SEGRT_WINDOWS:-1}" != 0 ]; then
+  echo "== Windows x64 under Wine: started in the background (scripts/test-windows.sh; its log is printed at the end)"
+  windows_log=$(mktemp)
+  windows_built=$(mktemp -u)
+  setsid nice -n 5 ./scripts/test-windows.sh --built-marker "$windows_built" > "$windows_log" 2>&1 &
+  windows_pid=$!
+  trap 'kill -- -"$windows_pid" 2>/dev/null || true' EXIT
+fi
+
 echo "== header checks"
 ./tests/c/check_header.sh
 
@@ -64,6 +76,11 @@ echo "== deployable package (of the debug build here; users get release builds)"
 SEGRT_PACKAGE_PROFILE=debug ./tests/package/check.sh
 
 echo "== .NET wrapper and WinForms sample on Mono"
+if [ -n "$windows_pid" ]; then
+  # The NuGet package carries the Windows build's segrt.dll: wait until the background stage has it.
+  while [ ! -e "$windows_built" ] && kill -0 "$windows_pid" 2>/dev/null; do sleep 5; done
+  if [ -e "$windows_built" ]; then export SEGRT_WIN_X64_NATIVE=$PWD/target/windows/win-x64-native; fi
+fi
 ./tests/csharp/run.sh
 
 echo "== ABI 1 compatibility: the frozen C# wrapper and its tests against this library, on Mono"
@@ -88,4 +105,14 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --features fault-injection --test faults_c_abi
   cargo test --features fault-injection --test fuzz_smoke a_panic_inside_segrt_fails_the_harness
+fi
+
+if [ -n "$windows_pid" ]; then
+  echo "== Windows x64 under Wine (scripts/test-windows.sh, in the background since the docs stage)"
+  windows_rc=0
+  wait "$windows_pid" || windows_rc=$?
+  trap - EXIT
+  grep -vE '^\s+(Compiling|Downloaded|Downloading) ' "$windows_log"
+  rm -f "$windows_log" "$windows_built"
+  if [ "$windows_rc" -ne 0 ]; then echo "the Windows stage failed (exit $windows_rc)"; exit 1; fi
 fi
