@@ -109,3 +109,13 @@ pub fn stem(p: &Path) -> String {
 pub fn file_name(p: &Path) -> String {
     p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
+
+/// Creates the folders the output files go into (as `unet --out` and `track --out` create theirs).
+pub fn create_parent_folders<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -> CliResult {
+    for file in files {
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+    }
+    Ok(())
+}

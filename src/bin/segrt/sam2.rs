@@ -10,7 +10,7 @@ use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, Options, PixelFormat};
 
 use crate::args::{count, parse_numbers, CacheArgs};
-use crate::files::{decode, make_overlay, same_file_name};
+use crate::files::{create_parent_folders, decode, make_overlay, same_file_name};
 use crate::CliResult;
 
 #[derive(clap::Args)]
@@ -80,6 +80,8 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
         return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
     }
+    // `--out out\mask.png` in a fresh folder: make `out` first, and before the models load.
+    create_parent_folders([Some(&args.out), args.overlay.as_ref(), args.json.as_ref()].into_iter().flatten())?;
     if args.everything {
         return sam2_everything(args, ort);
     }
