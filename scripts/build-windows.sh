@@ -21,8 +21,8 @@
 #   linked against segrt.dll)
 # and, in the repository's git-ignored .onnxruntime/win-x64/: onnxruntime.dll (sha256 pinned), LICENSE
 # and ThirdPartyNotices.txt from the wheel.
-# Installs from apt what is missing (needs root or sudo): rustc-web cargo-web rust-web-src
-# gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64.
+# Installs what is missing through scripts/setup.sh (its windows group: Debian's rustc-web 1.96,
+# mingw-w64, wine64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -31,27 +31,7 @@ profile=${SEGRT_WINDOWS_PROFILE:-release}
 target=x86_64-win7-windows-gnu
 export CARGO_TARGET_DIR=${SEGRT_WINDOWS_TARGET_DIR:-$repo/target/windows}
 
-pkgs=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-# Bookworm's own rustc-web is 1.85: no x86_64-win7-windows-gnu target and below segrt's rust-version;
-# bookworm-security has 1.96 (an `apt-get update` away on a machine whose lists are old).
-if [ ${#missing[@]} -eq 0 ] && ! /usr/bin/rustc --print target-list | grep -qx "$target"; then
-  missing=(rustc-web cargo-web rust-web-src)
-fi
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "== installing ${missing[*]} (apt)"
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update >/dev/null
-  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-fi
-if ! /usr/bin/rustc --print target-list | grep -qx "$target"; then
-  echo "Debian's rustc ($(/usr/bin/rustc --version)) has no $target target: rustc-web 1.96 from bookworm-security is needed"
-  exit 1
-fi
+./scripts/setup.sh windows
 
 # ONNX Runtime for Windows x64: the official wheel's DLL, pinned by its sha256 (the wheel's own hash
 # differs per Python version; the DLL inside is the same).

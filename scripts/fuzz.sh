@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the C ABI surfaces that parse host input (fuzz/fuzz_targets/):
 # image descriptors + buffers, SAM2 prompts, options structs, model bytes. cargo fuzz + libFuzzer +
-# AddressSanitizer. Installs cargo-fuzz from crates.io on first use. This machine has only the stable
+# AddressSanitizer. cargo-fuzz is the prebuilt one of scripts/tools.txt (scripts/setup.sh). This machine has only the stable
 # toolchain, so RUSTC_BOOTSTRAP=1 lets it take the -Zsanitizer flag cargo fuzz passes.
 # Crashes are written to fuzz/artifacts/<target>/; once fixed, copy each to fuzz/regressions/<target>/,
 # where tests/fuzz_smoke.rs replays it on every test run.
@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-./scripts/fetch-ort.sh >/dev/null
-command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+./scripts/setup.sh python
+export PATH=$PWD/.venv/bin:$PATH
 export RUSTC_BOOTSTRAP=1
 cd fuzz
 cargo fuzz build -O

@@ -14,12 +14,7 @@ profile="${SEGRT_PROFILE:-debug}"
 python="$repo/.venv/bin/python"
 rm -rf "$work" && mkdir -p "$work/feed"
 
-if ! command -v nuget >/dev/null; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get install -y --no-install-recommends nuget >/dev/null 2>&1 \
-    || { $sudo apt-get update >/dev/null && $sudo apt-get install -y --no-install-recommends nuget >/dev/null 2>&1; } || true
-fi
+"$repo/scripts/setup.sh" mono
 command -v nuget >/dev/null || { echo "nuget client not installable here (apt-get install nuget failed): package consumer test not run" >&2; exit 1; }
 
 pack_log=$(SEGRT_PACKAGE_PROFILE="$profile" "$repo/scripts/pack-nuget.sh")

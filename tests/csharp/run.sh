@@ -5,7 +5,7 @@
 # onnxruntime.dll), runs the tests and the consumer, then runs the sample's self-test (tests/csharp/sample/,
 # built against SegrtDemo.exe) under Xvfb and checks its screenshots, and finally tests the Segrt.Net NuGet
 # package as a user consumes it. SEGRT_TEST_FILTER=text runs only the wrapper tests whose names contain it.
-# Needs: mono-devel, xvfb, xauth (see .ci/run); target/<profile>/libsegrt.so; .onnxruntime/; .venv (numpy, pillow).
+# Needs: Mono, nuget, Xvfb (scripts/setup.sh mono); target/<profile>/libsegrt.so; .onnxruntime/; .venv (numpy, pillow).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 profile="${SEGRT_PROFILE:-debug}"
