@@ -21,8 +21,9 @@ use ort::session::Session;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::options::{Options, Provider};
+use crate::options::{ArenaPolicy, Options, Provider};
 
+use super::arena::ArenaUser;
 use super::cache::{CacheReport, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
@@ -73,6 +74,9 @@ pub struct PoolStats {
     /// Initializers of that graph handed to every session as shared values (the weights whose
     /// pre-packed forms all sessions share); null without a shared graph.
     pub shared_initializers: Option<u64>,
+    /// Whether this model's runs give the shared CPU arena's unused blocks back when they end (the
+    /// handle's arena policy applied to them).
+    pub releases_arena: bool,
 }
 
 struct State<S> {
@@ -85,6 +89,26 @@ struct State<S> {
     /// Tickets: a call takes `next` and goes when `serving` reaches it.
     next: u64,
     serving: u64,
+}
+
+/// What a model's runs are like, for `ArenaPolicy::Auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// Seconds long, with hundreds of megabytes of working buffers, once per image (image encoders,
+    /// the video memory attention): under `Auto` they give the arena's unused blocks back when they
+    /// end (faulting them in again costs a few percent of such a run).
+    Heavy,
+    /// Short and repeated (decoder clicks, UNet runs): under `Auto` they keep the blocks for the next.
+    Light,
+}
+
+/// Whether runs of this kind give the arena's unused blocks back under `policy`.
+fn release_arena(policy: ArenaPolicy, runs: Runs) -> bool {
+    match policy {
+        ArenaPolicy::Auto => runs == Runs::Heavy,
+        ArenaPolicy::Keep => false,
+        ArenaPolicy::Release => true,
+    }
 }
 
 /// What more sessions of a pool are built from.
@@ -103,6 +127,8 @@ pub struct SessionPool<S = ()> {
     /// Whether more sessions should share one graph's weights: CPU sessions of a pool that may grow
     /// (GPU providers keep their weights on the device), until saving a graph has failed once.
     share: AtomicBool,
+    /// Whether runs give the arena's unused blocks back when they end.
+    release_arena: bool,
     /// The shared graph's size and shared initializers once there is one (0 before).
     shared_graph_bytes: AtomicU64,
     shared_initializers: AtomicU64,
@@ -117,6 +143,8 @@ pub struct SessionPool<S = ()> {
     pub provider: ProviderReport,
     first_session_bytes: Option<u64>,
     extra_session_bytes: AtomicU64,
+    /// Dropped after every session above (fields drop in order): the last pool unregisters the arena.
+    _arena: ArenaUser,
 }
 
 /// `extra_session_bytes` before a second session was built.
@@ -143,6 +171,7 @@ impl<S: Default> SessionPool<S> {
     pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
         let runtime = crate::runtime::init(options.ort_path.as_deref())?;
+        let arena = ArenaUser::acquire();
         let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
         let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
         let mut share = max > 1 && options.provider == Provider::Cpu;
@@ -181,11 +210,16 @@ impl<S: Default> SessionPool<S> {
             Source::Shared(graph) => (graph.byte_len() as u64, graph.shared_initializers() as u64),
             _ => (0, 0),
         };
+        // Building a session allocates and frees several times the model (its protobuf, the
+        // optimiser's copies, the saved graph), which glibc keeps in its heaps unless asked: 149 MB
+        // after creating a SAM2.1 hiera-tiny pair.
+        super::arena::trim_malloc();
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
         let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
             source: Mutex::new(source),
             share: AtomicBool::new(share),
+            release_arena: release_arena(options.arena, Runs::Light),
             shared_graph_bytes: AtomicU64::new(shared_graph_bytes),
             shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
@@ -197,7 +231,14 @@ impl<S: Default> SessionPool<S> {
             provider,
             first_session_bytes,
             extra_session_bytes: AtomicU64::new(UNMEASURED),
+            _arena: arena,
         })
+    }
+
+    /// What this pool's runs are like (`Runs::Light` unless told), for `ArenaPolicy::Auto`.
+    pub fn with_runs(mut self, runs: Runs) -> Self {
+        self.release_arena = release_arena(self.options.arena, runs);
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, State<S>> {
@@ -333,12 +374,19 @@ impl<S: Default> SessionPool<S> {
             shared_graph_bytes: Some(self.shared_graph_bytes.load(Ordering::Relaxed)).filter(|b| *b != 0),
             shared_initializers: Some(self.shared_initializers.load(Ordering::Relaxed))
                 .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
+            releases_arena: self.release_arena,
         }
     }
 
     /// Bytes of the original model.
     pub fn model_len(&self) -> usize {
         self.model_len
+    }
+
+    /// Whether this pool's runs give the shared arena's unused blocks back when they end (pass to
+    /// `engine::run`).
+    pub fn releases_arena(&self) -> bool {
+        self.release_arena
     }
 }
 
