@@ -340,6 +340,31 @@ typedef int32_t SegCacheMode;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// What happens to ONNX Runtime's working buffers (its CPU memory arena's blocks) after each run of a
+// handle (`SegOptions::arena`). See "Threads and memory" in the docs for the memory to plan for.
+enum SegArena
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The default: the image encoders and the video memory attention (runs of seconds with hundreds
+  // of megabytes of buffers) give them back after each run; SAM2 clicks, UNet runs and the other
+  // video modules keep them for the next run.
+  SEG_ARENA_AUTO = 0,
+  // Every run keeps them: fastest repeated calls; the process holds the largest call's buffers
+  // until its last handle is freed.
+  SEG_ARENA_KEEP = 1,
+  // Every run gives them back: least memory between calls; each call faults its buffers in again.
+  SEG_ARENA_RELEASE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegArena SegArena;
+#else
+typedef int32_t SegArena;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // An opaque call control: cancellation and progress of the calls that can take long, given as their
 // last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
 // `seg_control_create`, release with `seg_control_free`.
@@ -436,8 +461,10 @@ typedef struct SegOptions {
   // A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
   // skip its graph optimiser. Only read during `seg_create*`.
   int32_t cache_mode;
-  // Must be 0 (explicit padding).
-  uint32_t reserved1;
+  // A `SegArena` value (default AUTO): whether runs give ONNX Runtime's working buffers back to
+  // the system or keep them for the next run. `uint32_t`, not `int32_t` like the other enums: in
+  // the first release of ABI 1 this field was padding that had to be 0, which is AUTO.
+  uint32_t arena;
   // UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
   // Only read during `seg_create*`.
   const char *cache_dir;

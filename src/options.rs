@@ -114,6 +114,22 @@ pub enum CacheMode {
     Dir(PathBuf),
 }
 
+/// What happens to ONNX Runtime's working buffers (the process-wide CPU arena's blocks) after a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ArenaPolicy {
+    /// The image encoders and the video memory attention (runs of seconds with hundreds of
+    /// megabytes of working buffers) release them after each run; decoder clicks, UNet runs and the
+    /// other video modules keep them for the next run. What a desktop host wants: the memory of an
+    /// encode goes back, clicks stay fast.
+    #[default]
+    Auto,
+    /// Every run keeps them for the next (fastest repeated calls; the process holds the largest
+    /// call's buffers until its last handle is freed).
+    Keep,
+    /// Every run releases them (least memory between calls; each call faults its buffers in again).
+    Release,
+}
+
 /// The folder `CacheMode::BesideModel` uses next to the model file.
 pub const BESIDE_MODEL_CACHE_DIR: &str = "segrt-cache";
 
@@ -198,6 +214,8 @@ pub struct Options {
     pub output_name: Option<String>,
     /// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser.
     pub cache: CacheMode,
+    /// Whether runs give ONNX Runtime's working buffers back (see `ArenaPolicy`).
+    pub arena: ArenaPolicy,
 }
 
 impl Default for Options {
@@ -232,6 +250,7 @@ impl Default for Options {
             max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             output_name: None,
             cache: CacheMode::Off,
+            arena: ArenaPolicy::Auto,
         }
     }
 }

@@ -181,41 +181,7 @@ fn load(path: &Path) -> std::result::Result<Runtime, LoadFailure> {
         })?;
     // Session traces (INFO) are not formatted at all; warnings and errors reach `forward_log`.
     environment.set_log_level(ort::logging::LogLevel::Warning);
-    if let Err(reason) = register_shared_cpu_arena(&environment) {
-        crate::log::emit(crate::log::LogLevel::Warn, &format!("each session keeps its own CPU memory arena: {reason}"));
-    }
     Ok(Runtime { path: path.to_path_buf(), version, environment })
-}
-
-/// One CPU memory arena for every session of the process (sessions opt in with
-/// `session.use_env_allocators`): working buffers are reused by whichever session runs next instead
-/// of each session keeping its own peak for the life of its handle. Blocks are sized as requested,
-/// not rounded up to the next power of two.
-fn register_shared_cpu_arena(environment: &ort::environment::Environment) -> std::result::Result<(), String> {
-    use ort::memory::{AllocationDevice, AllocatorType, MemoryInfo, MemoryType};
-    use ort::AsPointer;
-    let api = ort::api();
-    let check = |status: ort::sys::OrtStatusPtr| -> std::result::Result<(), String> {
-        if status.0.is_null() {
-            return Ok(());
-        }
-        // SAFETY: a non-null status from ONNX Runtime, read once and released here.
-        let message = unsafe { std::ffi::CStr::from_ptr((api.GetErrorMessage)(status.0)).to_string_lossy().into_owned() };
-        // SAFETY: as above: released once, after its message was copied.
-        unsafe { (api.ReleaseStatus)(status.0) };
-        Err(message)
-    };
-    let memory = MemoryInfo::new(AllocationDevice::CPU, 0, AllocatorType::Arena, MemoryType::Default).map_err(|e| e.to_string())?;
-    let keys = [c"arena_extend_strategy".as_ptr()];
-    let values = [1usize]; // kSameAsRequested
-    let mut config = std::ptr::null_mut();
-    // SAFETY: keys/values outlive the call; the config is released below, after registration copied it.
-    check(unsafe { (api.CreateArenaCfgV2)(keys.as_ptr(), values.as_ptr(), keys.len(), &mut config) })?;
-    // SAFETY: the environment and memory info are live; the config was created above.
-    let registered = check(unsafe { (api.CreateAndRegisterAllocator)(environment.ptr().cast_mut(), memory.ptr(), config) });
-    // SAFETY: created above, released once; registration keeps its own copy.
-    unsafe { (api.ReleaseArenaCfg)(config) };
-    registered
 }
 
 /// ONNX Runtime's own log lines (warnings and errors) go to segrt's log sink, never to the host's

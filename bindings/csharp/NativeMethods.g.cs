@@ -728,9 +728,11 @@ namespace Segrt.Native
         /// </summary>
         public int cache_mode;
         /// <summary>
-        ///  Must be 0 (explicit padding).
+        ///  A `SegArena` value (default AUTO): whether runs give ONNX Runtime's working buffers back to
+        ///  the system or keep them for the next run. `uint32_t`, not `int32_t` like the other enums: in
+        ///  the first release of ABI 1 this field was padding that had to be 0, which is AUTO.
         /// </summary>
-        public uint reserved1;
+        public uint arena;
         /// <summary>
         ///  UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
         ///  Only read during `seg_create*`.

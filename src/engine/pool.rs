@@ -14,16 +14,20 @@
 //! not the number of host threads: a waiting call holds nothing.
 
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use ort::session::Session;
 use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_128;
 
 use crate::error::{Error, Result};
-use crate::options::{Options, Provider};
+use crate::log::LogLevel;
+use crate::options::{ArenaPolicy, Options, Provider};
 
-use super::cache::{CacheReport, ModelCache, Optimised};
+use super::arena::ArenaUser;
+use super::cache::{CacheReport, Lookup, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
 use super::session::{
@@ -73,6 +77,9 @@ pub struct PoolStats {
     /// Initializers of that graph handed to every session as shared values (the weights whose
     /// pre-packed forms all sessions share); null without a shared graph.
     pub shared_initializers: Option<u64>,
+    /// Whether this model's runs give the shared CPU arena's unused blocks back when they end (the
+    /// handle's arena policy applied to them).
+    pub releases_arena: bool,
 }
 
 struct State<S> {
@@ -87,14 +94,86 @@ struct State<S> {
     serving: u64,
 }
 
+/// What a model's runs are like, for `ArenaPolicy::Auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// Seconds long, with hundreds of megabytes of working buffers, once per image (image encoders,
+    /// the video memory attention): under `Auto` they give the arena's unused blocks back when they
+    /// end (faulting them in again costs a few percent of such a run).
+    Heavy,
+    /// Short and repeated (decoder clicks, UNet runs): under `Auto` they keep the blocks for the next.
+    Light,
+}
+
+/// Whether runs of this kind give the arena's unused blocks back under `policy`.
+fn release_arena(policy: ArenaPolicy, runs: Runs) -> bool {
+    match policy {
+        ArenaPolicy::Auto => runs == Runs::Heavy,
+        ArenaPolicy::Keep => false,
+        ArenaPolicy::Release => true,
+    }
+}
+
 /// What more sessions of a pool are built from.
 enum Source {
-    /// The original model (the optimiser runs for each session).
+    /// Nothing: the pool never grows (`max_sessions` 1).
+    Nothing,
+    /// The original model given in memory (the optimiser runs for each session).
     Original(Vec<u8>),
-    /// The optimised model a cache hit gave (loaded without running the optimiser).
+    /// The optimised model a cache hit gave for a model given in memory (loaded without running
+    /// the optimiser).
     Optimised(Optimised),
+    /// The model file, read again for the next session rather than held for the life of the handle.
+    File(ModelFile),
     /// The optimised graph in ONNX Runtime's format: sessions read their weights from it in place.
     Shared(SharedGraph),
+}
+
+/// A model file the first session was built from.
+struct ModelFile {
+    path: PathBuf,
+    /// xxh3-128 of the bytes the first session was built from: a file changed since is not used.
+    hash: u128,
+    /// Where a cached optimised model of it may be (tried first).
+    cache: Option<ModelCache>,
+}
+
+/// What a model file gave for one more session.
+enum Loaded {
+    Original(Vec<u8>),
+    Optimised(Optimised),
+}
+
+impl ModelFile {
+    /// The cached optimised model when valid, else the file's bytes if they are still those the
+    /// first session was built from; `Err`: why the file cannot serve any more (logged by the caller).
+    fn load(&self, max_bytes: u64) -> std::result::Result<Loaded, String> {
+        if let Some(Lookup::Valid(optimised)) = self.cache.as_ref().map(|c| c.lookup(max_bytes)) {
+            return Ok(Loaded::Optimised(optimised));
+        }
+        let bytes = super::session::read_model_file(&self.path, max_bytes).map_err(|e| e.message)?;
+        if xxh3_128(&bytes) != self.hash {
+            return Err(format!("the model file '{}' changed since the handle was created", self.path.display()));
+        }
+        Ok(Loaded::Original(bytes))
+    }
+}
+
+impl Loaded {
+    fn model(&self) -> (&[u8], bool) {
+        match self {
+            Loaded::Original(bytes) => (bytes, false),
+            Loaded::Optimised(optimised) => (optimised.model(), true),
+        }
+    }
+}
+
+/// Why one more session was not built.
+enum Growth {
+    /// The build failed: the call gets the error.
+    Failed(Error),
+    /// The pool cannot grow any more (its model file changed or went): the call waits for a session.
+    Stopped(String),
 }
 
 pub struct SessionPool<S = ()> {
@@ -103,6 +182,10 @@ pub struct SessionPool<S = ()> {
     /// Whether more sessions should share one graph's weights: CPU sessions of a pool that may grow
     /// (GPU providers keep their weights on the device), until saving a graph has failed once.
     share: AtomicBool,
+    /// Set when the model can no longer be read for more sessions: the pool keeps those it has.
+    stopped: AtomicBool,
+    /// Whether runs give the arena's unused blocks back when they end.
+    release_arena: bool,
     /// The shared graph's size and shared initializers once there is one (0 before).
     shared_graph_bytes: AtomicU64,
     shared_initializers: AtomicU64,
@@ -117,6 +200,8 @@ pub struct SessionPool<S = ()> {
     pub provider: ProviderReport,
     first_session_bytes: Option<u64>,
     extra_session_bytes: AtomicU64,
+    /// Dropped after every session above (fields drop in order): the last pool unregisters the arena.
+    _arena: ArenaUser,
 }
 
 /// `extra_session_bytes` before a second session was built.
@@ -140,11 +225,14 @@ impl<S: Default> SessionPool<S> {
     /// Builds the first session on the calling thread, so errors surface at creation. `model_path`:
     /// the file the model was read from (`None`: given in memory), where `CacheMode::BesideModel`
     /// puts the cache.
-    pub fn new(model: Vec<u8>, model_path: Option<&std::path::Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
+    pub fn new(model: Vec<u8>, model_path: Option<&Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
         let runtime = crate::runtime::init(options.ort_path.as_deref())?;
+        let arena = ArenaUser::acquire();
         let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
+        let cache_for_growth = cache.clone();
         let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
+        let file_hash = model_path.filter(|_| max > 1).map(|_| xxh3_128(&model));
         let mut share = max > 1 && options.provider == Provider::Cpu;
         let before = resident_bytes();
         let model_len = model.len();
@@ -177,15 +265,31 @@ impl<S: Default> SessionPool<S> {
                 }
             }
         };
+        // What more sessions are built from; a model read from a file is not held for the life of
+        // the handle (the SAM2.1 hiera-tiny encoder: 109 MB) but read again when the pool grows.
+        let source = match (source, model_path.zip(file_hash)) {
+            (Source::Shared(graph), _) => Source::Shared(graph),
+            _ if max == 1 => Source::Nothing,
+            (Source::Original(_) | Source::Optimised(_), Some((path, hash))) => {
+                Source::File(ModelFile { path: path.to_path_buf(), hash, cache: cache_for_growth })
+            }
+            (other, _) => other,
+        };
         let (shared_graph_bytes, shared_initializers) = match &source {
             Source::Shared(graph) => (graph.byte_len() as u64, graph.shared_initializers() as u64),
             _ => (0, 0),
         };
+        // Building a session allocates and frees several times the model (its protobuf, the
+        // optimiser's copies, the saved graph), which glibc keeps in its heaps unless asked: 149 MB
+        // after creating a SAM2.1 hiera-tiny pair.
+        super::arena::trim_malloc();
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
         let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
         Ok(SessionPool {
             source: Mutex::new(source),
             share: AtomicBool::new(share),
+            stopped: AtomicBool::new(false),
+            release_arena: release_arena(options.arena, Runs::Light),
             shared_graph_bytes: AtomicU64::new(shared_graph_bytes),
             shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
@@ -197,7 +301,14 @@ impl<S: Default> SessionPool<S> {
             provider,
             first_session_bytes,
             extra_session_bytes: AtomicU64::new(UNMEASURED),
+            _arena: arena,
         })
+    }
+
+    /// What this pool's runs are like (`Runs::Light` unless told), for `ArenaPolicy::Auto`.
+    pub fn with_runs(mut self, runs: Runs) -> Self {
+        self.release_arena = release_arena(self.options.arena, runs);
+        self
     }
 
     fn state(&self) -> MutexGuard<'_, State<S>> {
@@ -244,7 +355,7 @@ impl<S: Default> SessionPool<S> {
                     self.turn.notify_all();
                     return Ok(slot);
                 }
-                if state.live < self.max {
+                if state.live < self.max && !self.stopped.load(Ordering::Relaxed) {
                     state.serving += 1;
                     state.busy += 1;
                     state.live += 1;
@@ -265,6 +376,12 @@ impl<S: Default> SessionPool<S> {
     fn grow(&self) -> Result<(PooledSession, S)> {
         let before = resident_bytes();
         let built = self.build_more();
+        if built.is_err() {
+            let mut state = self.state();
+            state.live -= 1;
+            state.busy -= 1;
+            self.turn.notify_all();
+        }
         match built {
             Ok(session) => {
                 if let (Some(b), Some(a)) = (before, resident_bytes()) {
@@ -276,29 +393,38 @@ impl<S: Default> SessionPool<S> {
                 self.state().created += 1;
                 Ok((session, S::default()))
             }
-            Err(e) => {
-                let mut state = self.state();
-                state.live -= 1;
-                state.busy -= 1;
-                self.turn.notify_all();
-                Err(e)
+            Err(Growth::Failed(e)) => Err(e),
+            Err(Growth::Stopped(reason)) => {
+                // This call waits for a session like any call beyond the cap (no more growth, so
+                // `take` returns here at most once).
+                if !self.stopped.swap(true, Ordering::Relaxed) {
+                    let line = format!("this handle keeps the sessions it has ({}): {reason}", self.state().live);
+                    crate::log::emit(LogLevel::Warn, &line);
+                }
+                self.take()
             }
         }
     }
 
     /// Builds a session from the pool's source: in place from the shared graph, or from the model,
     /// saving the graph for the next ones when the pool shares weights and has none yet.
-    fn build_more(&self) -> Result<PooledSession> {
+    fn build_more(&self) -> std::result::Result<PooledSession, Growth> {
         let mut source = self.source.lock().unwrap_or_else(|p| p.into_inner());
+        let loaded;
         let (model, optimised) = match &*source {
-            Source::Shared(graph) => return build_shared_session(graph, &self.options),
+            Source::Shared(graph) => return build_shared_session(graph, &self.options).map_err(Growth::Failed),
+            Source::Nothing => return Err(Growth::Stopped("the pool was created for one session".into())),
             Source::Original(model) => (model.as_slice(), false),
             Source::Optimised(optimised) => (optimised.model(), true),
+            Source::File(file) => {
+                loaded = file.load(self.options.max_model_bytes).map_err(Growth::Stopped)?;
+                loaded.model()
+            }
         };
         if !self.share.load(Ordering::Relaxed) {
-            return build_pooled_session(model, optimised, &self.options).map(PooledSession::from);
+            return build_pooled_session(model, optimised, &self.options).map(PooledSession::from).map_err(Growth::Failed);
         }
-        let (saver, _, graph) = build_session_sharing(model, optimised, &self.options)?;
+        let (saver, _, graph) = build_session_sharing(model, optimised, &self.options).map_err(Growth::Failed)?;
         let Some(graph) = graph else {
             self.share.store(false, Ordering::Relaxed);
             return Ok(saver.into());
@@ -306,7 +432,7 @@ impl<S: Default> SessionPool<S> {
         // Like at creation, the session that saved the graph goes: one loaded from the graph shares
         // its pre-packed weights with every later one. The model is no longer needed.
         drop(saver);
-        let session = build_shared_session(&graph, &self.options)?;
+        let session = build_shared_session(&graph, &self.options).map_err(Growth::Failed)?;
         self.shared_graph_bytes.store(graph.byte_len() as u64, Ordering::Relaxed);
         self.shared_initializers.store(graph.shared_initializers() as u64, Ordering::Relaxed);
         *source = Source::Shared(graph);
@@ -333,12 +459,19 @@ impl<S: Default> SessionPool<S> {
             shared_graph_bytes: Some(self.shared_graph_bytes.load(Ordering::Relaxed)).filter(|b| *b != 0),
             shared_initializers: Some(self.shared_initializers.load(Ordering::Relaxed))
                 .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
+            releases_arena: self.release_arena,
         }
     }
 
     /// Bytes of the original model.
     pub fn model_len(&self) -> usize {
         self.model_len
+    }
+
+    /// Whether this pool's runs give the shared arena's unused blocks back when they end (pass to
+    /// `engine::run`).
+    pub fn releases_arena(&self) -> bool {
+        self.release_arena
     }
 }
 

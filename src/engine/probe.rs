@@ -70,6 +70,17 @@ pub fn probe_providers(options: &Options) -> Result<Vec<ProviderProbe>> {
 /// image [1,3,32,32] -> GlobalAveragePool -> Flatten -> [1,3], enough to make every provider
 /// initialise. ONNX IR 8, opset 17; the fault tests' `not_segmentation.onnx` without its producer.
 fn probe_model() -> Vec<u8> {
+    tiny_model(true)
+}
+
+/// One GlobalAveragePool node: `image` [1,3,32,32] -> `pooled` [1,3,1,1], no intermediate tensor
+/// (what `arena::release_unused` runs with its output pre-allocated: the run takes no arena block).
+pub(crate) fn pooling_model() -> Vec<u8> {
+    tiny_model(false)
+}
+
+/// The probe's model, or without its Flatten node.
+fn tiny_model(flatten: bool) -> Vec<u8> {
     // Protobuf: a field is its key (number << 3 | wire type), then a varint or a length and bytes.
     fn varint(out: &mut Vec<u8>, mut v: u64) {
         while v >= 0x80 {
@@ -129,10 +140,16 @@ fn probe_model() -> Vec<u8> {
     number(&mut model, 1, 8);
     message(&mut model, 7, |g| {
         node(g, "image", "pooled", "GlobalAveragePool", None);
-        node(g, "pooled", "class_scores", "Flatten", Some(1));
+        if flatten {
+            node(g, "pooled", "class_scores", "Flatten", Some(1));
+        }
         bytes(g, 2, b"not_segmentation");
         value(g, 11, "image", &[1, 3, 32, 32]);
-        value(g, 12, "class_scores", &[1, 3]);
+        if flatten {
+            value(g, 12, "class_scores", &[1, 3]);
+        } else {
+            value(g, 12, "pooled", &[1, 3, 1, 1]);
+        }
     });
     message(&mut model, 8, |o| {
         bytes(o, 1, b"");

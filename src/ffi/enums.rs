@@ -9,7 +9,7 @@ use crate::control::Stage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::PixelFormat;
 use crate::log::LogLevel;
-use crate::options::{ChannelOrder, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
+use crate::options::{ArenaPolicy, ChannelOrder, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
 
 /// Conversions between a C enum and the library's enum: `From<Library> for C` and
 /// `TryFrom<i32> for Library` (an unknown value is `kind`, with the accepted values listed).
@@ -364,6 +364,28 @@ c_enum!(SegTileMode <=> TileMode, ErrorKind::InvalidArgument, "SegTileMode value
     SEG_TILE_OFF <=> Off,
     SEG_TILE_ON <=> On,
     SEG_TILE_AUTO <=> Auto,
+});
+
+/// What happens to ONNX Runtime's working buffers (its CPU memory arena's blocks) after each run of a
+/// handle (`SegOptions::arena`). See "Threads and memory" in the docs for the memory to plan for.
+#[repr(i32)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegArena {
+    /// The default: the image encoders and the video memory attention (runs of seconds with hundreds
+    /// of megabytes of buffers) give them back after each run; SAM2 clicks, UNet runs and the other
+    /// video modules keep them for the next run.
+    SEG_ARENA_AUTO = 0,
+    /// Every run keeps them: fastest repeated calls; the process holds the largest call's buffers
+    /// until its last handle is freed.
+    SEG_ARENA_KEEP = 1,
+    /// Every run gives them back: least memory between calls; each call faults its buffers in again.
+    SEG_ARENA_RELEASE = 2,
+}
+c_enum!(SegArena <=> ArenaPolicy, ErrorKind::InvalidArgument, "SegArena value", {
+    SEG_ARENA_AUTO <=> Auto,
+    SEG_ARENA_KEEP <=> Keep,
+    SEG_ARENA_RELEASE <=> Release,
 });
 
 /// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser

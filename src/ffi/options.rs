@@ -4,11 +4,13 @@
 use std::ffi::c_char;
 
 use crate::error::{Error, Result};
-use crate::options::{CacheMode, ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
+use crate::options::{
+    ArenaPolicy, CacheMode, ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode,
+};
 
 use super::boundary::{utf8_path, utf8_str};
 use super::enums::{
-    SegCacheMode, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode,
+    SegArena, SegCacheMode, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode,
 };
 use super::versioned::{read_versioned, Versioned};
 
@@ -92,8 +94,10 @@ pub struct SegOptions {
     /// A `SegCacheMode` value (default OFF): cache ONNX Runtime's optimised model so later starts
     /// skip its graph optimiser. Only read during `seg_create*`.
     pub cache_mode: i32,
-    /// Must be 0 (explicit padding).
-    pub reserved1: u32,
+    /// A `SegArena` value (default AUTO): whether runs give ONNX Runtime's working buffers back to
+    /// the system or keep them for the next run. `uint32_t`, not `int32_t` like the other enums: in
+    /// the first release of ABI 1 this field was padding that had to be 0, which is AUTO.
+    pub arena: u32,
     /// UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
     /// Only read during `seg_create*`.
     pub cache_dir: *const c_char,
@@ -140,7 +144,7 @@ impl SegOptions {
             max_memory_bytes: 0,
             output_name: std::ptr::null(),
             cache_mode: SegCacheMode::SEG_CACHE_OFF as i32,
-            reserved1: 0,
+            arena: SegArena::from(o.arena) as u32,
             cache_dir: std::ptr::null(),
         }
     }
@@ -162,9 +166,9 @@ impl SegOptions {
     /// The string fields must be NULL or NUL-terminated.
     unsafe fn options(&self) -> Result<Options> {
         let defaults = Options::default();
-        if self.reserved0 != 0 || self.reserved1 != 0 {
+        if self.reserved0 != 0 {
             return Err(Error::invalid(
-                "SegOptions.reserved0/reserved1 are not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release",
+                "SegOptions.reserved0 is not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release",
             ));
         }
         let non_negative = |v: i32, what: &str| -> Result<usize> {
@@ -217,6 +221,7 @@ impl SegOptions {
             },
             // SAFETY: forwarded from the caller.
             cache: unsafe { self.cache()? },
+            arena: ArenaPolicy::try_from(i32::try_from(self.arena).unwrap_or(i32::MAX))?,
         };
         // Messages name the C fields: the library's own validation speaks of options.
         options.validate().map_err(|e| e.context("SegOptions"))?;

@@ -358,7 +358,7 @@ impl UnetSegmenter {
             if std::env::var_os("SEGRT_INJECT_PANIC").is_some() {
                 panic!("injected panic (fault-injection build, SEGRT_INJECT_PANIC is set)");
             }
-            let out = run_once(session, &self.spec, shape, pre.tensor());
+            let out = run_once(session, &self.spec, shape, pre.tensor(), self.sessions.releases_arena());
             let ran = Instant::now();
             pre.shrink();
             let (shape, scores) = out?;
@@ -388,29 +388,30 @@ fn ms(a: Instant, b: Instant) -> f64 {
 }
 
 /// One `session.run`; returns the output's shape and its values as f32.
-fn run_once(session: &mut Session, spec: &UnetSpec, shape: [i64; 4], tensor: &TensorData) -> Result<(Vec<i64>, Vec<f32>)> {
+fn run_once(
+    session: &mut Session,
+    spec: &UnetSpec,
+    shape: [i64; 4],
+    tensor: &TensorData,
+    release_arena: bool,
+) -> Result<(Vec<i64>, Vec<f32>)> {
     let input = tensor.input(shape.to_vec())?;
     let inputs = ort::inputs![spec.input_name.as_str() => input];
-    // Under a call control the run can be terminated from another thread.
-    let run = control::run_options(|_| Ok(()))?;
-    let outputs = match &run {
-        Some(options) => session.run_with_options(inputs, options),
-        None => session.run(inputs),
-    }
-    .map_err(|e| control::run_error(&e, "ONNX Runtime run"))?;
-    let value = &outputs[spec.output_name.as_str()];
-    let bad = |e: ort::Error| Error::inference(format!("cannot read output '{}': {e}", spec.output_name));
-    match spec.output_element {
-        Element::F32 => {
-            let (s, data) = value.try_extract_tensor::<f32>().map_err(bad)?;
-            Ok((s.to_vec(), alloc::copy_of(data, "the model output")?))
+    crate::engine::run(session, inputs, release_arena, "ONNX Runtime run", |outputs| {
+        let value = &outputs[spec.output_name.as_str()];
+        let bad = |e: ort::Error| Error::inference(format!("cannot read output '{}': {e}", spec.output_name));
+        match spec.output_element {
+            Element::F32 => {
+                let (s, data) = value.try_extract_tensor::<f32>().map_err(bad)?;
+                Ok((s.to_vec(), alloc::copy_of(data, "the model output")?))
+            }
+            Element::F16 => {
+                let (s, data) = value.try_extract_tensor::<f16>().map_err(bad)?;
+                let mut out = alloc::vec_of(data.len(), 0f32, "the model output")?;
+                data.convert_to_f32_slice(&mut out);
+                Ok((s.to_vec(), out))
+            }
+            Element::U8 => Err(Error::internal("a UNet output is never read as u8")),
         }
-        Element::F16 => {
-            let (s, data) = value.try_extract_tensor::<f16>().map_err(bad)?;
-            let mut out = alloc::vec_of(data.len(), 0f32, "the model output")?;
-            data.convert_to_f32_slice(&mut out);
-            Ok((s.to_vec(), out))
-        }
-        Element::U8 => Err(Error::internal("a UNet output is never read as u8")),
-    }
+    })
 }

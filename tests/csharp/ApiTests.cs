@@ -120,7 +120,8 @@ static partial class SegrtTests
         SameMembers(typeof(TilingMode), HeaderEnum(header, "SegTileMode", "SEG_TILE_"), "segrt.h");
         SameMembers(typeof(LogLevel), HeaderEnum(header, "SegLogLevel", "SEG_LOG_"), "segrt.h");
         SameMembers(typeof(ModelCacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
-        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 9 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
+        SameMembers(typeof(ArenaPolicy), HeaderEnum(header, "SegArena", "SEG_ARENA_"), "segrt.h");
+        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 10 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
     }
 
     static void NoPublicPointers()
@@ -166,7 +167,19 @@ static partial class SegrtTests
         }
         using (var capped = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { MaxSessions = 3 }))
             Check(capped.SessionInfo.Pool.MaxSessions == 3, "MaxSessions reaches the pool");
+        // The arena policy reaches every pool: UNet runs keep their buffers unless told, release when told.
+        using (var kept = new UnetSegmenter(Model("demo_unet.onnx")))
+        using (var released = new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { Arena = ArenaPolicy.Release }))
+            Check(kept.SessionInfo.Pool.ReleasesArena == false && released.SessionInfo.Pool.ReleasesArena == true, "Arena reaches the pool");
         string sam = Path.Combine(Repo, "models", "sam2");
+        // Auto: the SAM2 encoder gives its buffers back, the decoder keeps them for the next click; Keep: both keep.
+        using (var auto = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx")))
+        using (var keep = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"),
+            new SegmenterOptions { Arena = ArenaPolicy.Keep }))
+        {
+            Check(auto.SessionInfo.EncoderPool.ReleasesArena == true && auto.SessionInfo.DecoderPool.ReleasesArena == false, "Arena Auto: the encoder releases, the decoder keeps");
+            Check(keep.SessionInfo.EncoderPool.ReleasesArena == false && keep.SessionInfo.DecoderPool.ReleasesArena == false, "Arena Keep: both keep");
+        }
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"),
             new SegmenterOptions { MaxSessions = 2 }))
         {

@@ -26,7 +26,7 @@ class SegOptions(C.Structure):
         ("tile_mode", C.c_int32), ("tile_width", C.c_int32), ("tile_height", C.c_int32),
         ("tile_overlap", C.c_int32), ("tile_batch", C.c_int32), ("max_sessions", C.c_int32),
         ("max_model_bytes", C.c_uint64), ("max_memory_bytes", C.c_uint64), ("output_name", C.c_char_p),
-        ("cache_mode", C.c_int32), ("reserved1", C.c_uint32), ("cache_dir", C.c_char_p),
+        ("cache_mode", C.c_int32), ("arena", C.c_uint32), ("cache_dir", C.c_char_p),
     ]
 
 

@@ -19,6 +19,7 @@ namespace Segrt
         [DataMember(Name = "bytes_per_extra_session")] long? _bytesPerExtraSession;
         [DataMember(Name = "shared_graph_bytes")] long? _sharedGraphBytes;
         [DataMember(Name = "shared_initializers")] long? _sharedInitializers;
+        [DataMember(Name = "releases_arena")] bool? _releasesArena;
 
         /// <summary>The pool's bound (<see cref="SegmenterOptions.MaxSessions"/>, resolved: 0 became the physical core count).</summary>
         public int? MaxSessions { get { return _maxSessions; } }
@@ -54,5 +55,11 @@ namespace Segrt
         /// quantised kernels), null without a shared graph.
         /// </summary>
         public long? SharedInitializers { get { return _sharedInitializers; } }
+
+        /// <summary>
+        /// Whether this model's runs give ONNX Runtime's working buffers back when they end (the segmenter's
+        /// <see cref="SegmenterOptions.Arena"/> applied to them); null from a segrt without the setting.
+        /// </summary>
+        public bool? ReleasesArena { get { return _releasesArena; } }
     }
 }

@@ -128,6 +128,13 @@ namespace Segrt
         /// <summary>The cache folder for <see cref="ModelCacheMode.Dir"/> (created if missing); must be null otherwise.</summary>
         public string CacheDirectory { get; set; }
 
+        /// <summary>
+        /// Whether runs give ONNX Runtime's working buffers back to the system or keep them for the next run
+        /// (default <see cref="ArenaPolicy.Auto"/>: the image encoders give theirs back, clicks and UNet runs keep
+        /// theirs). Disposing the last segmenter of the process gives everything back whatever the policy.
+        /// </summary>
+        public ArenaPolicy Arena { get; set; }
+
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
         /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
         /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
@@ -177,6 +184,7 @@ namespace Segrt
             o.output_name = outputName;
             o.cache_mode = (int)CacheMode;
             o.cache_dir = cacheDir;
+            o.arena = (uint)Arena;
             return o;
         }
     }

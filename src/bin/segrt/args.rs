@@ -81,6 +81,33 @@ impl CacheArgs {
     }
 }
 
+/// What happens to ONNX Runtime's working buffers after each run (see docs/src/guide/threads-and-memory.md).
+#[derive(clap::Args, Clone)]
+pub struct ArenaArgs {
+    /// After each run, give ONNX Runtime's working buffers back (release) or keep them for the next
+    /// (keep); auto: the image encoders release, clicks and UNet runs keep
+    #[arg(long, value_enum, default_value_t = Arena::Auto)]
+    arena: Arena,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum Arena {
+    Auto,
+    Keep,
+    Release,
+}
+
+impl ArenaArgs {
+    pub fn policy(&self) -> segrt::options::ArenaPolicy {
+        use segrt::options::ArenaPolicy;
+        match self.arena {
+            Arena::Auto => ArenaPolicy::Auto,
+            Arena::Keep => ArenaPolicy::Keep,
+            Arena::Release => ArenaPolicy::Release,
+        }
+    }
+}
+
 /// A count given on the command line (pixels, threads, tiles): a whole number, 0 or more.
 pub fn count(s: &str) -> Result<usize, String> {
     s.trim().parse().map_err(|_| "expected a whole number, 0 or more".to_string())

@@ -7,7 +7,10 @@
 //! (what `seg_run_unet` runs) against a bare ONNX Runtime run of the same model on the prepared tensor (alternating
 //! blocks, so both see the same machine), runs per second against the number of calling threads,
 //! the session pool afterwards and the provider in use. SAM2: build time of the pair, the encoder,
-//! clicks (decoder + mask) and clicks per second against calling threads.
+//! clicks (decoder + mask), the click as a C host makes it against a bare ONNX Runtime decoder run on
+//! prepared inputs (alternating blocks) and clicks per second against calling threads.
+//! Both: the process's resident memory after each stage and its peak during it (create, runs or
+//! encodes and clicks, free), measured before anything else is built in the process.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -21,8 +24,9 @@ use segrt::options::CacheMode;
 use segrt::sam2::{Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, MaskMut, Options, PixelFormat, UnetSegmenter};
 
-use crate::args::{parse_provider, CacheArgs};
+use crate::args::{parse_provider, ArenaArgs, CacheArgs};
 use crate::files::decode;
+use crate::resident::{describe, StageMemory, Stages};
 use crate::CliResult;
 
 #[derive(clap::Args)]
@@ -56,6 +60,8 @@ pub struct BenchArgs {
     start_runs: usize,
     #[command(flatten)]
     cache: CacheArgs,
+    #[command(flatten)]
+    arena: ArenaArgs,
 }
 
 /// Session start-up with and without the model cache (medians over `runs`, ms).
@@ -96,6 +102,8 @@ struct Report {
     call_vs_bare_run: Option<f64>,
     throughput: Vec<Throughput>,
     pool: serde_json::Value,
+    /// Resident memory after each stage and its peak during it (MiB).
+    memory: Vec<StageMemory>,
 }
 
 pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
@@ -117,7 +125,8 @@ pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
             (img, "a bundled sample scaled to 1920x1080".to_string())
         }
     };
-    let options = Options { ort_path: ort, provider, device_id, cache: args.cache.mode(), ..Options::default() };
+    let options =
+        Options { ort_path: ort, provider, device_id, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let mut report = match (&args.model, &args.encoder, &args.decoder) {
         (Some(model), ..) => bench_unet(model, &img, image_name, options.clone(), &threads, args.runs)?,
         (None, Some(encoder), Some(decoder)) => bench_sam2(encoder, decoder, &img, image_name, options.clone(), &threads, args.runs)?,
@@ -228,6 +237,7 @@ fn print(r: &Report) -> CliResult {
     if let Some(ratio) = r.call_vs_bare_run {
         say!("  whole segrt call (pre-processing, run, mask) / bare ONNX Runtime run of the same model: {ratio:.3}");
     }
+    say!("  resident memory, MiB: {}", describe(&r.memory));
     for t in &r.throughput {
         say!("  {:>3} calling thread(s): {:.2} runs/s", t.threads, t.runs_per_second);
     }
@@ -266,18 +276,25 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
     let rgb = img.to_rgb8();
     let view = view(&rgb)?;
     let (w, h) = (view.width(), view.height());
+    let env = segrt::runtime::environment(options.ort_path.as_deref()).map_err(|e| e.to_string())?;
+    let mut memory = Stages::start();
     let t = Instant::now();
     let max_sessions = threads.iter().copied().max().unwrap_or(1);
     let seg = UnetSegmenter::from_file(model, Options { max_sessions, ..options }).map_err(|e| e.to_string())?;
     let build = ms(t);
+    memory.end("create");
 
     let mut mask = vec![0u8; w * h];
     let mut run = || seg.segment_into(&view, &mut MaskMut::new(&mut mask, w, h, 0)?, None);
     run().map_err(|e| e.to_string())?; // warm-up
+    memory.end("first run");
     let (mut pre, mut infer, mut post, mut call) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs.min(3) {
+        run().map_err(|e| e.to_string())?;
+    }
+    memory.end("runs");
 
     // The call, and a bare run of the same model on the prepared tensor, in alternating blocks.
-    let env = segrt::runtime::environment(seg.options().ort_path.as_deref()).map_err(|e| e.to_string())?;
     let mut builder = Session::builder(env).map_err(|e| format!("bare ONNX Runtime session: {e}"))?;
     let mut bare_session = builder.commit_from_file(model).map_err(|e| format!("bare ONNX Runtime session: {e}"))?;
     let spec = seg.spec().clone();
@@ -316,10 +333,13 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
         rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(seg.info()).map_err(|e| e.to_string())?;
+    let provider_in_use = seg.provider().in_use.clone();
+    drop((bare_session, seg));
+    memory.end("free");
     Ok(Report {
         model: model.display().to_string(),
         image: format!("{image} ({w}x{h})"),
-        provider_in_use: seg.provider().in_use.clone(),
+        provider_in_use,
         session_build_ms: build,
         starts: None,
         stages_ms: serde_json::json!({
@@ -329,6 +349,7 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
         call_vs_bare_run: Some(call_ms / bare_ms),
         throughput: rates,
         pool: info["pool"].clone(),
+        memory: memory.into_rows(),
     })
 }
 
@@ -344,15 +365,24 @@ fn bench_sam2(
     let rgb = img.to_rgb8();
     let view = view(&rgb)?;
     let (w, h) = (view.width(), view.height());
+    // Another picture for the second encode: the same one mirrored.
+    let mirrored = image::imageops::flip_horizontal(&rgb);
+    let env = segrt::runtime::environment(options.ort_path.as_deref()).map_err(|e| e.to_string())?;
+    let mut memory = Stages::start();
     let t = Instant::now();
     let max_sessions = threads.iter().copied().max().unwrap_or(1);
     let sam = Sam2Segmenter::from_files(encoder, decoder, Options { max_sessions, ..options }).map_err(|e| e.to_string())?;
     let build = ms(t);
+    memory.end("create");
+    sam.set_image(&self::view(&mirrored)?).map_err(|e| e.to_string())?;
+    memory.end("encode");
     let (pre_ms, encoder_ms) = sam.set_image(&view).map_err(|e| e.to_string())?;
+    memory.end("encode again");
     let prompt = Prompt { points: vec![Point { x: w as f32 / 2.0, y: h as f32 / 2.0, label: 1 }], ..Prompt::default() };
-    let click = || -> CliResult<segrt::sam2::Sam2Run> {
-        let mut mask = vec![0u8; w * h];
-        Ok(sam.predict_into(Some(&view), &prompt, &mut MaskMut::new(&mut mask, w, h, 0)?, None).map_err(|e| e.to_string())?)
+    // As a C host clicks: on the image set last, into a mask of its own.
+    let mut host_mask = vec![0u8; w * h];
+    let mut click = || -> CliResult<segrt::sam2::Sam2Run> {
+        Ok(sam.predict_into(None, &prompt, &mut MaskMut::new(&mut host_mask, w, h, 0)?, None).map_err(|e| e.to_string())?)
     };
     click()?; // warm-up
     let (mut whole, mut dec, mut post) = (Vec::new(), Vec::new(), Vec::new());
@@ -363,23 +393,122 @@ fn bench_sam2(
         dec.push(r.stats.decoder_ms);
         post.push(r.stats.postprocess_ms);
     }
+    memory.end("clicks");
+
+    // The click, and a bare decoder run on the same embedding and prompt, in alternating blocks.
+    let mut bare = BareDecoder::new(env, encoder, decoder, &sam, &view, &prompt)?;
+    let (mut call, mut bare_ms) = (Vec::new(), Vec::new());
+    const BLOCK: usize = 5;
+    for _ in 0..runs.div_ceil(BLOCK) {
+        for _ in 0..BLOCK {
+            let t = Instant::now();
+            click()?;
+            call.push(ms(t));
+        }
+        for _ in 0..BLOCK {
+            bare_ms.push(bare.run()?);
+        }
+    }
+    let (call_ms, bare_ms) = (median(call), median(bare_ms));
+    drop(bare);
+
     let mut rates = Vec::new();
     for &n in threads {
-        rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &|| click().map(|_| ()))? });
+        let one = || -> CliResult {
+            let mut mask = vec![0u8; w * h];
+            sam.predict_into(None, &prompt, &mut MaskMut::new(&mut mask, w, h, 0)?, None).map_err(|e| e.to_string())?;
+            Ok(())
+        };
+        rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(sam.info()).map_err(|e| e.to_string())?;
+    let provider_in_use = sam.provider().in_use.clone();
+    drop(sam);
+    memory.end("free");
     Ok(Report {
         model: format!("{} + {}", encoder.display(), decoder.display()),
         image: format!("{image} ({w}x{h})"),
-        provider_in_use: sam.provider().in_use.clone(),
+        provider_in_use,
         session_build_ms: build,
         starts: None,
         stages_ms: serde_json::json!({
             "encoder_preprocess": pre_ms, "encoder": encoder_ms,
-            "click": median(whole), "click_decoder": median(dec), "click_mask": median(post)
+            "click": median(whole), "click_decoder": median(dec), "click_mask": median(post),
+            "click_alternating": call_ms, "bare_decoder_run": bare_ms
         }),
-        call_vs_bare_run: None,
+        call_vs_bare_run: Some(call_ms / bare_ms),
         throughput: rates,
         pool: serde_json::json!({ "encoder": info["encoder_pool"], "decoder": info["decoder_pool"] }),
+        memory: memory.into_rows(),
     })
+}
+
+/// A plain ONNX Runtime decoder session (segrt's environment: the same thread pool) and its inputs
+/// for one prompt on an image, prepared once: the embedding from a plain encoder session's run.
+struct BareDecoder {
+    session: Session,
+    inputs: Vec<(String, ort::value::DynValue)>,
+}
+
+impl BareDecoder {
+    fn new(
+        env: &ort::environment::Environment,
+        encoder: &Path,
+        decoder: &Path,
+        sam: &Sam2Segmenter,
+        view: &ImageView<'_>,
+        prompt: &Prompt,
+    ) -> CliResult<BareDecoder> {
+        use ort::value::Tensor;
+        use segrt::sam2::{model_space, NumberType};
+        let bare = |e: ort::Error| format!("bare ONNX Runtime session: {e}");
+        let spec = sam.spec();
+        let side = spec.image_size as i64;
+        let tensor = sam.encoder_tensor(view).map_err(|e| e.to_string())?;
+        let mut features = Vec::new();
+        {
+            let mut session = Session::builder(env).map_err(bare)?.commit_from_file(encoder).map_err(bare)?;
+            let input = tensor.input(vec![1, 3, side, side]).map_err(|e| e.to_string())?;
+            let outputs = session.run(ort::inputs![spec.encoder_input_name.as_str() => input]).map_err(bare)?;
+            for (role, name) in &spec.decoder_features {
+                let encoder_name = &spec.encoder_outputs.iter().find(|(r, _)| r == role).ok_or("no encoder output for a decoder input")?.1;
+                let (shape, data) = outputs[encoder_name.as_str()].try_extract_tensor::<f32>().map_err(bare)?;
+                features.push((name.clone(), Tensor::from_array((shape.to_vec(), data.to_vec())).map_err(bare)?.into_dyn()));
+            }
+        }
+        let number = |ty: NumberType, shape: Vec<i64>, values: &[f32]| -> Result<ort::value::DynValue, ort::Error> {
+            Ok(match ty {
+                NumberType::F32 => Tensor::from_array((shape, values.to_vec()))?.into_dyn(),
+                NumberType::I64 => Tensor::from_array((shape, values.iter().map(|v| *v as i64).collect::<Vec<_>>()))?.into_dyn(),
+                NumberType::I32 => Tensor::from_array((shape, values.iter().map(|v| *v as i32).collect::<Vec<_>>()))?.into_dyn(),
+            })
+        };
+        let (w, h) = (view.width(), view.height());
+        let (coords, labels) = model_space(prompt, spec.family, spec.image_size, (w, h));
+        let n = labels.len();
+        let (mh, mw) = spec.mask_input_size;
+        let mut inputs = features;
+        inputs.push((spec.point_coords.clone(), Tensor::from_array(([1usize, n, 2], coords)).map_err(bare)?.into_dyn()));
+        inputs.push((spec.point_labels.clone(), number(spec.label_type, vec![1, n as i64], &labels).map_err(bare)?));
+        inputs.push((spec.mask_input.clone(), Tensor::from_array(([1usize, 1, mh, mw], vec![0f32; mh * mw])).map_err(bare)?.into_dyn()));
+        let count = spec.has_mask_input_shape.iter().product::<i64>().max(1) as usize;
+        let has_mask = Tensor::from_array((spec.has_mask_input_shape.clone(), vec![0f32; count])).map_err(bare)?.into_dyn();
+        inputs.push((spec.has_mask_input.clone(), has_mask));
+        if let Some((name, ty)) = &spec.orig_im_size {
+            inputs.push((name.clone(), number(*ty, vec![2], &[h as f32, w as f32]).map_err(bare)?));
+        }
+        let session = Session::builder(env).map_err(bare)?.commit_from_file(decoder).map_err(bare)?;
+        Ok(BareDecoder { session, inputs })
+    }
+
+    /// One run (ms), its outputs dropped.
+    fn run(&mut self) -> CliResult<f64> {
+        let inputs: Vec<(std::borrow::Cow<'_, str>, ort::session::SessionInputValue<'_>)> =
+            self.inputs.iter().map(|(name, value)| (name.as_str().into(), value.view().into())).collect();
+        let t = Instant::now();
+        let outputs = self.session.run(inputs).map_err(|e| format!("bare ONNX Runtime decoder run: {e}"))?;
+        let elapsed = ms(t);
+        drop(outputs);
+        Ok(elapsed)
+    }
 }

@@ -130,6 +130,7 @@ mod demo;
 mod files;
 mod info;
 mod providers;
+mod resident;
 mod sam2;
 mod track;
 mod unet;

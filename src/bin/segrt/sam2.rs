@@ -9,7 +9,7 @@ use image::GrayImage;
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, Options, PixelFormat};
 
-use crate::args::{count, parse_numbers, CacheArgs};
+use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs};
 use crate::files::{create_parent_folders, decode, make_overlay, same_file_name};
 use crate::CliResult;
 
@@ -43,6 +43,8 @@ pub struct Sam2Args {
     threads: usize,
     #[command(flatten)]
     cache: CacheArgs,
+    #[command(flatten)]
+    arena: ArenaArgs,
     /// Segment everything (a grid of prompts, as SAM2's automatic mask generator): --out gets a
     /// 16-bit label image (0 = background, object k = k), --overlay colours each object
     #[arg(long, conflicts_with_all = ["points", "bbox", "refine"])]
@@ -94,7 +96,8 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         let v = parse_numbers(b, "--box", &[4])?;
         prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
     }
-    let options = Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), ..Options::default() };
+    let options =
+        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
     let info = sam.info();
@@ -143,7 +146,8 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         crop_n_layers: 0,
     };
     opts.validate().map_err(|e| format!("--everything: {}", e.message))?;
-    let options = Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), ..Options::default() };
+    let options =
+        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
     note!(

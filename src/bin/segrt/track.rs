@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
 use segrt::{ImageView, Options, PixelFormat};
 
-use crate::args::{count, parse_numbers};
+use crate::args::{count, parse_numbers, ArenaArgs};
 use crate::files::{decode, file_name, list_images, make_overlay, output_names, stem, IMAGE_EXTENSIONS};
 use crate::{print_line, CliResult};
 
@@ -62,6 +62,8 @@ pub struct TrackArgs {
     /// ONNX Runtime intra-op threads (0 = one per physical core)
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
     threads: usize,
+    #[command(flatten)]
+    arena: ArenaArgs,
 }
 
 /// The clicks of one object on one frame (the tracker takes them in one call).
@@ -293,7 +295,7 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     }
     let names = output_names(&files)?;
     let t = Instant::now();
-    let options = Options { ort_path: ort, intra_threads: args.threads, ..Options::default() };
+    let options = Options { ort_path: ort, intra_threads: args.threads, arena: args.arena.policy(), ..Options::default() };
     let model = Arc::new(VideoModel::from_dir(&args.models, options).map_err(|e| format!("{}: {e}", args.models.display()))?);
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.

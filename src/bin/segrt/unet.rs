@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
 use segrt::{ImageView, Options, PixelFormat, UnetSegmenter};
 
-use crate::args::{count, parse_provider, CacheArgs, ModelArgs};
+use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, ModelArgs};
 use crate::files::{decode, file_name, list_images, make_overlay, output_names};
 use crate::CliResult;
 
@@ -59,6 +59,8 @@ pub struct UnetArgs {
     tile_batch: usize,
     #[command(flatten)]
     cache: CacheArgs,
+    #[command(flatten)]
+    arena: ArenaArgs,
     #[command(flatten)]
     model_args: ModelArgs,
     /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
@@ -144,6 +146,7 @@ pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options>
         tile_overlap: args.tile_overlap,
         tile_batch: args.tile_batch,
         cache: args.cache.mode(),
+        arena: args.arena.policy(),
         ..Options::default()
     };
     args.model_args.apply(&mut options)?;

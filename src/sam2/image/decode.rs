@@ -12,8 +12,7 @@ use super::prompt::{model_space, validate_prompt, Prompt};
 use super::spec::{Family, NumberType};
 use super::{ms, no_image, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Stats};
 use crate::alloc;
-use crate::control;
-use crate::engine::io::f32_output;
+use crate::engine::{self, io::f32_output};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::resize::resize_f32;
 use crate::image::upsample::{threshold_into, upsampled_mask};
@@ -120,17 +119,13 @@ impl Sam2Segmenter {
             inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
 
-        let run = control::run_options(|_| Ok(()))?;
-        let outputs = match &run {
-            Some(options) => session.run_with_options(inputs, options),
-            None => session.run(inputs),
-        }
-        .map_err(|e| control::run_error(&e, "SAM2 decoder run"))?;
-        let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
-        let masks = read(&spec.masks_output)?;
-        let iou = read(&spec.iou_output)?.1;
-        let low_res = spec.low_res_output.as_deref().map(read).transpose()?;
-        Ok(Decoded { masks, iou, low_res })
+        engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
+            let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
+            let masks = read(&spec.masks_output)?;
+            let iou = read(&spec.iou_output)?.1;
+            let low_res = spec.low_res_output.as_deref().map(read).transpose()?;
+            Ok(Decoded { masks, iou, low_res })
+        })
     }
 
     /// The decoder's outputs into the caller's masks, and the chosen low-res logits.

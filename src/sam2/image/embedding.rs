@@ -8,7 +8,7 @@ use super::encoding::Encoding;
 use super::spec::{EncoderInput, Family, Feature};
 use super::{ms, no_image, Sam2Segmenter, Sam2Stats};
 use crate::control::{self, Stage};
-use crate::engine::io::f32_output;
+use crate::engine::{self, io::f32_output};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
 use crate::image::{check_size, ImageView};
@@ -194,18 +194,15 @@ impl Sam2Segmenter {
                 let input = pre.tensor().input(vec![1, 3, s as i64, s as i64])?;
                 let inputs = ort::inputs![self.spec.encoder_input_name.as_str() => input];
                 control::progress(Stage::Encode, 0.0)?;
-                let run = control::run_options(|_| Ok(()))?;
-                let outputs = match &run {
-                    Some(options) => session.run_with_options(inputs, options),
-                    None => session.run(inputs),
-                }
-                .map_err(|e| control::run_error(&e, "SAM2 encoder run"))?;
+                let features = engine::run(session, inputs, self.encoder.releases_arena(), "SAM2 encoder run", |outputs| {
+                    let mut features = Vec::new();
+                    for (role, name) in &self.spec.encoder_outputs {
+                        let (shape, data) = f32_output(outputs, name, "SAM2 encoder")?;
+                        features.push((*role, shape, data));
+                    }
+                    Ok(features)
+                })?;
                 control::progress(Stage::Encode, 1.0)?;
-                let mut features = Vec::new();
-                for (role, name) in &self.spec.encoder_outputs {
-                    let (shape, data) = f32_output(&outputs, name, "SAM2 encoder")?;
-                    features.push((*role, shape, data));
-                }
                 features
             };
             pre.shrink();

@@ -23,6 +23,7 @@ use serde::Serialize;
 use self::embedding::Embedding;
 use self::encoding::Encoding;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
+use crate::engine::pool::Runs;
 use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::Preprocessor;
@@ -149,8 +150,11 @@ impl Sam2Segmenter {
         let (encoder, decoder) = std::thread::scope(|scope| {
             // The encoder runs once per image, so a second encoder session is rare (threads encoding
             // different images at once) while saving its graph would add ~50 % to the first start.
+            // Its runs are heavy ones (they give the arena's blocks back); the decoder's are light.
             let encoder = scope.spawn(|| {
-                SessionPool::new(encoder, paths.map(|p| p.0), &options, GraphSharing::AtFirstGrowth).map_err(|e| e.context("encoder"))
+                SessionPool::new(encoder, paths.map(|p| p.0), &options, GraphSharing::AtFirstGrowth)
+                    .map(|pool| pool.with_runs(Runs::Heavy))
+                    .map_err(|e| e.context("encoder"))
             });
             let decoder =
                 SessionPool::new(decoder, paths.map(|p| p.1), &options, GraphSharing::AtCreation).map_err(|e| e.context("decoder"));

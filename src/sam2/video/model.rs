@@ -3,14 +3,15 @@
 
 use std::path::Path;
 
-use ort::session::{RunOptions, SessionInputValue};
+use ort::session::SessionInputValue;
 use ort::value::{Tensor, TensorRef};
 use serde::Serialize;
 
 use crate::control::{self, Stage};
 use crate::engine::io::f32_output;
+use crate::engine::pool::Runs;
 use crate::engine::providers::ProviderReport;
-use crate::engine::{read_model_file, GraphSharing, PoolStats, SessionPool};
+use crate::engine::{self, read_model_file, GraphSharing, PoolStats, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::Options;
 use crate::runtime::RuntimeInfo;
@@ -39,8 +40,6 @@ pub struct VideoInfo<'a> {
 pub struct VideoModel {
     meta: VideoMetadata,
     options: Options,
-    /// Run options that release the CPU arena's unused blocks after a run.
-    shrink_arena: RunOptions,
     image_encoder: SessionPool,
     memory_attention: SessionPool,
     memory_encoder: SessionPool,
@@ -79,20 +78,22 @@ impl VideoModel {
         let json = std::fs::read_to_string(&meta_path)
             .map_err(|e| Error::new(ErrorKind::ModelNotFound, format!("cannot read '{}': {e}", meta_path.display())))?;
         let meta = VideoMetadata::parse(&json)?;
-        let pool = |file: &str, what: &str, sharing: GraphSharing| -> Result<SessionPool> {
+        let pool = |file: &str, what: &str, sharing: GraphSharing, runs: Runs| -> Result<SessionPool> {
             let path = dir.join(file);
             let bytes = read_model_file(&path, options.max_model_bytes).map_err(|e| e.context(what))?;
-            SessionPool::new(bytes, Some(&path), &options, sharing).map_err(|e| e.context(what))
+            SessionPool::new(bytes, Some(&path), &options, sharing).map(|pool| pool.with_runs(runs)).map_err(|e| e.context(what))
         };
         // As for image SAM2: the big image encoder saves its shared graph only if its pool grows.
+        // The memory attention's inputs grow with the memory (up to num_maskmem frames and 16
+        // pointers): each larger attention matrix (~470 MB at real size) needs a larger block, so
+        // its runs, like the image encoder's, are heavy ones (they give the arena's blocks back).
         Ok(VideoModel {
-            image_encoder: pool(&meta.files.image_encoder, "video image encoder", GraphSharing::AtFirstGrowth)?,
-            memory_attention: pool(&meta.files.memory_attention, "video memory attention", GraphSharing::AtCreation)?,
-            memory_encoder: pool(&meta.files.memory_encoder, "video memory encoder", GraphSharing::AtCreation)?,
-            mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation)?,
+            image_encoder: pool(&meta.files.image_encoder, "video image encoder", GraphSharing::AtFirstGrowth, Runs::Heavy)?,
+            memory_attention: pool(&meta.files.memory_attention, "video memory attention", GraphSharing::AtCreation, Runs::Heavy)?,
+            memory_encoder: pool(&meta.files.memory_encoder, "video memory encoder", GraphSharing::AtCreation, Runs::Light)?,
+            mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation, Runs::Light)?,
             meta,
             options,
-            shrink_arena: shrink_arena_options()?,
         })
     }
 
@@ -144,19 +145,9 @@ impl VideoModel {
             io.inputs.iter().map(|n| std::borrow::Cow::Borrowed(n.as_str())).zip(inputs).collect();
         pool.with(|session, _| {
             control::progress(Stage::Frames, 0.0)?;
-            // Its inputs grow with the memory (up to num_maskmem frames and 16 pointers): with the
-            // arena's blocks sized as requested, each larger attention matrix (~470 MB at real size)
-            // took a new block and kept it (7.6 GB by frame 17). Unused blocks go back after its runs.
-            let shrinks = matches!(module, Module::MemoryAttention);
-            // Under a call control the run can be terminated from another thread.
-            let run = control::run_options(|o| if shrinks { o.set(SHRINK_ARENA.0, SHRINK_ARENA.1) } else { Ok(()) })?;
-            let outputs = match (&run, shrinks) {
-                (Some(options), _) => session.run_with_options(named, options),
-                (None, true) => session.run_with_options(named, &self.shrink_arena),
-                (None, false) => session.run(named),
-            }
-            .map_err(|e| control::run_error(&e, what))?;
-            io.outputs.iter().map(|name| f32_output(&outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
+            engine::run(session, named, pool.releases_arena(), what, |outputs| {
+                io.outputs.iter().map(|name| f32_output(outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
+            })
         })
     }
 }
@@ -168,15 +159,3 @@ pub(super) enum Module {
     MemoryEncoder,
     MaskDecoder,
 }
-
-/// Run options whose runs end by releasing the CPU arena's blocks no tensor uses
-/// (`memory.enable_memory_arena_shrinkage`).
-fn shrink_arena_options() -> Result<RunOptions> {
-    let internal = |e: ort::Error| Error::internal(format!("cannot set run options: {e}"));
-    let mut options = RunOptions::new().map_err(internal)?;
-    options.set(SHRINK_ARENA.0, SHRINK_ARENA.1).map_err(internal)?;
-    Ok(options)
-}
-
-/// The run option that releases the CPU arena's unused blocks after a run.
-const SHRINK_ARENA: (&str, &str) = ("memory.enable_memory_arena_shrinkage", "cpu:0");

@@ -310,17 +310,14 @@ impl Sam2Segmenter {
         if let Some((name, ty)) = &spec.orig_im_size {
             inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
         }
-        let run = control::run_options(|_| Ok(()))?;
-        let outputs = match &run {
-            Some(options) => session.run_with_options(inputs, options),
-            None => session.run(inputs),
-        }
-        .map_err(|e| control::run_error(&e, "SAM2 decoder run"))?;
-        let read = |name: &str| f32_output(&outputs, name, "SAM2 decoder");
-        // The main mask output: where a decoder also has a low-res one (osam), that is clamped to +-32
-        // while the main output is the unclamped logits upsampled in the graph, as the generator's own.
-        let (shape, logits) = read(&spec.masks_output)?;
-        let iou = read(&spec.iou_output)?.1;
+        let (shape, logits, iou) = crate::engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
+            let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
+            // The main mask output: where a decoder also has a low-res one (osam), that is clamped to
+            // +-32 while the main output is the unclamped logits upsampled in the graph, as the
+            // generator's own.
+            let (shape, logits) = read(&spec.masks_output)?;
+            Ok((shape, logits, read(&spec.iou_output)?.1))
+        })?;
         let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
             .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
             .map(|v| v.max(0) as usize);
