@@ -5,8 +5,8 @@
 //! pool, idle sessions would each hold a peak's worth of buffers. segrt registers one arena on the
 //! environment and every session opts in with `session.use_env_allocators`, so a buffer freed by one
 //! call serves the next call of any session or handle. The arena grows as ONNX Runtime's default
-//! does (regions doubling in size, `kNextPowerOfTwo`): measured on the SAM2.1 hiera-tiny encoder,
-//! regions sized as requested fragmented into 876 MB of working buffers where doubling needed 690 MB.
+//! does (regions doubling in size, `kNextPowerOfTwo`): regions sized as requested fragment, since a
+//! freed region serves only requests it can hold.
 //!
 //! A run may give the arena's unused blocks back after it (the pools' `ArenaPolicy`). When the
 //! last pool goes (every handle freed), the arena is unregistered, so it goes with the last session
