@@ -25,8 +25,12 @@ for target in image_descriptor sam2_prompts options_struct model_bytes sam2_ever
   cargo fuzz run -O "$target" "corpus/$target" "${seeds[@]}" -- "${limits[@]}" \
     -max_total_time="$secs" -detect_leaks=0 -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 2>&1 \
     | grep -E "^(stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb|Done|==[0-9]+==|SUMMARY|.*panicked)" || true
-  # libFuzzer exits non-zero on a crash and leaves the input in artifacts/: fail loudly.
-  if compgen -G "artifacts/$target/*" >/dev/null; then
+  # libFuzzer leaves each failing input in artifacts/ (crash-, leak-, oom-, timeout-: over -timeout):
+  # fail loudly. It also saves inputs slower than 10 s as slow-unit-: on a loaded CI machine at the
+  # lowest priority that is the machine, not a defect (one took 5.9 s there idle, under ASan), so those
+  # are listed, not failed on.
+  for slow in artifacts/"$target"/slow-unit-*; do [ -e "$slow" ] && echo "fuzz $target: a slow input (not a failure): fuzz/$slow"; done
+  if compgen -G "artifacts/$target/*" | grep -qv '/slow-unit-'; then
     echo "fuzz $target found a crash: fuzz/artifacts/$target/"; exit 1
   fi
 done
