@@ -13,7 +13,6 @@
 
 mod common;
 
-use std::ffi::{c_char, CStr};
 use std::process::Command;
 use std::ptr;
 
@@ -21,14 +20,6 @@ use common::*;
 use segrt::ffi::*;
 
 const CHILD_ENV: &str = "SEGRT_ARENA_CHILD";
-
-fn info(session: *mut SegSession) -> serde_json::Value {
-    let mut n = 0usize;
-    assert_eq!(unsafe { seg_session_info(session, ptr::null_mut(), 0, &mut n) }, SegStatus::SEG_OK);
-    let mut buf = vec![0 as c_char; n];
-    assert_eq!(unsafe { seg_session_info(session, buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
-    serde_json::from_str(&unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy()).unwrap()
-}
 
 fn with_arena(arena: SegArena) -> SegOptions {
     let mut o = default_options();
@@ -67,14 +58,14 @@ fn every_pool_reports_whether_its_runs_release_the_arena() {
         [(SegArena::SEG_ARENA_AUTO, false), (SegArena::SEG_ARENA_KEEP, false), (SegArena::SEG_ARENA_RELEASE, true)]
     {
         let s = create(&model("demo_unet.onnx"), Some(&with_arena(arena))).unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(releases(&info(s.0)["pool"]), unet_releases, "UNet, {arena:?}");
+        assert_eq!(releases(&session_info(s.0)["pool"]), unet_releases, "UNet, {arena:?}");
     }
     // Auto: the image encoder's runs release, the decoder's clicks keep.
     for (arena, encoder, decoder) in
         [(SegArena::SEG_ARENA_AUTO, true, false), (SegArena::SEG_ARENA_KEEP, false, false), (SegArena::SEG_ARENA_RELEASE, true, true)]
     {
         let s = sam2(&with_arena(arena)).unwrap_or_else(|e| panic!("{e:?}"));
-        let i = info(s.0);
+        let i = session_info(s.0);
         assert_eq!((releases(&i["encoder_pool"]), releases(&i["decoder_pool"])), (encoder, decoder), "SAM2, {arena:?}");
     }
 }

@@ -48,16 +48,8 @@ fn cached_options(dir: &CStr) -> SegOptions {
     o
 }
 
-fn info(session: *mut SegSession) -> serde_json::Value {
-    let mut n = 0usize;
-    assert_eq!(unsafe { seg_session_info(session, ptr::null_mut(), 0, &mut n) }, SegStatus::SEG_OK);
-    let mut buf = vec![0 as c_char; n];
-    assert_eq!(unsafe { seg_session_info(session, buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
-    serde_json::from_str(&unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy()).unwrap()
-}
-
 fn cache_status(s: &Session) -> String {
-    info(s.0)["cache"]["status"].as_str().unwrap().to_string()
+    session_info(s.0)["cache"]["status"].as_str().unwrap().to_string()
 }
 
 /// The cache files (not temporary ones) in `dir`.
@@ -88,7 +80,7 @@ fn a_cached_start_gives_the_same_masks_and_reports_a_hit() {
     let files = cache_files(&dir);
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].extension().is_some_and(|e| e == "segrt-cache"), "{files:?}");
-    assert_eq!(info(first.0)["cache"]["file"].as_str().unwrap(), files[0].to_str().unwrap());
+    assert_eq!(session_info(first.0)["cache"]["file"].as_str().unwrap(), files[0].to_str().unwrap());
     assert_eq!(segment(&first), reference, "the session that wrote the cache");
     drop(first);
 
@@ -157,7 +149,8 @@ fn damaged_cache_files_are_detected_logged_and_rebuilt() {
     drop(create(&model("demo_unet.onnx"), Some(&cached_options(&c))).unwrap());
     let file = cache_files(&dir).remove(0);
     let good = std::fs::read(&file).unwrap();
-    let ort_version = info(create(&model("demo_unet.onnx"), None).unwrap().0)["onnxruntime"]["version"].as_str().unwrap().to_string();
+    let ort_version =
+        session_info(create(&model("demo_unet.onnx"), None).unwrap().0)["onnxruntime"]["version"].as_str().unwrap().to_string();
     let older = format!("0.{}", &ort_version[2..]); // same length, another version
 
     type Damage = Box<dyn Fn(&Path)>;
@@ -195,7 +188,7 @@ fn damaged_cache_files_are_detected_logged_and_rebuilt() {
         damage(&file);
         assert_ne!(std::fs::read(&file).unwrap(), good, "{what}: the damage changed nothing");
         let s = create(&model("demo_unet.onnx"), Some(&cached_options(&c))).unwrap_or_else(|e| panic!("{what}: {e:?}"));
-        let i = info(s.0);
+        let i = session_info(s.0);
         assert_eq!(i["cache"]["status"], "rebuilt", "{what}: {i}");
         assert!(i["cache"]["note"].as_str().unwrap().contains(reason), "{what}: {}", i["cache"]["note"]);
         let lines = lines_about(file.to_str().unwrap());
@@ -326,7 +319,7 @@ fn sam2_caches_its_encoder_and_decoder_each_on_its_own() {
     let c = cstr(dir.to_str().unwrap());
     let reference = click(&create_sam2(None));
     let statuses = |s: &Session| {
-        let i = info(s.0);
+        let i = session_info(s.0);
         (i["encoder_cache"]["status"].as_str().unwrap().to_string(), i["decoder_cache"]["status"].as_str().unwrap().to_string())
     };
     let first = create_sam2(Some(&cached_options(&c)));
@@ -338,7 +331,7 @@ fn sam2_caches_its_encoder_and_decoder_each_on_its_own() {
     assert_eq!(click(&second), reference);
 
     // Damage only the decoder's file: the encoder's still serves.
-    let decoder_file = PathBuf::from(info(second.0)["decoder_cache"]["file"].as_str().unwrap());
+    let decoder_file = PathBuf::from(session_info(second.0)["decoder_cache"]["file"].as_str().unwrap());
     let bytes = std::fs::read(&decoder_file).unwrap();
     std::fs::write(&decoder_file, &bytes[..bytes.len() - 1]).unwrap();
     let third = create_sam2(Some(&cached_options(&c)));
@@ -360,29 +353,9 @@ fn more_sessions_of_a_pool_load_the_cached_model_too() {
 
     // Two calls at once: the second finds the first session busy and builds another (from the
     // cached optimised model); both give what an uncached session gives.
-    let input = ndarray::Array4::<f32>::from_shape_fn((1, 3, 256, 256), |(_, c, y, x)| ((x * 7 + y * 3 + c * 11) % 256) as f32 / 255.0);
-    let outputs = |s: &mut ort::session::Session| -> Vec<f32> {
-        let name = s.inputs()[0].name().to_string();
-        let out = s.run(ort::inputs![name => ort::value::Tensor::from_array(input.clone()).unwrap()]).unwrap();
-        out[0].try_extract_array::<f32>().unwrap().iter().copied().collect()
-    };
     let plain = SessionPool::<()>::new(bytes, None, &segrt::Options::default(), GraphSharing::AtCreation).unwrap();
-    let expected = plain.with(|s, _| Ok(outputs(s))).unwrap();
-    let barrier = std::sync::Barrier::new(2);
-    let results: Vec<Vec<f32>> = std::thread::scope(|scope| {
-        let calls: Vec<_> = (0..2)
-            .map(|_| {
-                scope.spawn(|| {
-                    pool.with(|s, _| {
-                        barrier.wait(); // both calls hold a session at the same time
-                        Ok(outputs(s))
-                    })
-                    .unwrap()
-                })
-            })
-            .collect();
-        calls.into_iter().map(|c| c.join().unwrap()).collect()
-    });
+    let expected = plain.with(|s, _| Ok(unet_outputs(s))).unwrap();
+    let results = two_calls_at_once(&pool);
     assert_eq!(pool.stats().created, 2);
     for r in results {
         assert_eq!(r, expected);

@@ -5,10 +5,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Barrier;
 use std::time::Duration;
 
-use common::model;
+use common::{model, two_calls_at_once, unet_outputs};
 use segrt::engine::{GraphSharing, SessionPool};
 
 fn fresh_dir(name: &str) -> PathBuf {
@@ -16,13 +15,6 @@ fn fresh_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn outputs(s: &mut ort::session::Session) -> Vec<f32> {
-    let input = ndarray::Array4::<f32>::from_shape_fn((1, 3, 256, 256), |(_, c, y, x)| ((x * 7 + y * 3 + c * 11) % 256) as f32 / 255.0);
-    let name = s.inputs()[0].name().to_string();
-    let out = s.run(ort::inputs![name => ort::value::Tensor::from_array(input).unwrap()]).unwrap();
-    out[0].try_extract_array::<f32>().unwrap().iter().copied().collect()
 }
 
 /// A pool of the demo UNet read from `file`, as the SAM2 encoder's is (no graph saved at creation:
@@ -39,23 +31,9 @@ fn a_pool_grows_from_its_file_read_again() {
     let file = dir.join("unet.onnx");
     std::fs::copy(model("demo_unet.onnx"), &file).unwrap();
     let pool = pool_of(&file);
-    let expected = pool.with(|s, _| Ok(outputs(s))).unwrap();
-    // Two calls at once: the second finds the first session busy and builds another from the file.
-    let barrier = Barrier::new(2);
-    let results: Vec<Vec<f32>> = std::thread::scope(|scope| {
-        let calls: Vec<_> = (0..2)
-            .map(|_| {
-                scope.spawn(|| {
-                    pool.with(|s, _| {
-                        barrier.wait(); // both calls hold a session at the same time
-                        Ok(outputs(s))
-                    })
-                    .unwrap()
-                })
-            })
-            .collect();
-        calls.into_iter().map(|c| c.join().unwrap()).collect()
-    });
+    let expected = pool.with(|s, _| Ok(unet_outputs(s))).unwrap();
+    // The second call builds another session from the file.
+    let results = two_calls_at_once(&pool);
     assert_eq!(pool.stats().created, 2);
     assert!(pool.stats().shared_graph_bytes.is_some(), "the second session saved the graph later ones share");
     for r in results {
@@ -70,19 +48,19 @@ fn a_changed_model_file_stops_the_growth_and_the_call_waits_instead() {
     let file = dir.join("unet.onnx");
     std::fs::copy(model("demo_unet.onnx"), &file).unwrap();
     let pool = pool_of(&file);
-    let expected = pool.with(|s, _| Ok(outputs(s))).unwrap();
+    let expected = pool.with(|s, _| Ok(unet_outputs(s))).unwrap();
     // Another model under the same name (same size or not, its bytes differ).
     std::fs::copy(model("test/unet_sigmoid.onnx"), &file).unwrap();
     let results: Vec<Vec<f32>> = std::thread::scope(|scope| {
         let holder = scope.spawn(|| {
             pool.with(|s, _| {
                 std::thread::sleep(Duration::from_millis(300)); // the other call arrives meanwhile
-                Ok(outputs(s))
+                Ok(unet_outputs(s))
             })
             .unwrap()
         });
         std::thread::sleep(Duration::from_millis(100));
-        let waiter = scope.spawn(|| pool.with(|s, _| Ok(outputs(s))).unwrap());
+        let waiter = scope.spawn(|| pool.with(|s, _| Ok(unet_outputs(s))).unwrap());
         vec![holder.join().unwrap(), waiter.join().unwrap()]
     });
     let stats = pool.stats();
@@ -93,7 +71,7 @@ fn a_changed_model_file_stops_the_growth_and_the_call_waits_instead() {
     }
     // Later calls beyond the one session wait too, without trying the file again.
     std::fs::copy(model("demo_unet.onnx"), &file).unwrap();
-    assert_eq!(pool.with(|s, _| Ok(outputs(s))).unwrap(), expected);
+    assert_eq!(pool.with(|s, _| Ok(unet_outputs(s))).unwrap(), expected);
     assert_eq!(pool.stats().created, 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -175,3 +175,41 @@ impl Drop for Control {
         assert_eq!(unsafe { segrt::ffi::seg_control_free(self.0) }, SegStatus::SEG_OK);
     }
 }
+
+/// `seg_session_info` of a live handle, parsed.
+pub fn session_info(session: *mut SegSession) -> serde_json::Value {
+    let mut n = 0usize;
+    assert_eq!(unsafe { seg_session_info(session, ptr::null_mut(), 0, &mut n) }, SegStatus::SEG_OK);
+    let mut buf = vec![0 as c_char; n];
+    assert_eq!(unsafe { seg_session_info(session, buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
+    serde_json::from_str(&unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy()).unwrap()
+}
+
+/// The demo UNet's outputs for a fixed 256x256 input, straight from an ONNX Runtime session (the pool
+/// tests compare sessions built in different ways).
+pub fn unet_outputs(s: &mut ort::session::Session) -> Vec<f32> {
+    let input = ndarray::Array4::<f32>::from_shape_fn((1, 3, 256, 256), |(_, c, y, x)| ((x * 7 + y * 3 + c * 11) % 256) as f32 / 255.0);
+    let name = s.inputs()[0].name().to_string();
+    let out = s.run(ort::inputs![name => ort::value::Tensor::from_array(input).unwrap()]).unwrap();
+    out[0].try_extract_array::<f32>().unwrap().iter().copied().collect()
+}
+
+/// Two calls on `pool` at once, each holding its session until both have one: the second finds the
+/// first session busy, so the pool builds another. Their `unet_outputs`.
+pub fn two_calls_at_once(pool: &segrt::engine::SessionPool) -> Vec<Vec<f32>> {
+    let barrier = std::sync::Barrier::new(2);
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    pool.with(|s, _| {
+                        barrier.wait(); // both calls hold a session at the same time
+                        Ok(unet_outputs(s))
+                    })
+                    .unwrap()
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    })
+}
