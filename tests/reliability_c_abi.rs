@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::ffi::c_char;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -32,14 +31,6 @@ fn one_thread_options() -> SegOptions {
 }
 
 const STORM_SESSIONS: i32 = 3;
-
-fn session_json(s: &Session) -> serde_json::Value {
-    let mut n = 0usize;
-    assert_eq!(unsafe { seg_session_info(s.0, ptr::null_mut(), 0, &mut n) }, SegStatus::SEG_OK);
-    let mut buf = vec![0 as c_char; n];
-    assert_eq!(unsafe { seg_session_info(s.0, buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
-    serde_json::from_str(&unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy()).unwrap()
-}
 
 /// Inputs of several sizes and layouts, so threads do different work at the same time.
 fn storm_inputs() -> Vec<(Vec<u8>, usize, usize, SegPixelFormat)> {
@@ -81,7 +72,7 @@ fn unet_storm_matches_single_thread_bit_for_bit() {
         t.join().expect("a storm thread panicked");
     }
     let secs = start.elapsed().as_secs_f64();
-    let info = session_json(&s);
+    let info = session_info(s.0);
     println!(
         "UNet storm: {THREADS} threads x {calls} calls = {} runs in {secs:.1} s ({:.0} runs/s), {} masks differing from the single-thread run; pool {}",
         THREADS * calls,
@@ -286,7 +277,7 @@ fn short_lived_threads_reuse_the_pools_sessions() {
     let before = segrt::engine::memory::resident_bytes().unwrap_or(0);
     churn(40);
     let after = segrt::engine::memory::resident_bytes().unwrap_or(0);
-    let info = session_json(&s);
+    let info = session_info(s.0);
     println!(
         "thread churn: 40 short-lived threads each ran once; pool {}, RSS {:.1} MB -> {:.1} MB",
         info["pool"],

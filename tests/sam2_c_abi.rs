@@ -283,11 +283,7 @@ fn session_info_names_the_convention() {
         ("sam2_tiny_osam_encoder.onnx", "sam2_tiny_osam_decoder.onnx", "osam"),
     ] {
         let s = create_sam2(enc, dec).unwrap();
-        let mut n = 0usize;
-        unsafe { seg_session_info(s.0, ptr::null_mut(), 0, &mut n) };
-        let mut buf = vec![0 as std::ffi::c_char; n];
-        assert_eq!(unsafe { seg_session_info(s.0, buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
-        let v: serde_json::Value = serde_json::from_str(&unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy()).unwrap();
+        let v = session_info(s.0);
         assert_eq!(v["kind"], "sam2");
         assert_eq!(v["convention"], conv, "{enc} + {dec}");
         assert_eq!(v["interpretation"]["image_size"], 256);

@@ -12,14 +12,6 @@ use common::*;
 use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
 
-fn info(s: &Session) -> serde_json::Value {
-    let mut n = 0usize;
-    unsafe { seg_session_info(s.0, ptr::null_mut(), 0, &mut n) };
-    let mut buf = vec![0 as std::ffi::c_char; n];
-    assert_eq!(unsafe { seg_session_info(s.0, buf.as_mut_ptr(), n, &mut n) }, SegStatus::SEG_OK);
-    serde_json::from_str(&unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy()).unwrap()
-}
-
 /// The chosen mask (0/255, image size) for one positive click.
 fn click(s: &Session, img: &Rgb, x: f32, y: f32) -> Vec<u8> {
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
@@ -74,7 +66,7 @@ fn int8_and_fp16_encoders_load_under_their_convention_and_agree_with_fp32() {
                 assert!(bytes.windows(13).any(|w| w == b"MatMulInteger"), "{encoder} has no MatMulInteger node");
             }
             let s = create_sam2(&encoder, decoder).unwrap_or_else(|e| panic!("{encoder} + {decoder}: {e:?}"));
-            let v = info(&s);
+            let v = session_info(s.0);
             assert_eq!(v["convention"], convention, "{encoder} + {decoder}");
             let masks = images
                 .iter()
