@@ -603,3 +603,57 @@ fn bad_input_gives_clear_statuses_and_writes_nothing() {
     assert!(labels.iter().all(|v| *v <= 48));
     assert_eq!(objects.iter().map(|o| o.id).collect::<Vec<_>>(), (1..=48).collect::<Vec<_>>());
 }
+
+/// Every record size and capacity at its extremes: an array no address space holds (or a record too
+/// small) is refused with nothing written, never multiplied into a wild address; an array a buffer
+/// holds is written at the caller's stride.
+#[test]
+fn record_sizes_at_their_extremes_are_refused_or_honoured() {
+    let s = create_sam2("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx").unwrap();
+    let img = load_rgb(&sam2_dir().join("reference/img0.png"));
+    let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let o = SegEverythingOptions { points_per_side: 4, pred_iou_thresh: 0.0, stability_score_thresh: 0.0, box_nms_thresh: 1.0, ..options() };
+    let record = std::mem::size_of::<SegEverythingObject>();
+    let n = everything(&s, Some(&desc), img.w, img.h, &o).unwrap().objects.len();
+    assert!(n >= 2, "{n} objects: the case needs several records");
+    const BUFFER: usize = 1 << 16;
+    let (mut refused, mut written) = (0, 0);
+    for (size, capacity) in extreme_record_sizes(record) {
+        let Some(accepted) = record_array_expectation(record, size, capacity, BUFFER) else { continue };
+        let mut buffer = vec![0x5Au8; BUFFER];
+        let mut count = 777usize;
+        let st = unsafe {
+            seg_sam2_everything(
+                s.0,
+                ptr::null(),
+                &o,
+                ptr::null(),
+                buffer.as_mut_ptr().cast(),
+                size,
+                capacity,
+                &mut count,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        let what = format!("object_size {size} x capacity {capacity}");
+        if !accepted {
+            assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT, "{what}: {}", last_error());
+            assert!(count == 777 && buffer.iter().all(|b| *b == 0x5A), "{what}: a refused call wrote");
+            refused += 1;
+        } else if capacity < n {
+            assert_eq!((st, count), (SegStatus::SEG_BUFFER_TOO_SMALL, n), "{what}: {}", last_error());
+            assert!(buffer.iter().all(|b| *b == 0x5A), "{what}: a call refused for its capacity wrote records");
+        } else {
+            assert_eq!((st, count), (SegStatus::SEG_OK, n), "{what}: {}", last_error());
+            for k in 0..n {
+                let id = u32::from_ne_bytes(buffer[k * size..k * size + 4].try_into().unwrap());
+                assert_eq!(id, k as u32 + 1, "{what}: record {k} not at the caller's stride");
+                assert!(buffer[k * size + record..(k + 1) * size].iter().all(|b| *b == 0x5A), "{what}: wrote past a record");
+            }
+            written += 1;
+        }
+    }
+    println!("record sizes at their extremes: {refused} pairs refused, {written} written");
+    assert!(refused > 40 && written > 2);
+}

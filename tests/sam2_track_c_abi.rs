@@ -598,3 +598,70 @@ fn frame_layouts_give_the_same_masks() {
         assert!(run(images) == rgb, "{name}: masks differ from the RGB frames'");
     }
 }
+
+/// Every record size and capacity at its extremes on the calls that write `SegTrackObject`
+/// records (prompt, track a frame, next frame): refused with nothing changed where no address
+/// space holds the array (or the record is too small), written at the caller's stride where the
+/// buffer holds it.
+#[test]
+fn record_sizes_at_their_extremes_are_refused_or_honoured() {
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, None);
+    assert_eq!(add_frame(&t, &frames[0]).unwrap(), 0);
+    prompt(&t, 1, size, 0, 1, &[click(60.0, 100.0, 1)], None).unwrap();
+    let record = std::mem::size_of::<SegTrackObject>();
+    const BUFFER: usize = 1 << 12;
+    let img = rgb_image(&frames[1]);
+    let (mut refused, mut written) = (0, 0);
+    for (object_size, capacity) in extreme_record_sizes(record) {
+        let Some(accepted) = record_array_expectation(record, object_size, capacity, BUFFER) else { continue };
+        // `seg_track_next` adds a frame when it succeeds: only where the pair is refused.
+        let calls: &[&str] = if accepted { &["prompt", "frame"] } else { &["prompt", "frame", "next"] };
+        for call in calls {
+            let mut buffer = vec![0x5Au8; BUFFER];
+            let mut count = 777usize;
+            let frames_before = state(&t).frames;
+            let objects = buffer.as_mut_ptr().cast::<SegTrackObject>();
+            let point = click(60.0, 100.0, 1);
+            let st = unsafe {
+                match *call {
+                    "prompt" => seg_track_add_prompt(
+                        t.0,
+                        0,
+                        1,
+                        &point,
+                        1,
+                        ptr::null(),
+                        objects,
+                        object_size,
+                        ptr::null(),
+                        capacity,
+                        &mut count,
+                        ptr::null_mut(),
+                        ptr::null_mut(),
+                    ),
+                    "frame" => seg_track_frame(t.0, 0, objects, object_size, ptr::null(), capacity, &mut count, ptr::null_mut(), ptr::null_mut()),
+                    _ => seg_track_next(t.0, &img, objects, object_size, ptr::null(), capacity, &mut count, ptr::null_mut(), ptr::null_mut()),
+                }
+            };
+            let what = format!("{call}: object_size {object_size} x capacity {capacity}");
+            if !accepted {
+                assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT, "{what}: {}", last_error());
+                assert!(count == 777 && buffer.iter().all(|b| *b == 0x5A), "{what}: a refused call wrote");
+                assert_eq!(state(&t).frames, frames_before, "{what}: a refused call changed the track");
+                refused += 1;
+            } else if capacity == 0 {
+                assert_eq!((st, count), (SegStatus::SEG_BUFFER_TOO_SMALL, 1), "{what}: {}", last_error());
+            } else {
+                assert_eq!((st, count), (SegStatus::SEG_OK, 1), "{what}: {}", last_error());
+                assert_eq!(i32::from_ne_bytes(buffer[..4].try_into().unwrap()), 1, "{what}: the record's object id");
+                assert!(buffer[record..].iter().all(|b| *b == 0x5A), "{what}: wrote past the record");
+                written += 1;
+            }
+        }
+    }
+    println!("record sizes at their extremes: {refused} calls refused, {written} written");
+    assert!(refused > 100 && written > 4);
+}

@@ -101,6 +101,45 @@ pub(crate) unsafe fn copy_json_out(json: &str, buf: *mut c_char, cap: usize, out
     Ok(())
 }
 
+/// A caller's array of `len` values at `p` as a slice (NULL: an error unless `len` is 0). A length
+/// whose bytes exceed the address space is refused before the slice is made: no buffer can hold it,
+/// and a slice of it would be undefined behaviour.
+///
+/// # Safety
+/// `p` must be NULL or point to `len` readable values that outlive `'a`.
+pub(crate) unsafe fn caller_slice<'a, T>(p: *const T, len: usize, what: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    check_array_len::<T>(p.is_null(), len, what)?;
+    // SAFETY: not NULL, `len` readable values (the contract) whose bytes fit in isize (checked).
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// [`caller_slice`] for an output array.
+///
+/// # Safety
+/// `p` must be NULL or point to `len` writable values that outlive `'a` and nothing else borrows.
+pub(crate) unsafe fn caller_slice_mut<'a, T>(p: *mut T, len: usize, what: &str) -> Result<&'a mut [T]> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    check_array_len::<T>(p.is_null(), len, what)?;
+    // SAFETY: not NULL, `len` writable values (the contract) whose bytes fit in isize (checked).
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
+}
+
+fn check_array_len<T>(null: bool, len: usize, what: &str) -> Result<()> {
+    if null {
+        return Err(Error::null(&format!("{what} (its length is {len})")));
+    }
+    let size = std::mem::size_of::<T>().max(1);
+    if len > isize::MAX as usize / size {
+        return Err(Error::invalid(format!("{what}: a length of {len} values of {size} bytes exceeds the address space")));
+    }
+    Ok(())
+}
+
 /// A UTF-8 C string argument as a path.
 ///
 /// # Safety
@@ -144,6 +183,23 @@ mod tests {
         let status = guard(|| Err(Error::new(ErrorKind::OutOfMemory, "no room")));
         assert_eq!(status, SegStatus::SEG_OUT_OF_MEMORY);
         assert_eq!(last_error(), "no room");
+    }
+
+    #[test]
+    fn arrays_beyond_the_address_space_are_refused_before_a_slice_is_made() {
+        let values = [1.0f32, 2.0];
+        // SAFETY: `values` holds the 2 floats passed; the other cases are refused before any access.
+        unsafe {
+            assert_eq!(caller_slice(values.as_ptr(), 2, "values").unwrap(), &values);
+            assert!(caller_slice(std::ptr::null::<f32>(), 0, "values").unwrap().is_empty());
+            assert_eq!(caller_slice(std::ptr::null::<f32>(), 2, "values").unwrap_err().kind, ErrorKind::NullPointer);
+            for len in [isize::MAX as usize / 4 + 1, usize::MAX / 4 + 1, usize::MAX] {
+                let e = caller_slice(values.as_ptr(), len, "values").unwrap_err();
+                assert!(e.message.contains("exceeds the address space"), "{len}: {}", e.message);
+                let mut out = [0u8; 2];
+                assert!(caller_slice_mut(out.as_mut_ptr(), usize::MAX, "out").is_err());
+            }
+        }
     }
 
     #[test]

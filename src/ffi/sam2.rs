@@ -6,7 +6,7 @@ use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
 use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 
-use super::boundary::{guard, utf8_path};
+use super::boundary::{caller_slice, caller_slice_mut, guard, utf8_path};
 use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, Handle};
@@ -16,7 +16,7 @@ use super::sam2_types::{
     SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint, SegSam2Result, SEG_SAM2_REFINE,
 };
 use super::session::SegSession;
-use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
+use super::versioned::{fill_defaults, out_size, record_array, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 /// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
@@ -73,10 +73,10 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
         let options = unsafe { SegOptions::read(options)? };
         // The lengths are checked before anything is copied.
         // SAFETY: both models are not NULL, so their lengths in readable bytes (the contract).
-        let e = read_model_bytes(unsafe { std::slice::from_raw_parts(encoder_data, encoder_len) }, options.max_model_bytes)
+        let e = read_model_bytes(unsafe { caller_slice(encoder_data, encoder_len, "encoder_data")? }, options.max_model_bytes)
             .map_err(|e| e.context("encoder"))?;
         // SAFETY: as above.
-        let d = read_model_bytes(unsafe { std::slice::from_raw_parts(decoder_data, decoder_len) }, options.max_model_bytes)
+        let d = read_model_bytes(unsafe { caller_slice(decoder_data, decoder_len, "decoder_data")? }, options.max_model_bytes)
             .map_err(|e| e.context("decoder"))?;
         let sam = Sam2Segmenter::from_memory(e, d, options)?;
         // SAFETY: not NULL, so writable (the contract).
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn seg_run_sam2_points(
                 }
                 if !r.all_masks.is_null() {
                     // SAFETY: not NULL, so `all_masks_len` writable bytes (the contract).
-                    all_masks = Some(unsafe { std::slice::from_raw_parts_mut(r.all_masks, r.all_masks_len) });
+                    all_masks = Some(unsafe { caller_slice_mut(r.all_masks, r.all_masks_len, "all_masks")? });
                 }
             }
             // The pipeline checks the mask's size before running anything, and writes nothing on failure.
@@ -278,7 +278,7 @@ unsafe fn prompt_from(
         return Err(Error::invalid(format!("{n_points} points: at most {} are accepted", crate::sam2::MAX_POINTS)));
     }
     // SAFETY: `n_points` > 0 only with `points` not NULL (checked by the caller) and valid for them.
-    let pts = if n_points == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(points, n_points) } };
+    let pts = unsafe { caller_slice(points, n_points, "points")? };
     let mask_input = if mask_input.is_null() {
         if mask_input_len != 0 {
             return Err(Error::null("mask_input (mask_input_len is not 0)"));
@@ -291,7 +291,7 @@ unsafe fn prompt_from(
             )));
         }
         // SAFETY: not NULL, so `mask_input_len` readable floats (the contract).
-        Some(unsafe { std::slice::from_raw_parts(mask_input, mask_input_len) }.to_vec())
+        Some(unsafe { caller_slice(mask_input, mask_input_len, "mask_input")? }.to_vec())
     };
     Ok(Prompt {
         points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
@@ -364,7 +364,11 @@ pub unsafe extern "C" fn seg_sam2_everything(
             if out_objects.is_null() && objects_capacity > 0 {
                 return Err(Error::null("out_objects (objects_capacity is not 0)"));
             }
-            let stride = if out_objects.is_null() { 0 } else { record_size::<SegEverythingObject>(object_size, "SegEverythingObject")? };
+            let stride = if out_objects.is_null() {
+                0
+            } else {
+                record_array::<SegEverythingObject>(object_size, objects_capacity, "SegEverythingObject")?
+            };
             // SAFETY: NULL or a valid `SegEverythingInfo` (the contract).
             let info_size = unsafe { out_size(out_info)? };
             // SAFETY: not NULL, and describes readable pixels (the contract).

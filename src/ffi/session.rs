@@ -6,7 +6,7 @@ use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{copy_json_out, guard, guard_quiet, utf8_path};
+use super::boundary::{caller_slice, caller_slice_mut, copy_json_out, guard, guard_quiet, utf8_path};
 use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, register, unregister, Handle};
@@ -113,7 +113,7 @@ pub unsafe extern "C" fn seg_create_from_memory(
         let options = unsafe { SegOptions::read(options)? };
         // The length is checked before anything is copied.
         // SAFETY: not NULL, so `model_len` readable bytes (the contract), only read during the call.
-        let bytes = read_model_bytes(unsafe { std::slice::from_raw_parts(model_data, model_len) }, options.max_model_bytes)?;
+        let bytes = read_model_bytes(unsafe { caller_slice(model_data, model_len, "model_data")? }, options.max_model_bytes)?;
         let segmenter = UnetSegmenter::from_memory(bytes, options)?;
         // SAFETY: not NULL, so writable (the contract).
         unsafe { out_session.write(register(Handle::Unet(Box::new(segmenter)))) };
@@ -197,8 +197,12 @@ pub unsafe extern "C" fn seg_run_unet(
             }
             // SAFETY: NULL or a valid `SegRunInfo` (the contract).
             let info_size = unsafe { out_size(out_info)? };
-            // SAFETY: not NULL, so `probability_len` >= w * h writable floats (checked above).
-            let probability = (!out_probability.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(out_probability, w * h) });
+            let probability = if out_probability.is_null() {
+                None
+            } else {
+                // SAFETY: not NULL, so `probability_len` >= w * h writable floats (checked above).
+                Some(unsafe { caller_slice_mut(out_probability, w * h, "out_probability")? })
+            };
 
             // The mask and the probability are written straight into the caller's buffers.
             let run = unet.segment_into(&view, &mut mask, probability)?;

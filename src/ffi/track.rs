@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::MaskMut;
 use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO_POINTS};
 
-use super::boundary::{guard, guard_quiet, utf8_path};
+use super::boundary::{caller_slice, guard, guard_quiet, utf8_path};
 use super::control::{call_control, SegCallControl};
 use super::enums::SegStatus;
 use super::handles::{lookup, lookup_track, register, track_id, unregister, Handle};
@@ -22,7 +22,7 @@ use super::options::SegOptions;
 use super::sam2_types::{SegBox, SegPoint};
 use super::session::SegSession;
 use super::track_types::{SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions, SegTrackState};
-use super::versioned::{fill_defaults, out_size, record_size, write_records, write_versioned};
+use super::versioned::{fill_defaults, out_size, record_array, write_records, write_versioned};
 
 /// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
 /// modules it names (written by `models/sam2/export_sam2_video.py`; UTF-8 path). `options` as for
@@ -210,7 +210,7 @@ pub unsafe extern "C" fn seg_track_add_prompt(
                 return Err(Error::invalid(format!("{n_points} points: at most {MAX_VIDEO_POINTS} per prompt")));
             }
             // SAFETY: `n_points` > 0 only with `points` not NULL (checked above): `n_points` readable records.
-            let points = if n_points == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(points, n_points) } };
+            let points = unsafe { caller_slice(points, n_points, "points")? };
             let coords: Vec<[f32; 2]> = points.iter().map(|p| [p.x, p.y]).collect();
             let labels: Vec<i32> = points.iter().map(|p| p.label).collect();
             // SAFETY: NULL or a readable `SegBox` (the contract).
@@ -427,7 +427,7 @@ impl FrameOutputs {
         // SAFETY: NULL or a valid `SegTrackInfo` (the contract).
         let info_size = unsafe { out_size(self.info)? };
         if !self.objects.is_null() {
-            record_size::<SegTrackObject>(self.object_size, "SegTrackObject")?;
+            record_array::<SegTrackObject>(self.object_size, self.capacity, "SegTrackObject")?;
         }
         let wants_records = !self.objects.is_null() || !self.masks.is_null();
         if wants_records && self.capacity < n {
@@ -443,7 +443,7 @@ impl FrameOutputs {
         let mut masks = Vec::new();
         if !self.masks.is_null() {
             // SAFETY: `capacity` >= n masks are readable (checked above and the contract).
-            for (i, m) in unsafe { std::slice::from_raw_parts(self.masks, n) }.iter().enumerate() {
+            for (i, m) in unsafe { caller_slice(self.masks, n, "out_masks")? }.iter().enumerate() {
                 // SAFETY: each mask describes writable rows (the contract).
                 let mask = unsafe { m.target() }.map_err(|e| e.context(format!("out_masks[{i}]")))?;
                 if let Some((w, h)) = size {

@@ -129,12 +129,19 @@ pub(crate) unsafe fn fill_defaults<T: Versioned>(dst: *mut T, defaults: T, what:
     Ok(())
 }
 
-/// The size of one record a caller's array holds (`record_size`), checked: at least the record's
-/// first published layout. segrt writes `min(record_size, size_of::<T>())` bytes of each.
-pub(crate) fn record_size<T>(record_size: usize, name: &str) -> Result<usize> {
+/// The size of one record of a caller's array of `capacity` records (`record_size`), checked: at
+/// least the record's first published layout, and an array no larger than the address space allows
+/// (`record_size * capacity <= isize::MAX`), so that no record's offset can overflow into a wild
+/// address. segrt writes `min(record_size, size_of::<T>())` bytes of each.
+pub(crate) fn record_array<T>(record_size: usize, capacity: usize, name: &str) -> Result<usize> {
     let ours = size_of::<T>();
     if record_size < ours {
         return Err(Error::invalid(format!("the {name} record size is {record_size}, expected {ours}: pass sizeof({name})")));
+    }
+    if record_size.checked_mul(capacity).is_none_or(|bytes| bytes > isize::MAX as usize) {
+        return Err(Error::invalid(format!(
+            "{capacity} records of {record_size} bytes ({name}) exceed the address space: pass sizeof({name}) and the array's length"
+        )));
     }
     Ok(record_size)
 }
@@ -239,11 +246,25 @@ mod tests {
     fn records_are_written_at_the_callers_stride() {
         let mut bytes = [0xAAu8; 40];
         let records = [Demo { struct_size: 0, a: 1, b: 2 }, Demo { struct_size: 0, a: 3, b: 4 }];
-        let stride = record_size::<Demo>(20, "Demo").unwrap();
+        let stride = record_array::<Demo>(20, 2, "Demo").unwrap();
         // SAFETY: 40 writable local bytes: 2 records at a stride of 20, 16 bytes each.
         unsafe { write_records(bytes.as_mut_ptr().cast::<Demo>(), stride, &records) };
         assert_eq!(u32::from_ne_bytes(bytes[24..28].try_into().unwrap()), 3);
         assert!(bytes[16..20].iter().chain(&bytes[36..40]).all(|b| *b == 0xAA));
-        assert!(record_size::<Demo>(12, "Demo").is_err());
+        assert!(record_array::<Demo>(12, 2, "Demo").is_err());
+    }
+
+    #[test]
+    fn record_arrays_beyond_the_address_space_are_refused() {
+        let half = isize::MAX as usize / 2 + 1;
+        for (size, capacity) in [(1usize << 63, 192usize), (usize::MAX, 2), (half, 2), (16, usize::MAX / 16 + 1), (16, isize::MAX as usize)]
+        {
+            let e = record_array::<Demo>(size, capacity, "Demo").unwrap_err();
+            assert!(e.message.contains("exceed the address space"), "{size} x {capacity}: {}", e.message);
+        }
+        // The largest arrays that fit, and any size with no records, are accepted.
+        assert_eq!(record_array::<Demo>(16, isize::MAX as usize / 16, "Demo").unwrap(), 16);
+        assert_eq!(record_array::<Demo>(1 << 62, 1, "Demo").unwrap(), 1 << 62);
+        assert_eq!(record_array::<Demo>(usize::MAX, 0, "Demo").unwrap(), usize::MAX);
     }
 }

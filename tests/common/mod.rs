@@ -213,3 +213,24 @@ pub fn two_calls_at_once(pool: &segrt::engine::SessionPool) -> Vec<Vec<f32>> {
         calls.into_iter().map(|c| c.join().unwrap()).collect()
     })
 }
+
+/// Record sizes and capacities at their extremes, for the calls that write arrays of records:
+/// `(record_size, capacity)` pairs around the record's own size, 32-bit limits and the address space.
+pub fn extreme_record_sizes(record: usize) -> Vec<(usize, usize)> {
+    let sizes = [0, 1, record - 1, record, record + 1, 2 * record, 1 << 31, 1 << 32, 1 << 62, 1 << 63, usize::MAX / 2, usize::MAX / 2 + 1, usize::MAX];
+    let capacities = [0, 1, 2, 192, 1 << 32, usize::MAX / record, usize::MAX / record + 1, isize::MAX as usize, usize::MAX];
+    sizes.iter().flat_map(|s| capacities.iter().map(move |c| (*s, *c))).collect()
+}
+
+/// What a call given `record_size` x `capacity` must do: `Some(false)` refuse it (too small a record,
+/// or an array larger than the address space), `Some(true)` accept it where a buffer of `buffer_bytes`
+/// honestly holds that array, `None` where no test buffer can (the pair is skipped).
+pub fn record_array_expectation(record: usize, record_size: usize, capacity: usize, buffer_bytes: usize) -> Option<bool> {
+    match record_size.checked_mul(capacity) {
+        _ if record_size < record => Some(false),
+        None => Some(false),
+        Some(bytes) if bytes > isize::MAX as usize => Some(false),
+        Some(bytes) if bytes <= buffer_bytes => Some(true),
+        Some(_) => None,
+    }
+}
