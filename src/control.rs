@@ -23,13 +23,13 @@ use crate::error::{Error, ErrorKind, Result};
 pub enum Stage {
     /// A SAM2 image encoder run (0 at its start, 1 at its end).
     Encode,
-    /// SAM2 segment-everything's prompt batches.
+    /// SAM2 segment-everything's prompt batches (the fraction of batches done; 1 when all are).
     Prompts,
-    /// A tiled UNet's tiles.
+    /// A tiled UNet's tiles (the fraction of tiles done; 1 when all are).
     Tiles,
-    /// A UNet run on the whole image.
+    /// A UNet run on the whole image (0 at its start, 1 at its end).
     Run,
-    /// A tracking call's model runs.
+    /// A tracking call's model runs (each: 0 at its start, 1 at its end).
     Frames,
 }
 
@@ -40,8 +40,8 @@ pub type ProgressFn = Arc<dyn Fn(Stage, f32) -> bool + Send + Sync>;
 #[derive(Default)]
 pub struct CallControl {
     cancelled: AtomicBool,
-    /// Run options of the ONNX Runtime runs in flight under this control.
-    runs: Mutex<Vec<Weak<RunOptions>>>,
+    /// The ONNX Runtime runs in flight under this control.
+    runs: Mutex<Vec<Weak<ControlledRun>>>,
     progress: Mutex<Option<ProgressFn>>,
 }
 
@@ -57,8 +57,7 @@ impl CallControl {
         // Set under the lock: a run registered after this sees the flag (see `run_options`).
         self.cancelled.store(true, Ordering::SeqCst);
         for run in runs.iter().filter_map(Weak::upgrade) {
-            // A failure here leaves that run to finish; segrt's own checks still stop the call.
-            let _ = run.terminate();
+            run.terminate();
         }
     }
 
@@ -76,6 +75,32 @@ impl CallControl {
     /// Installs (or with `None` removes) the progress callback.
     pub fn set_progress(&self, progress: Option<ProgressFn>) {
         *self.progress.lock().unwrap_or_else(|p| p.into_inner()) = progress;
+    }
+}
+
+/// One ONNX Runtime run under the call's controls: its run options, and whether a control
+/// terminated it. A terminated run fails with ONNX Runtime's "terminate flag" error, which is the
+/// call's cancellation whatever the control says by the time the run returns (it may have been
+/// reset at once, as a host does before its next job).
+pub struct ControlledRun {
+    options: RunOptions,
+    terminated: AtomicBool,
+}
+
+impl ControlledRun {
+    pub fn options(&self) -> &RunOptions {
+        &self.options
+    }
+
+    fn terminate(&self) {
+        self.terminated.store(true, Ordering::SeqCst);
+        // A failure here leaves that run to finish; segrt's own checks still stop the call.
+        let _ = self.options.terminate();
+    }
+
+    /// True when a control terminated this run.
+    pub fn was_terminated(&self) -> bool {
+        self.terminated.load(Ordering::SeqCst)
     }
 }
 
@@ -101,10 +126,12 @@ fn with_controls<R>(controls: Vec<Arc<CallControl>>, f: impl FnOnce() -> R) -> R
     f()
 }
 
-/// Runs `f` with `control` as the calling thread's control (none: `f` cannot be cancelled), then
-/// restores the one before (a log callback may call segrt from inside a call).
-pub fn scope<R>(control: Option<Arc<CallControl>>, f: impl FnOnce() -> R) -> R {
-    with_controls(control.into_iter().collect(), f)
+/// Runs the call `f` with `control` as the calling thread's control (none: `f` cannot be
+/// cancelled), then restores the one before (a log callback may call segrt from inside a call). A
+/// control already cancelled refuses the call before it starts, whatever it would have done
+/// (served from a cache, say): "cancelled until reset" holds for every call given it.
+pub fn scope<T>(control: Option<Arc<CallControl>>, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    with_controls(control.into_iter().collect(), || checkpoint().and_then(|()| f()))
 }
 
 /// Runs `f` under the current controls and `extra` too: cancelling either stops it.
@@ -158,8 +185,9 @@ pub fn progress(stage: Stage, fraction: f32) -> Result<()> {
 
 /// Run options for one ONNX Runtime run of the current call, registered with its controls so that
 /// cancelling any of them terminates the run; `configure` sets what the run needs besides. `None`
-/// when the call has no control: run without options. Keep the `Arc` until the run returns.
-pub fn run_options(configure: impl FnOnce(&mut RunOptions) -> ort::Result<()>) -> Result<Option<Arc<RunOptions>>> {
+/// when the call has no control: run without options. Keep the `Arc` until the run returns, and
+/// give it to [`run_error`] if the run fails.
+pub fn run_options(configure: impl FnOnce(&mut RunOptions) -> ort::Result<()>) -> Result<Option<Arc<ControlledRun>>> {
     let controls = current();
     if controls.is_empty() {
         return Ok(None);
@@ -167,7 +195,7 @@ pub fn run_options(configure: impl FnOnce(&mut RunOptions) -> ort::Result<()>) -
     let internal = |e: ort::Error| Error::internal(format!("cannot create run options: {e}"));
     let mut options = RunOptions::new().map_err(internal)?;
     configure(&mut options).map_err(internal)?;
-    let options = Arc::new(options);
+    let run = Arc::new(ControlledRun { options, terminated: AtomicBool::new(false) });
     for control in controls {
         // Checked under the lock `cancel` takes: a control cancelled later terminates this run.
         let mut runs = control.runs.lock().unwrap_or_else(|p| p.into_inner());
@@ -175,15 +203,15 @@ pub fn run_options(configure: impl FnOnce(&mut RunOptions) -> ort::Result<()>) -
             return Err(cancelled());
         }
         runs.retain(|r| r.strong_count() > 0);
-        runs.push(Arc::downgrade(&options));
+        runs.push(Arc::downgrade(&run));
     }
-    Ok(Some(options))
+    Ok(Some(run))
 }
 
-/// The error of a failed ONNX Runtime run: `Cancelled` when a control of the call was cancelled
-/// (the run was terminated), else the engine's message.
-pub fn run_error(e: &ort::Error, what: &str) -> Error {
-    if any_cancelled() {
+/// The error of a failed ONNX Runtime run: `Cancelled` when a control terminated it (or a control
+/// of the call is cancelled now), else the engine's message.
+pub fn run_error(e: &ort::Error, what: &str, run: Option<&ControlledRun>) -> Error {
+    if run.is_some_and(ControlledRun::was_terminated) || any_cancelled() {
         return cancelled();
     }
     crate::engine::run_error(e, what)
@@ -196,17 +224,45 @@ mod tests {
     #[test]
     fn a_cancelled_control_stops_its_scope_only() {
         let control = Arc::new(CallControl::new());
-        scope(Some(control.clone()), || {
+        let ran = scope(Some(control.clone()), || {
             assert!(checkpoint().is_ok());
             control.cancel();
             assert_eq!(checkpoint().unwrap_err().kind, ErrorKind::Cancelled);
             // A nested call without a control (a log callback calling segrt) is not cancelled.
-            scope(None, || assert!(checkpoint().is_ok()));
+            scope(None, checkpoint).unwrap();
             assert!(checkpoint().is_err());
+            Ok(())
         });
+        assert!(ran.is_ok());
         assert!(checkpoint().is_ok(), "outside the scope nothing is cancelled");
+        // A cancelled control refuses a call before it starts: its body never runs.
+        let mut entered = false;
+        let refused = scope(Some(control.clone()), || {
+            entered = true;
+            Ok(())
+        });
+        assert_eq!(refused.unwrap_err().kind, ErrorKind::Cancelled);
+        assert!(!entered, "a call under a cancelled control ran");
         control.reset();
-        scope(Some(control), || assert!(checkpoint().is_ok()));
+        scope(Some(control), checkpoint).unwrap();
+    }
+
+    #[test]
+    fn a_terminated_run_is_a_cancellation_even_after_a_reset() {
+        crate::runtime::init(None).expect("ONNX Runtime (scripts/setup.sh fetches it)");
+        let control = Arc::new(CallControl::new());
+        let e = ort::Error::new("Exiting due to terminate flag being set to true.");
+        scope(Some(control.clone()), || {
+            let run = run_options(|_| Ok(()))?.expect("a call under a control gets run options");
+            assert_eq!(run_error(&e, "run", Some(&run)).kind, ErrorKind::InferenceFailed, "nothing was cancelled");
+            control.cancel();
+            control.reset();
+            // The docs' sequence: cancel, then reset at once, before the terminated run returns.
+            assert!(run.was_terminated());
+            assert_eq!(run_error(&e, "run", Some(&run)).kind, ErrorKind::Cancelled);
+            Ok(())
+        })
+        .unwrap();
     }
 
     #[test]
@@ -220,8 +276,14 @@ mod tests {
                 assert_eq!(checkpoint().unwrap_err().kind, ErrorKind::Cancelled);
             });
             assert!(checkpoint().is_ok(), "the extra control ends with its scope");
-        });
-        scope(None, || also(extra.clone(), || assert!(is_active() && checkpoint().is_err())));
+            Ok(())
+        })
+        .unwrap();
+        scope(None, || {
+            also(extra.clone(), || assert!(is_active() && checkpoint().is_err()));
+            Ok(())
+        })
+        .unwrap();
         assert!(!is_active());
     }
 
@@ -237,7 +299,9 @@ mod tests {
         scope(Some(control.clone()), || {
             assert!(progress(Stage::Tiles, 0.25).is_ok());
             assert_eq!(progress(Stage::Tiles, 0.75).unwrap_err().kind, ErrorKind::Cancelled);
-        });
+            Ok(())
+        })
+        .unwrap();
         assert!(control.is_cancelled());
         assert_eq!(*seen.lock().unwrap(), vec![(Stage::Tiles, 0.25), (Stage::Tiles, 0.75)]);
     }

@@ -17,11 +17,13 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use ort::session::Session;
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_128;
 
+use crate::control;
 use crate::error::{Error, Result};
 use crate::log::LogLevel;
 use crate::options::{ArenaPolicy, Options, Provider};
@@ -82,6 +84,9 @@ pub struct PoolStats {
     pub releases_arena: bool,
 }
 
+/// How often a call waiting for a session looks at its controls.
+const CANCEL_POLL: Duration = Duration::from_millis(5);
+
 struct State<S> {
     idle: Vec<(PooledSession, S)>,
     /// Sessions alive, idle or busy (or being built).
@@ -92,6 +97,28 @@ struct State<S> {
     /// Tickets: a call takes `next` and goes when `serving` reaches it.
     next: u64,
     serving: u64,
+    /// Tickets of calls that stopped waiting (cancelled): their turn is skipped.
+    abandoned: Vec<u64>,
+}
+
+impl<S> State<S> {
+    /// The next ticket's turn, past the tickets whose calls stopped waiting.
+    fn next_turn(&mut self) {
+        self.serving += 1;
+        while let Some(i) = self.abandoned.iter().position(|t| *t == self.serving) {
+            self.abandoned.swap_remove(i);
+            self.serving += 1;
+        }
+    }
+
+    /// A call with `ticket` stops waiting: its turn, now or later, goes to the next one.
+    fn abandon(&mut self, ticket: u64) {
+        if self.serving == ticket {
+            self.next_turn();
+        } else {
+            self.abandoned.push(ticket);
+        }
+    }
 }
 
 /// What a model's runs are like, for `ArenaPolicy::Auto`.
@@ -284,7 +311,16 @@ impl<S: Default> SessionPool<S> {
         // after creating a SAM2.1 hiera-tiny pair.
         super::arena::trim_malloc();
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
-        let state = State { idle: vec![(session, S::default())], live: 1, busy: 0, created: 1, waits: 0, next: 0, serving: 0 };
+        let state = State {
+            idle: vec![(session, S::default())],
+            live: 1,
+            busy: 0,
+            created: 1,
+            waits: 0,
+            next: 0,
+            serving: 0,
+            abandoned: Vec::new(),
+        };
         Ok(SessionPool {
             source: Mutex::new(source),
             share: AtomicBool::new(share),
@@ -350,13 +386,13 @@ impl<S: Default> SessionPool<S> {
         loop {
             if state.serving == ticket {
                 if let Some(slot) = state.idle.pop() {
-                    state.serving += 1;
+                    state.next_turn();
                     state.busy += 1;
                     self.turn.notify_all();
                     return Ok(slot);
                 }
                 if state.live < self.max && !self.stopped.load(Ordering::Relaxed) {
-                    state.serving += 1;
+                    state.next_turn();
                     state.busy += 1;
                     state.live += 1;
                     self.turn.notify_all();
@@ -368,7 +404,17 @@ impl<S: Default> SessionPool<S> {
                 waited = true;
                 state.waits += 1;
             }
-            state = self.turn.wait(state).unwrap_or_else(|p| p.into_inner());
+            if !control::is_active() {
+                state = self.turn.wait(state).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            // A call that can be cancelled looks at its controls while it waits for its turn.
+            state = self.turn.wait_timeout(state, CANCEL_POLL).unwrap_or_else(|p| p.into_inner()).0;
+            if let Err(cancelled) = control::checkpoint() {
+                state.abandon(ticket);
+                self.turn.notify_all();
+                return Err(cancelled);
+            }
         }
     }
 
@@ -478,6 +524,21 @@ impl<S: Default> SessionPool<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abandoned_tickets_lose_their_turn() {
+        let mut state =
+            State::<()> { idle: Vec::new(), live: 1, busy: 1, created: 1, waits: 0, next: 4, serving: 0, abandoned: Vec::new() };
+        // Tickets 1 and 2 stop waiting while 0 is served; 3 goes right after 0.
+        state.abandon(2);
+        state.abandon(1);
+        state.next_turn();
+        assert_eq!(state.serving, 3);
+        assert!(state.abandoned.is_empty());
+        // The ticket being served stops waiting itself: the next one goes.
+        state.abandon(3);
+        assert_eq!(state.serving, 4);
+    }
 
     #[test]
     fn the_default_cap_is_at_least_one() {

@@ -19,10 +19,10 @@ pub fn run<'i, 'v: 'i, const N: usize, T>(
 ) -> Result<T> {
     let result = control::run_options(|_| Ok(())).and_then(|controlled| {
         let outputs = match &controlled {
-            Some(options) => session.run_with_options(inputs, options),
+            Some(run) => session.run_with_options(inputs, run.options()),
             None => session.run(inputs),
         }
-        .map_err(|e| control::run_error(&e, what))?;
+        .map_err(|e| control::run_error(&e, what, controlled.as_deref()))?;
         read(&outputs)
     });
     if release_arena {

@@ -129,8 +129,12 @@ pub(crate) fn register(handle: Handle) -> *mut SegSession {
         Handle::Video(v) => Some(v.provider()),
         Handle::Track(_) | Handle::Control(_) => None,
     };
-    let provider = provider.map(|p| format!("; execution provider in use: {}", p.in_use)).unwrap_or_default();
-    crate::log::emit(LogLevel::Info, &format!("{} {id:#x} created{provider}", handle.kind()));
+    // A call control is a flag and a callback, made per job: not worth a line in a host's log (ABI 1
+    // has no debug level to send it at).
+    if !matches!(handle, Handle::Control(_)) {
+        let provider = provider.map(|p| format!("; execution provider in use: {}", p.in_use)).unwrap_or_default();
+        crate::log::emit(LogLevel::Info, &format!("{} {id:#x} created{provider}", handle.kind()));
+    }
     r.live().insert(id, Arc::new(handle));
     id as *mut SegSession
 }

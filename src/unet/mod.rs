@@ -212,6 +212,7 @@ impl UnetSegmenter {
             pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
             Ok(self.spec.input_shape(size.0, size.1))
         })?;
+        control::progress(Stage::Run, 1.0)?;
         let (shape, scores) = (run.shape, run.scores);
         let t2 = Instant::now();
         let maps = ScoreMaps::from_output(&shape, scores, self.spec.input_layout, size)?;
@@ -297,6 +298,7 @@ impl UnetSegmenter {
             run_ms += run.inference_ms;
             post_ms += ms(t2, Instant::now());
         }
+        control::progress(Stage::Tiles, 1.0)?;
         let t0 = Instant::now();
         let summary = scores_to_mask(blend.finish(), mask, probability, &self.options)?;
         post_ms += ms(t0, Instant::now());

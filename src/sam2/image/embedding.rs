@@ -54,6 +54,14 @@ impl Sam2Segmenter {
         loop {
             let started = {
                 let mut state = self.state();
+                // Checked before anything changes: a refused call has no effect (it would
+                // otherwise supersede, and so cancel, the very encode it was called from).
+                if state.encoding.iter().chain(&state.carried).any(|e| e.runs_on_this_thread()) {
+                    return Err(Error::invalid(
+                        "called from inside this handle's own image encode (a progress or log callback): \
+                         segrt is not re-entered from its callbacks; nothing was changed",
+                    ));
+                }
                 if set_last && state.encoding.as_ref().is_some_and(|e| key != Some(e.key)) {
                     // A newer image: the encode of the one set before is no longer wanted.
                     if let Some(older) = state.encoding.take() {

@@ -39,6 +39,11 @@ impl<T: Clone> Encoding<T> {
         })
     }
 
+    /// True on the thread running the encoder (a call from its progress or log callback).
+    pub fn runs_on_this_thread(&self) -> bool {
+        thread::current().id() == self.thread
+    }
+
     /// Publishes the encode's result to every waiting call.
     pub fn finish(&self, result: Result<T>) {
         *self.result.lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
@@ -48,7 +53,7 @@ impl<T: Clone> Encoding<T> {
     /// Waits for the encode's result; the caller's own control still cancels the wait (not the
     /// encode, which goes on for the call that started it).
     pub fn wait(&self) -> Result<T> {
-        if thread::current().id() == self.thread {
+        if self.runs_on_this_thread() {
             return Err(Error::invalid(
                 "called from inside this handle's own image encode (a progress or log callback): it would wait for itself",
             ));

@@ -145,9 +145,11 @@ impl VideoModel {
             io.inputs.iter().map(|n| std::borrow::Cow::Borrowed(n.as_str())).zip(inputs).collect();
         pool.with(|session, _| {
             control::progress(Stage::Frames, 0.0)?;
-            engine::run(session, named, pool.releases_arena(), what, |outputs| {
+            let outputs = engine::run(session, named, pool.releases_arena(), what, |outputs| {
                 io.outputs.iter().map(|name| f32_output(outputs, name, what).map(|(shape, data)| Array { shape, data })).collect()
-            })
+            })?;
+            control::progress(Stage::Frames, 1.0)?;
+            Ok(outputs)
         })
     }
 }

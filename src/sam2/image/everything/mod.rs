@@ -249,6 +249,7 @@ impl Sam2Segmenter {
             }
             stats.postprocess_ms += ms(t1, Instant::now());
         }
+        control::progress(Stage::Prompts, 1.0)?;
         let t2 = Instant::now();
         let boxes: Vec<[u32; 4]> = candidates.iter().map(|c| c.bbox).collect();
         let scores: Vec<f32> = candidates.iter().map(|c| c.iou).collect();
