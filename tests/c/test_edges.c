@@ -1,6 +1,7 @@
 /* The contract at its edges, as a host meets them: record sizes no buffer can have, the docs'
  * cancel-then-reset sequence, a cancelled control given a call whose result is cached, and a call
- * re-entered from the progress callback of another on the same session. Each case is a status,
+ * re-entered from the progress callback of another on the same session, a call waiting for a pool's
+ * session, progress that ends at 1.0. Each case is a status,
  * never a crash, and a refused call has no effect.
  *
  * Usage: test_edges REPO_DIR */
@@ -271,6 +272,165 @@ static void reentry(SegSession *sam, const SegImage *a, const SegImage *b) {
     seg_control_free(control);
 }
 
+/* Progress ends with a report of 1.0 for every stage that starts one. */
+typedef struct {
+    int32_t stage;
+    float fraction;
+    int calls;
+} LastProgress;
+
+static int32_t remember_progress(int32_t stage, float fraction, void *user_data) {
+    LastProgress *p = user_data;
+    p->stage = stage;
+    p->fraction = fraction;
+    p->calls++;
+    return 1;
+}
+
+static void progress_ends(const char *repo, SegSession *sam, const SegImage *small) {
+    enum { W = 512, H = 512 };
+    char path[4096];
+    unsigned char *px = picture(W, H, 2), *mask = malloc((size_t)W * H);
+    SegImage img = rgb_image(px, W, H);
+    SegMask out;
+    SegOptions opt = {.struct_size = sizeof opt};
+    SegEverythingOptions eo = {.struct_size = sizeof eo};
+    SegSession *unet = NULL;
+    SegCallControl *control = NULL;
+    LastProgress p;
+    size_t count;
+    int tiled;
+    SegStatus st;
+
+    out.data = mask; out.width = W; out.height = H; out.stride = 0;
+    CHECK(seg_control_create(&control) == SEG_OK, "seg_control_create");
+    CHECK(seg_control_set_progress(control, remember_progress, &p) == SEG_OK, "set_progress");
+    snprintf(path, sizeof path, "%s/models/demo_unet.onnx", repo);
+    for (tiled = 0; tiled <= 1; tiled++) {
+        CHECK(seg_options_default(&opt) == SEG_OK, "defaults");
+        if (tiled) { opt.tile_mode = SEG_TILE_ON; opt.tile_width = 256; opt.tile_height = 256; }
+        st = seg_create(path, &opt, &unet);
+        CHECK(st == SEG_OK, "seg_create: %s", last_error());
+        if (st != SEG_OK) continue;
+        memset(&p, 0, sizeof p);
+        st = seg_run_unet(unet, &img, &out, NULL, 0, NULL, control);
+        CHECK(st == SEG_OK && p.stage == (tiled ? SEG_STAGE_TILES : SEG_STAGE_RUN) && p.fraction == 1.0f,
+              "%s UNet: %s, last progress stage %d at %g after %d reports (want 1.0)", tiled ? "tiled" : "whole-image",
+              seg_status_str(st), p.stage, p.fraction, p.calls);
+        seg_free(unet);
+    }
+    CHECK(seg_everything_options_default(&eo) == SEG_OK, "options");
+    eo.points_per_side = 4;
+    eo.points_per_batch = 3;
+    CHECK(seg_sam2_reset(sam) == SEG_OK, "reset");
+    memset(&p, 0, sizeof p);
+    st = seg_sam2_everything(sam, small, &eo, NULL, NULL, sizeof(SegEverythingObject), 0, &count, NULL, control);
+    CHECK(st == SEG_OK && p.stage == SEG_STAGE_PROMPTS && p.fraction == 1.0f,
+          "everything: %s, last progress stage %d at %g (want SEG_STAGE_PROMPTS at 1.0)", seg_status_str(st), p.stage, p.fraction);
+    seg_control_free(control);
+    free(px);
+    free(mask);
+}
+
+/* A call waiting for the only session of a pool (max_sessions 1) wakes when its control is
+ * cancelled, while the call ahead still holds the session (an encode, blocked in its progress
+ * callback, which runs with the encoder session taken). */
+typedef struct {
+    SegSession *sam;
+    const SegImage *img;
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    int holding, waiter_returned, timed_out;
+    SegStatus status;
+} Holder;
+
+static int32_t hold_session(int32_t stage, float fraction, void *user_data) {
+    Holder *h = user_data;
+    struct timespec deadline;
+    (void)stage; (void)fraction;
+    pthread_mutex_lock(&h->mutex);
+    if (!h->holding) {
+        h->holding = 1;
+        pthread_cond_broadcast(&h->cond);
+        /* keep the session until the waiting call has returned (10 s at most) */
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += 10;
+        while (!h->waiter_returned && !h->timed_out)
+            h->timed_out = pthread_cond_timedwait(&h->cond, &h->mutex, &deadline) != 0;
+    }
+    pthread_mutex_unlock(&h->mutex);
+    return 1;
+}
+
+static void *encode_holding(void *arg) {
+    Holder *h = arg;
+    SegCallControl *control = NULL;
+    seg_control_create(&control);
+    seg_control_set_progress(control, hold_session, h);
+    h->status = seg_sam2_set_image(h->sam, h->img, NULL, control);
+    seg_control_free(control);
+    return NULL;
+}
+
+static void *cancel_soon(void *arg) {
+    struct timespec t = {0, 50 * 1000 * 1000};
+    nanosleep(&t, NULL);
+    seg_control_cancel(arg);
+    return NULL;
+}
+
+static void pool_wait_cancel(const char *enc, const char *dec, const SegImage *a, const SegImage *b) {
+    SegOptions opt = {.struct_size = sizeof opt};
+    SegCallControl *control = NULL;
+    unsigned char *m = malloc((size_t)b->width * b->height);
+    SegMask out;
+    SegPoint click = {40.0f, 30.0f, 1};
+    float score = -7.0f;
+    Holder h;
+    pthread_t holder, canceller;
+    SegStatus st;
+
+    memset(&h, 0, sizeof h);
+    pthread_mutex_init(&h.mutex, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    CHECK(seg_options_default(&opt) == SEG_OK, "defaults");
+    opt.max_sessions = 1;
+    st = seg_create_sam2(enc, dec, &opt, &h.sam);
+    CHECK(st == SEG_OK, "seg_create_sam2: %s", last_error());
+    if (st != SEG_OK) return;
+    h.img = a;
+    out.data = m; out.width = b->width; out.height = b->height; out.stride = 0;
+    memset(m, 0x5A, (size_t)b->width * b->height);
+    CHECK(pthread_create(&holder, NULL, encode_holding, &h) == 0, "pthread_create");
+    pthread_mutex_lock(&h.mutex);
+    while (!h.holding) pthread_cond_wait(&h.cond, &h.mutex);
+    pthread_mutex_unlock(&h.mutex);
+
+    CHECK(seg_control_create(&control) == SEG_OK, "seg_control_create");
+    CHECK(pthread_create(&canceller, NULL, cancel_soon, control) == 0, "pthread_create");
+    /* a click on another image: it needs the encoder session the other call holds */
+    st = seg_run_sam2_points(h.sam, b, &click, 1, NULL, NULL, 0, 0, &out, &score, NULL, control);
+    pthread_mutex_lock(&h.mutex);
+    h.waiter_returned = 1;
+    pthread_cond_broadcast(&h.cond);
+    CHECK(!h.timed_out, "the waiting call returned only after the session was given back (%s)", seg_status_str(st));
+    pthread_mutex_unlock(&h.mutex);
+    pthread_join(canceller, NULL);
+    pthread_join(holder, NULL);
+    CHECK(st == SEG_CANCELLED && score == -7.0f && changed_bytes(m, 0x5A, (size_t)b->width * b->height) == 0,
+          "a call cancelled while waiting for a session: %s", seg_status_str(st));
+    CHECK(h.status == SEG_OK, "the call holding the session: %s %s", seg_status_str(h.status), last_error());
+    /* the queue goes on: the next call gets the session */
+    CHECK(seg_control_reset(control) == SEG_OK, "reset");
+    st = seg_run_sam2_points(h.sam, b, &click, 1, NULL, NULL, 0, 0, &out, &score, NULL, control);
+    CHECK(st == SEG_OK, "a call after the cancelled waiter: %s %s", seg_status_str(st), last_error());
+    seg_control_free(control);
+    seg_free(h.sam);
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.mutex);
+    free(m);
+}
+
 int main(int argc, char **argv) {
     char enc[4096], dec[4096];
     SegSession *sam = NULL;
@@ -296,6 +456,8 @@ int main(int argc, char **argv) {
     cancel_reset(argv[1]);
     cancel_cached(sam, &a);
     reentry(sam, &a, &b);
+    progress_ends(argv[1], sam, &b);
+    pool_wait_cancel(enc, dec, &a, &b);
 
     CHECK(seg_free(sam) == SEG_OK, "free");
     free(pa);
