@@ -3,6 +3,7 @@
 // std::thread).
 // Usage: test_segrt_cpp REPO_DIR [INPUTS_DIR] [--quick]   (--quick: the small dynamic UNet and no SAM2
 // or tiled runs, for valgrind; INPUTS_DIR: tests/c/make_inputs.py's output, for the real SAM pair)
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
@@ -62,6 +63,63 @@ int control_basics(const segrt::Session &unet, const SegImage &img, const segrt:
     moved.reset();
     moved.set_progress(segrt::Control::Progress());  // removed
     EXPECT(unet.run_unet(img, nullptr, &moved).data == want.data);
+    return failures;
+}
+
+/// The docs' sequence: cancel() from another thread while a run is in flight, then reset() at
+/// once, before the run returns: the call throws segrt::Cancelled (not an inference failure) or,
+/// where it ended before the cancel came, returns its mask.
+int control_cancel_then_reset(const std::string &repo) {
+    int failures = 0;
+    segrt::Session unet = segrt::Session::unet(repo + "/models/demo_unet.onnx");
+    std::vector<unsigned char> gray(512 * 512);
+    for (std::size_t i = 0; i < gray.size(); i++) gray[i] = static_cast<unsigned char>((i * 7 + i / 512 * 3) % 251);
+    const SegImage img = segrt::image(gray.data(), 512, 512, 0, SEG_FORMAT_GRAY8);
+    segrt::Control control;
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool started = false, stop = false;
+    control.set_progress([&](SegStage stage, float fraction) {
+        if (stage == SEG_STAGE_RUN && fraction == 0.0f) {
+            std::lock_guard<std::mutex> lock(mutex);
+            started = true;
+            cv.notify_all();
+        }
+        return true;
+    });
+    std::thread canceller([&] {
+        for (int k = 0;; k++) {
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                cv.wait(lock, [&] { return started || stop; });
+                if (stop) return;
+                started = false;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(200 + 300 * (k % 4)));
+            control.cancel();
+            control.reset();
+        }
+    });
+    int cancelled = 0, finished = 0;
+    for (int i = 0; i < 12; i++) {
+        try {
+            unet.run_unet(img, nullptr, &control);
+            finished++;
+        } catch (const segrt::Cancelled &) {
+            cancelled++;
+        } catch (const segrt::Error &e) {
+            std::printf("FAIL: cancel then reset gave %s\n", e.what());
+            failures++;
+        }
+    }
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        stop = true;
+        cv.notify_all();
+    }
+    canceller.join();
+    std::printf("C++ cancel then reset at once: %d of 12 calls cancelled, %d finished first\n", cancelled, finished);
+    EXPECT(cancelled > 0);
     return failures;
 }
 
@@ -216,6 +274,7 @@ int main(int argc, char **argv) {
         if (m.data.size() != 64u * 48u || info.num_classes != 1) failures++;
         failures += control_basics(unet, segrt::image(gray.data(), 64, 48, 0, SEG_FORMAT_GRAY8), m);
         if (!quick) failures += control_tiled(repo);
+        if (!quick) failures += control_cancel_then_reset(repo);
         segrt::Session moved = std::move(unet);  // the moved-from session frees nothing
         if (moved.info().find("\"kind\": \"unet\"") == std::string::npos) failures++;
         try {
