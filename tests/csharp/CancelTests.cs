@@ -22,6 +22,7 @@ static partial class SegrtTests
         Test("cancel: a progress reporter that throws stops the call with its exception; buffers untouched", ProgressReporterThrows);
         Test("cancel: tracking calls cancelled from their progress leave the tracker as an uninterrupted one", CancelTracking);
         Test("cancel: Status.Cancelled is SEG_CANCELLED; ProgressStage mirrors SegStage", CancelledStatusValue);
+        Test("cancel: the docs' sequence on one native control (cancel mid-run, then reset at once) answers SEG_CANCELLED, never a failure", CancelThenResetOnOneControl);
     }
 
     /// <summary>Reports on the calling thread (Progress&lt;T&gt; would post to the thread pool).</summary>
@@ -310,5 +311,53 @@ static partial class SegrtTests
         SameMembers(typeof(ProgressStage), HeaderEnum(header, "SegStage", "SEG_STAGE_"), "segrt.h SegStage");
         var e = new SegrtException(Status.Cancelled, "cancelled");
         Check(e.Message.StartsWith("SEG_CANCELLED:"), "named SEG_CANCELLED: " + e.Message);
+    }
+
+    /// <summary>
+    /// A host that keeps one native control for its jobs (c-abi.md's sequence): seg_control_cancel from another thread
+    /// while seg_run_unet runs, then seg_control_reset at once, before the run returns. The call answers SEG_CANCELLED,
+    /// or SEG_OK where it ended before the cancel came; never SEG_INFERENCE_FAILED.
+    /// </summary>
+    static unsafe void CancelThenResetOnOneControl()
+    {
+        const int w = 512, h = 512, calls = 12;
+        var pixels = new byte[w * h];
+        for (int i = 0; i < pixels.Length; i++) pixels[i] = (byte)((i * 7 + i / w * 3) % 251);
+        var mask = new byte[w * h];
+        using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
+        {
+            var session = (Segrt.Native.SegSession*)RawSession(unet);
+            Segrt.Native.SegCallControl* control = null;
+            Check(Segrt.Native.NativeMethods.seg_control_create(&control) == Segrt.Native.SegStatus.SEG_OK, "seg_control_create");
+            var nativeControl = (IntPtr)control;
+            int cancelled = 0, finished = 0;
+            fixed (byte* px = pixels)
+            fixed (byte* m = mask)
+            {
+                var img = new Segrt.Native.SegImage { data = px, width = w, height = h, stride = 0, format = 0 };
+                var outMask = new Segrt.Native.SegMask { data = m, width = w, height = h, stride = 0 };
+                for (int i = 0; i < calls; i++)
+                {
+                    int delayMs = 1 + i % 4;
+                    var canceller = new Thread(() =>
+                    {
+                        Thread.Sleep(delayMs);
+                        var c = (Segrt.Native.SegCallControl*)nativeControl;
+                        Segrt.Native.NativeMethods.seg_control_cancel(c);
+                        Segrt.Native.NativeMethods.seg_control_reset(c);
+                    });
+                    canceller.Start();
+                    var status = Segrt.Native.NativeMethods.seg_run_unet(session, &img, &outMask, null, UIntPtr.Zero, null, control);
+                    canceller.Join();
+                    Check(status == Segrt.Native.SegStatus.SEG_OK || status == Segrt.Native.SegStatus.SEG_CANCELLED,
+                        "call " + i + " cancelled then reset: " + status);
+                    if (status == Segrt.Native.SegStatus.SEG_CANCELLED) cancelled++;
+                    if (status == Segrt.Native.SegStatus.SEG_OK) finished++;
+                }
+            }
+            Segrt.Native.NativeMethods.seg_control_free(control);
+            Console.WriteLine("    cancel then reset at once: {0} of {1} calls SEG_CANCELLED, {2} finished first", cancelled, calls, finished);
+            Check(cancelled > 0, "no call was cancelled: every run ended before the cancel (the case was not tried)");
+        }
     }
 }
