@@ -155,13 +155,13 @@ enum SegStage
  {
   // A SAM2 image encoder run (0 at its start, 1 at its end).
   SEG_STAGE_ENCODE = 1,
-  // SAM2 segment-everything's prompt batches.
+  // SAM2 segment-everything's prompt batches (the fraction of batches done; 1 when all are).
   SEG_STAGE_PROMPTS = 2,
-  // A tiled UNet's tiles.
+  // A tiled UNet's tiles (the fraction of tiles done; 1 when all are).
   SEG_STAGE_TILES = 3,
-  // A UNet run on the whole image.
+  // A UNet run on the whole image (0 at its start, 1 at its end).
   SEG_STAGE_RUN = 4,
-  // A tracking call's model runs.
+  // A tracking call's model runs (each: 0 at its start, 1 at its end).
   SEG_STAGE_FRAMES = 5,
 };
 #ifndef __cplusplus
