@@ -164,7 +164,8 @@ def main(paths):
                 if reason is not None:
                     if not reason:
                         failed.append(where + " (%s): no-compile needs a reason" % lang)
-                    skipped.append("%s (%s): %s" % (where, lang, reason))
+                    else:
+                        skipped.append("%s (%s): %s" % (where, lang, reason))
                     continue
                 if lang == "cs" and dll is None:
                     dll = build_wrapper(tmp)
