@@ -14,7 +14,7 @@ file and line.
 
 A block that cannot compile (WPF, which Mono lacks) is preceded by `<!-- no-compile: REASON -->`.
 Prints how many blocks it compiled per language; fails naming file:line of each block that did not compile.
-Usage: scripts/doc_snippets.py [FILE.md ...]   (default: every Markdown file git tracks)
+Usage: scripts/doc_snippets.py [FILE.md ...]   (paths from the repository root; default: every Markdown file git tracks)
 """
 import glob
 import os
