@@ -56,6 +56,10 @@ docs: (setup "python")
 header:
     ./tests/c/check_header.sh
 
+# Every C, C++ and C# block of the Markdown files compiles (against the header, segrt.hpp, the wrapper).
+snippets: (setup "mono")
+    python3 scripts/doc_snippets.py
+
 # The C and C++ hosts plain, under ASan + UBSan, the cancellation soak, valgrind on a quick workload.
 c: (setup "python" "valgrind")
     cargo build --lib

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test stage of the justfile, in order: Rust unit and C-ABI tests, the docs book and its links,
-# the header checks, the C/C++ hosts, ABI 1 compatibility, the HALCON glue, the deployable package, the
+# the header checks, the code blocks of the docs compiled, the C/C++ hosts, ABI 1 compatibility, the HALCON glue, the deployable package, the
 # parity test against a plain Python onnxruntime + numpy + Pillow reference, the tests on real trained
 # models (fetched from the package registries), the SAM2 video modules, the .NET wrapper and WinForms
 # sample on Mono, a panic forced inside a run, and Windows x64 under Wine. First installs what they need
@@ -43,6 +43,7 @@ if [ "$windows" != 0 ]; then
 fi
 
 stage header
+stage snippets
 stage c
 stage abi-c
 stage halcon
