@@ -153,3 +153,77 @@ fn tiling_options_are_checked() {
     assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(msg.contains("tile_overlap 128"), "{msg}");
 }
+
+/// The peak resident memory of this process since the last reset, and resets it (Linux: VmHWM,
+/// reset by writing 5 to /proc/self/clear_refs).
+fn peak_since_reset() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    Some(kb * 1024)
+}
+
+/// `max_memory_bytes` covers ONNX Runtime's working memory: 64 tiles per run of the dynamic test
+/// UNet take some 2 GB in its arena, so under a budget of 300 MiB the batches shrink to what fits
+/// (the first run, one tile, measures the cost), and the call's resident growth stays under the
+/// budget. A budget that cannot hold one tile is refused with the figures.
+#[test]
+fn tile_batches_fit_the_memory_budget_onnx_runtime_included() {
+    const BUDGET: u64 = 300 << 20;
+    let (w, h) = (3072usize, 3072usize);
+    let mut seed = 3u32;
+    let data: Vec<u8> = (0..w * h * 3)
+        .map(|_| {
+            seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+            (seed >> 24) as u8
+        })
+        .collect();
+    let img = Rgb { w, h, data };
+    let options = SegOptions {
+        tile_width: 256,
+        tile_height: 256,
+        tile_batch: 64,
+        max_memory_bytes: BUDGET,
+        ..tiled_options(SegTileMode::SEG_TILE_ON as i32)
+    };
+    let s = create(&model("test/unet_dynamic.onnx"), Some(&options)).unwrap();
+    if peak_since_reset().is_none() {
+        println!("no peak resident figure on this system: the budget is not checked");
+        return;
+    }
+    for call in ["first (measures a tile)", "second"] {
+        let before = segrt::engine::memory::resident_bytes().unwrap();
+        peak_since_reset();
+        let (_, info) = run_mask(&s, &img);
+        let peak = peak_since_reset().unwrap();
+        let growth = peak.saturating_sub(before);
+        println!(
+            "{call} call: {} tiles, resident growth at peak {} MiB (budget {} MiB, tile_batch 64)",
+            info.tiles,
+            growth >> 20,
+            BUDGET >> 20
+        );
+        assert!(info.tiles >= 64);
+        assert!(growth <= BUDGET, "the {call} call grew the process by {} MiB, over the {} MiB budget", growth >> 20, BUDGET >> 20);
+    }
+
+    // 60 MiB: the score maps (36 MiB) and one tile (some 33 MiB in ONNX Runtime) do not fit.
+    let tight = SegOptions { max_memory_bytes: 60 << 20, ..options };
+    let s = create(&model("test/unet_dynamic.onnx"), Some(&tight)).unwrap();
+    let desc = image_desc(&img.data, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let mut mask = vec![7u8; w * h];
+    let out = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
+    let mut statuses = Vec::new();
+    for _ in 0..2 {
+        let st = unsafe { seg_run_unet(s.0, &desc, &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
+        statuses.push((st, last_error()));
+    }
+    // The first call measures one tile and stops at the second batch; the next is refused up front.
+    for (st, message) in &statuses {
+        assert_eq!(*st, SegStatus::SEG_OUT_OF_MEMORY, "{message}");
+        assert!(message.contains("max_memory_bytes budget of 60 MiB"), "{message}");
+    }
+    assert!(statuses[0].1.contains("one tile at 256x256 needs"), "{}", statuses[0].1);
+    assert!(statuses[1].1.contains("ONNX Runtime's working memory for a tile (measured)"), "{}", statuses[1].1);
+    assert!(mask.iter().all(|v| *v == 7), "a refused call wrote its mask");
+}

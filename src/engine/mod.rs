@@ -10,6 +10,7 @@ pub mod pool;
 pub mod probe;
 pub mod providers;
 pub mod run;
+pub mod run_cost;
 pub mod session;
 pub mod shared_graph;
 
@@ -18,4 +19,5 @@ pub use pool::{GraphSharing, PoolStats, SessionPool};
 pub use probe::{probe_providers, ProviderProbe};
 pub use providers::ProviderReport;
 pub use run::run;
+pub use run_cost::{Batch, Budget, RunCosts};
 pub use session::{build_session, read_model_bytes, read_model_file, run_error};

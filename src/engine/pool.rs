@@ -32,6 +32,7 @@ use super::arena::ArenaUser;
 use super::cache::{CacheReport, Lookup, ModelCache, Optimised};
 use super::memory::resident_bytes;
 use super::providers::ProviderReport;
+use super::run_cost::RunCosts;
 use super::session::{
     build_pooled_session, build_session, build_session_cached, build_session_sharing, build_shared_session, PooledSession,
 };
@@ -227,6 +228,8 @@ pub struct SessionPool<S = ()> {
     pub provider: ProviderReport,
     first_session_bytes: Option<u64>,
     extra_session_bytes: AtomicU64,
+    /// ONNX Runtime's working memory per batch item, measured by the calls (see `run_cost`).
+    costs: RunCosts,
     /// Dropped after every session above (fields drop in order): the last pool unregisters the arena.
     _arena: ArenaUser,
 }
@@ -337,6 +340,7 @@ impl<S: Default> SessionPool<S> {
             provider,
             first_session_bytes,
             extra_session_bytes: AtomicU64::new(UNMEASURED),
+            costs: RunCosts::default(),
             _arena: arena,
         })
     }
@@ -507,6 +511,11 @@ impl<S: Default> SessionPool<S> {
                 .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
             releases_arena: self.release_arena,
         }
+    }
+
+    /// What this model's runs cost in ONNX Runtime's memory per batch item, as measured.
+    pub fn costs(&self) -> &RunCosts {
+        &self.costs
     }
 
     /// Bytes of the original model.

@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::alloc;
 use crate::control::{self, Stage};
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
+use crate::engine::{read_model_file, Batch, Budget, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
@@ -206,12 +206,20 @@ impl UnetSegmenter {
             ("the input tensor", model_pixels * self.input_bytes_per_pixel()),
             ("the model output and its copy", 2 * model_pixels * self.classes() * 4),
             ("the full-size score map", if full_map { (w * h) as u64 * 4 } else { 0 }),
+            ("ONNX Runtime's working memory (measured)", self.sessions.costs().per_item(size).unwrap_or(0)),
         ])?;
         control::progress(Stage::Run, 0.0)?;
-        let run = self.infer(|pre| {
-            pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
-            Ok(self.spec.input_shape(size.0, size.1))
-        })?;
+        let infer = || {
+            self.infer(|pre| {
+                pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
+                Ok(self.spec.input_shape(size.0, size.1))
+            })
+        };
+        // The first run at this input size measures what ONNX Runtime needs for it.
+        let run = match self.sessions.costs().per_item(size) {
+            None => self.sessions.costs().measure(size, 1, infer)?,
+            Some(_) => infer()?,
+        };
         control::progress(Stage::Run, 1.0)?;
         let (shape, scores) = (run.shape, run.scores);
         let t2 = Instant::now();
@@ -262,29 +270,47 @@ impl UnetSegmenter {
                 "{tw}x{th} tiles would cut the {w}x{h} image into {count} tiles (at most {MAX_TILES}): use larger tiles or a smaller overlap"
             )));
         }
-        let batch = if self.spec.batch_dynamic { self.options.tile_batch } else { 1 };
-        let tile_pixels = (batch * tw * th) as u64;
+        let wanted = if self.spec.batch_dynamic { self.options.tile_batch } else { 1 };
+        let tile_pixels = (tw * th) as u64;
+        let own_per_tile = tile_pixels * self.input_bytes_per_pixel() + 2 * tile_pixels * classes as u64 * 4;
         self.check_budget(&[
             ("the blended score maps", score_bytes),
-            ("the batch's input tensor", tile_pixels * self.input_bytes_per_pixel()),
-            ("the batch's model output and its copy", 2 * tile_pixels * classes as u64 * 4),
+            ("a tile's input tensor, model output and its copy", own_per_tile),
+            ("ONNX Runtime's working memory for a tile (measured)", self.sessions.costs().per_item((tw, th)).unwrap_or(0)),
         ])?;
+        // Tiles per run: as many as the budget holds once ONNX Runtime's cost of a tile is known.
+        let budget = Budget {
+            max_memory_bytes: self.options.max_memory_bytes,
+            fixed_bytes: score_bytes,
+            own_bytes_per_item: own_per_tile,
+            item: "tile",
+        };
         let format = self.spec.tensor_format();
         let norm = Normalisation::from(&self.options);
 
         let mut blend = Blend::new(classes, (w, h), &grid)?;
         let (mut pre_ms, mut run_ms, mut post_ms) = (0.0, 0.0, 0.0);
         let tiles = grid.tiles();
-        for (done, chunk) in tiles.chunks(batch).enumerate() {
-            control::progress(Stage::Tiles, (done * batch) as f32 / tiles.len() as f32)?;
-            let run = self.infer(|pre| {
-                pre.start_batch(&format, (tw, th), chunk.len())?;
-                for (i, tile) in chunk.iter().enumerate() {
-                    let crop = image.crop(tile.x, tile.y, tile.w, tile.h)?;
-                    pre.fill(i, &crop, &format, (tw, th), &norm, Fit::Pad)?;
-                }
-                Ok(self.spec.batch_input_shape(chunk.len(), tw, th))
-            })?;
+        let mut done = 0;
+        while done < tiles.len() {
+            control::progress(Stage::Tiles, done as f32 / tiles.len() as f32)?;
+            let batch = self.sessions.costs().batch((tw, th), wanted, &budget)?;
+            let chunk = &tiles[done..tiles.len().min(done + if let Batch::Sized(n) = batch { n } else { 1 })];
+            let infer = || {
+                self.infer(|pre| {
+                    pre.start_batch(&format, (tw, th), chunk.len())?;
+                    for (i, tile) in chunk.iter().enumerate() {
+                        let crop = image.crop(tile.x, tile.y, tile.w, tile.h)?;
+                        pre.fill(i, &crop, &format, (tw, th), &norm, Fit::Pad)?;
+                    }
+                    Ok(self.spec.batch_input_shape(chunk.len(), tw, th))
+                })
+            };
+            let run = match batch {
+                Batch::Measure => self.sessions.costs().measure((tw, th), chunk.len(), infer)?,
+                Batch::Sized(_) => infer()?,
+            };
+            done += chunk.len();
             let (shape, scores) = (run.shape, run.scores);
             let t2 = Instant::now();
             let item = scores.len() / chunk.len().max(1);
@@ -328,8 +354,8 @@ impl UnetSegmenter {
         self.spec.classes.unwrap_or(1) as u64
     }
 
-    /// Refuses a call whose own buffers would exceed `max_memory_bytes`, before anything is
-    /// allocated. ONNX Runtime's working memory comes on top (it reports its own failures).
+    /// Refuses a call whose buffers would exceed `max_memory_bytes`, before anything is allocated:
+    /// segrt's own, and ONNX Runtime's working memory where a run at this size measured it.
     fn check_budget(&self, parts: &[(&str, u64)]) -> Result<()> {
         let total: u64 = parts.iter().map(|(_, b)| b).sum();
         if total <= self.options.max_memory_bytes {
