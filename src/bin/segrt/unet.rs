@@ -73,13 +73,13 @@ pub struct UnetArgs {
 }
 
 pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
+    let intensity = args.intensity.intensity()?;
     let options = unet_options(&args, ort)?;
     let inputs = list_images(&args.inputs)?;
     if inputs.is_empty() {
         return Err("no image files found in the given inputs".into());
     }
     let names = output_names(&inputs)?;
-    let intensity = args.intensity.intensity()?;
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
     seg.set_intensity(intensity).map_err(|e| e.to_string())?;
     let p = seg.provider();
