@@ -291,3 +291,53 @@ fn bad_pixels_and_settings_are_refused_and_nothing_is_written() {
     assert_eq!((i.low, i.high), (-160.0, 240.0), "nothing written on failure");
     assert_eq!(unsafe { seg_set_intensity(ptr::null_mut(), &i) }, SegStatus::SEG_INVALID_HANDLE);
 }
+
+/// Segment-everything's labels for `img` and whether the encoder was reused.
+fn everything(s: &Session, img: Option<&SegImage>, w: usize, h: usize) -> (Vec<u16>, bool) {
+    let mut labels = vec![0u16; w * h];
+    let out = SegLabelImage { data: labels.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
+    let mut options = SegEverythingOptions::defaults();
+    options.points_per_side = 8;
+    // No filters: the tiny fixture's random weights give low scores, and every mask counts here.
+    (options.pred_iou_thresh, options.stability_score_thresh) = (0.0, 0.0);
+    // SAFETY: integers and floats: all-zero is valid.
+    let mut info: SegEverythingInfo = unsafe { std::mem::zeroed() };
+    info.struct_size = std::mem::size_of::<SegEverythingInfo>() as u32;
+    let mut count = 0usize;
+    let st = unsafe {
+        seg_sam2_everything(
+            s.0,
+            img.map_or(ptr::null(), |i| i as *const _),
+            &options,
+            &out,
+            ptr::null_mut(),
+            0,
+            0,
+            &mut count,
+            &mut info,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    (labels, info.encoder_reused == 1)
+}
+
+#[test]
+fn segment_everything_takes_wide_images_and_a_new_window_re_encodes() {
+    let img = load_rgb(&sam2_dir().join("reference/img0.png"));
+    let (w, h) = (img.w, img.h);
+    let s = sam2();
+    assert_eq!(set(&s, Some(&window(0.0, 255.0))), SegStatus::SEG_OK);
+    let (reference, _) = everything(&s, Some(&image_desc(&img.data, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24)), w, h);
+    assert!(reference.iter().any(|v| *v != 0), "the 8-bit image has objects");
+    let (_, stored, format, intensity) = stores(&img).remove(0);
+    assert_eq!(set(&s, Some(&intensity)), SegStatus::SEG_OK);
+    let desc = stored.desc(w, h, format);
+    let (labels, reused) = everything(&s, Some(&desc), w, h);
+    assert!(!reused);
+    assert!(labels == reference, "u16 through its window: the 8-bit image's objects");
+    // Another window on the same pixels: encoded again, not served from the cache.
+    assert_eq!(set(&s, Some(&window(100.0, 100.0 + 128.0 * 256.0))), SegStatus::SEG_OK);
+    let (_, reused) = everything(&s, Some(&desc), w, h);
+    assert!(!reused, "a new window must not be served the old encoding");
+}
