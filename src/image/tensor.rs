@@ -574,4 +574,45 @@ mod tests {
         let TensorData::U8(v) = prepare(&view, &format, (2, 3), &norm, Fit::Place { width: 2, height: 2 }).unwrap() else { panic!() };
         assert_eq!(&v[..6], &[10, 20, 30, 40, 0, 0]);
     }
+
+    #[test]
+    fn the_mapped_path_equals_the_8bit_path_where_no_resize_rounds() {
+        use crate::image::intensity::{Intensity, Range};
+        // 16-bit values that the window maps back to the 8-bit ones exactly; no resize (Pad, and Place
+        // at the image's size), so both paths compute the same floats, edges and layouts included.
+        let (w, h) = (5usize, 3usize);
+        let rgb = test_image(w, h);
+        let wide: Vec<u8> = rgb.iter().flat_map(|v| (*v as u16 * 256).to_le_bytes()).collect();
+        let narrow = ImageView::new(&rgb, w, h, 0, PixelFormat::Rgb24).unwrap();
+        let view = ImageView::new(&wide, w, h, 0, PixelFormat::Rgb48).unwrap();
+        let stage = Intensity { range: Range::Window { low: 0.0, high: 255.0 * 256.0 }, ..Intensity::default() };
+        let options = Options { mean: [0.1, 0.2, 0.3], std: [0.5, 0.25, 2.0], ..Options::default() };
+        let norm = Normalisation::from(&options);
+        let mapped = norm.with_mapping(Some(stage.resolve(&view).unwrap()));
+        for element in [Element::F32, Element::F16, Element::U8] {
+            for layout in [Layout::Nchw, Layout::Nhwc] {
+                for (channels, fit) in [(3, Fit::Pad), (3, Fit::Place { width: w, height: h }), (1, Fit::Pad)] {
+                    let format = TensorFormat { channels, layout, element };
+                    let norm =
+                        if element == Element::U8 { Normalisation { scale: 1.0, mean: [0.0; 3], std: [1.0; 3], ..norm } } else { norm };
+                    let mapped = Normalisation { mapping: mapped.mapping, ..norm };
+                    let want = prepare(&narrow, &format, (7, 4), &norm, fit).unwrap();
+                    let got = prepare(&view, &format, (7, 4), &mapped, fit).unwrap();
+                    if channels == 3 {
+                        assert_eq!(got, want, "{element:?} {layout:?} {fit:?}");
+                    } else {
+                        // Luminance: Pillow's fixed-point rounding against float weights.
+                        let (TensorData::F32(g), TensorData::F32(e)) = (&got, &want) else { continue };
+                        assert!(g.iter().zip(e).all(|(a, b)| (a - b).abs() <= 1.0 / 255.0 / 0.5 + 1e-5), "{layout:?}");
+                    }
+                }
+            }
+        }
+        // No setting: a 16-bit image gets per-image min-max to 0..255, never its high byte.
+        let low: Vec<u8> = [100u16, 200, 300, 400].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = ImageView::new(&low, 4, 1, 0, PixelFormat::Gray16).unwrap();
+        let format = TensorFormat { channels: 1, layout: Layout::Nchw, element: Element::U8 };
+        let raw = Normalisation { scale: 1.0, mean: [0.0; 3], std: [1.0; 3], ..norm };
+        assert_eq!(prepare(&view, &format, (4, 1), &raw, Fit::Pad).unwrap(), TensorData::U8(vec![0, 85, 170, 255]));
+    }
 }
