@@ -341,3 +341,42 @@ fn segment_everything_takes_wide_images_and_a_new_window_re_encodes() {
     let (_, reused) = everything(&s, Some(&desc), w, h);
     assert!(!reused, "a new window must not be served the old encoding");
 }
+
+/// One thread switches the window back and forth while others click with the image: every mask is
+/// the mask of one of the two windows (a call maps and looks up the cache under one setting).
+#[test]
+fn the_window_may_change_from_another_thread_during_clicks() {
+    let img = load_rgb(&sam2_dir().join("reference/img0.png"));
+    let (w, h) = (img.w, img.h);
+    let hu: Vec<u8> = img.data.chunks(3).flat_map(|p| (p[0] as i16 * 8 - 1024).to_le_bytes()).collect();
+    let desc = image_desc(&hu, w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY16S);
+    let (narrow, wide) = (window(-1024.0, -500.0), window(-1024.0, 1016.0));
+    let s = sam2();
+    let expected: Vec<Vec<u8>> = [&narrow, &wide]
+        .iter()
+        .map(|i| {
+            assert_eq!(set(&s, Some(i)), SegStatus::SEG_OK);
+            click(&s, Some(&desc), w, h).unwrap().0
+        })
+        .collect();
+    assert_ne!(expected[0], expected[1]);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for k in 0..200 {
+                assert_eq!(set(&s, Some(if k % 2 == 0 { &narrow } else { &wide })), SegStatus::SEG_OK);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        for _ in 0..3 {
+            scope.spawn(|| {
+                let desc = image_desc(&hu, w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY16S);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (mask, _) = click(&s, Some(&desc), w, h).unwrap();
+                    assert!(expected.contains(&mask), "a mask of neither window");
+                }
+            });
+        }
+    });
+}
