@@ -122,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut preprocessor = Preprocessor::default();
         for _ in 0..iters {
             let t = Instant::now();
-            preprocessor.prepare(&view, &seg.spec().tensor_format(), size, &no_aa)?;
+            preprocessor.prepare(&view, &seg.spec().tensor_format(), size, &no_aa, None)?;
             pre_no_aa.push(ms(t));
         }
 

@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut mask = vec![0u8; w * h];
     for i in 0..iters + 5 {
         let t = Instant::now();
-        let tensor = pre.prepare(&view, &spec, (size, size), &options)?;
+        let tensor = pre.prepare(&view, &spec, (size, size), &options, None)?;
         let a = t.elapsed().as_secs_f64() * 1e3;
         std::hint::black_box(tensor);
         // The pipeline owns the model's output: the copy stands for it and is not timed.
@@ -77,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // The one-shot function gives the same tensor as the reusing preprocessor.
     let norm = Normalisation::from(&options);
-    assert!(prepare(&view, &spec, (size, size), &norm, Fit::Resize)? == *pre.prepare(&view, &spec, (size, size), &options)?);
+    assert!(prepare(&view, &spec, (size, size), &norm, Fit::Resize)? == *pre.prepare(&view, &spec, (size, size), &options, None)?);
     println!(
         "{format} {w}x{h} -> {size}x{size} f32 NCHW: pre-processing {:.3} ms (min {:.3}); {size}x{size} logits -> {w}x{h} mask: post-processing {:.3} ms (min {:.3}); medians of {iters}; {foreground} foreground pixels",
         median(&mut t_pre),

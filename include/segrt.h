@@ -190,6 +190,25 @@ enum SegPixelFormat
   SEG_FORMAT_RGBA32 = 4,
   // Three separate 8-bit planes R, G, B (HALCON `get_image_pointer3`), each `stride` bytes per row.
   SEG_FORMAT_PLANAR_RGB8 = 5,
+  // Unsigned 16-bit gray, little-endian (camera Mono10/12/16 unpacked, HALCON `uint2`); see
+  // `SegIntensity` for how values reach the model.
+  SEG_FORMAT_GRAY16 = 6,
+  // Unsigned 16-bit R,G,B, little-endian.
+  SEG_FORMAT_RGB48 = 7,
+  // Three unsigned 16-bit planes R, G, B (data, plane1, plane2).
+  SEG_FORMAT_PLANAR_RGB16 = 8,
+  // Signed 16-bit gray, two's complement, little-endian (CT after the modality rescale, HALCON `int2`).
+  SEG_FORMAT_GRAY16S = 9,
+  // Signed 16-bit R,G,B, little-endian.
+  SEG_FORMAT_RGB48S = 10,
+  // Three signed 16-bit planes R, G, B.
+  SEG_FORMAT_PLANAR_RGB16S = 11,
+  // 32-bit float gray, little-endian (HALCON `real`); NaN and Inf are refused.
+  SEG_FORMAT_GRAY32F = 12,
+  // 32-bit float R,G,B, little-endian.
+  SEG_FORMAT_RGB96F = 13,
+  // Three 32-bit float planes R, G, B.
+  SEG_FORMAT_PLANAR_RGB32F = 14,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -383,6 +402,42 @@ typedef struct SegTrack SegTrack;
 // `seg_control_cancel` itself, but must not unwind (throw) into segrt.
 typedef int32_t (*SegProgressCallback)(int32_t stage, float fraction, void *user_data);
 
+// The intensity stage, applied to each image before the model's scale/mean/std:
+//
+// 1. values above the used `bits` are refused (`SEG_INVALID_ARGUMENT`); float NaN/Inf too;
+// 2. `v = stored * slope + intercept` (DICOM RescaleSlope/RescaleIntercept);
+// 3. `[low, high]` from `range`;
+// 4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
+//    (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
+//
+// Start from `seg_intensity_default` (per-image min-max -> 0..255, the stage 16-bit and float
+// images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&i);`.
+typedef struct SegIntensity {
+  // `sizeof(SegIntensity)` as the caller was compiled with.
+  uint32_t struct_size;
+  // Used bits of a 16-bit (or 8-bit) integer format, e.g. 12 for a Mono12 camera; 0 = all (default).
+  // An unsigned value above `2^bits - 1` (signed: outside `-2^(bits-1) .. 2^(bits-1) - 1`) is refused,
+  // never masked. Ignored for float formats. At most 16.
+  uint32_t bits;
+  // A `SegIntensityRange` value (default `SEG_INTENSITY_MIN_MAX`).
+  int32_t range;
+  // Must be 0.
+  uint32_t reserved;
+  // Modality rescale (default 1 and 0). Slope must not be 0.
+  double slope;
+  double intercept;
+  // `SEG_INTENSITY_WINDOW`: the window in rescaled units (`high > low`; for centre/width use
+  // `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
+  double low;
+  double high;
+  // `SEG_INTENSITY_PERCENTILES`: 0..100, low < high (default 0.5 and 99.5).
+  double percentile_low;
+  double percentile_high;
+  // The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels).
+  double out_low;
+  double out_high;
+} SegIntensity;
+
 // Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
 // string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
 typedef void (*SegLogCallback)(int32_t level, const char *message, void *user_data);
@@ -452,8 +507,10 @@ typedef struct SegOptions {
   // Model files and in-memory models larger than this are refused before they are read
   // (`SEG_MODEL_INVALID`); 0 = default 2 GiB (ONNX's protobuf limit).
   uint64_t max_model_bytes;
-  // Memory budget of one call's own buffers (input tensors, score maps, tiles); a call that would
-  // need more is refused with `SEG_OUT_OF_MEMORY` before anything is allocated. 0 = default 8 GiB.
+  // Memory budget of one UNet call: segrt's own buffers (input tensors, score maps, tiles) and ONNX
+  // Runtime's working memory for its runs, which the first run of a model at an input size measures
+  // (one tile); tile batches then shrink to what fits. A call that cannot fit is refused with
+  // `SEG_OUT_OF_MEMORY` and the figures. 0 = default 8 GiB. The model's weights are not counted.
   uint64_t max_memory_bytes;
   // UTF-8 name of the UNet output to read when the model has several, or NULL for the only
   // segmentation map (a float output with the input's spatial size). Only read during `seg_create*`.
@@ -472,16 +529,18 @@ typedef struct SegOptions {
 
 // A borrowed image. The pixels are only read, and only during the call.
 typedef struct SegImage {
-  // First byte of row 0 (the top row). For PLANAR_RGB8: the R plane.
+  // First byte of row 0 (the top row). For the planar formats: the R plane. 16-bit and float
+  // values are little-endian and may lie at any address (no alignment is assumed).
   const uint8_t *data;
   int32_t width;
   int32_t height;
   // Bytes from the start of one row to the next; 0 = tightly packed. Negative for bottom-up
-  // buffers (then `data` still points at the top row). For PLANAR_RGB8: the stride of each plane.
+  // buffers (then `data` still points at the top row). For the planar formats: the stride of each
+  // plane. For 16-bit and float formats a multiple of the value size (2 or 4 bytes).
   int32_t stride;
   // A `SegPixelFormat` value.
   int32_t format;
-  // PLANAR_RGB8 only: the G and B planes (NULL otherwise).
+  // Planar formats only: the G and B planes (NULL otherwise).
   const uint8_t *plane1;
   const uint8_t *plane2;
 } SegImage;
@@ -762,6 +821,38 @@ SegStatus seg_control_set_progress(struct SegCallControl *control,
 // # Safety
 // Any value may be passed.
 SegStatus seg_control_free(struct SegCallControl *control);
+
+// Fills `*intensity` with the defaults: bits 0 (all), slope 1, intercept 0, range
+// `SEG_INTENSITY_MIN_MAX`, percentiles 0.5..99.5, output 0..255. Set `struct_size` first; only the
+// bytes it declares are written. Thread safety: any thread.
+//
+// # Safety
+// `intensity` must be NULL or point to `intensity->struct_size` writable bytes.
+SegStatus seg_intensity_default(struct SegIntensity *intensity);
+
+// Sets `*intensity` to the window given as centre and width (DICOM WindowCenter/WindowWidth):
+// `range = SEG_INTENSITY_WINDOW`, `low = centre - width/2`, `high = centre + width/2`; other fields
+// are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive or a value
+// that is not finite. Thread safety: any thread.
+//
+// # Safety
+// `intensity` must be NULL or point to `intensity->struct_size` readable and writable bytes.
+SegStatus seg_intensity_set_window(struct SegIntensity *intensity, double centre, double width);
+
+// Sets the intensity stage of `session` (UNet, SAM2 image or SAM2 video; for a video session it
+// applies to the frames every one of its tracks adds later). NULL = back to the default: 8-bit
+// images exactly as without the stage, 16-bit and float images by per-image min-max -> 0..255.
+// The settings are checked (`SEG_INVALID_ARGUMENT`, nothing changed) and copied; the caller keeps
+// `intensity`.
+//
+// Thread safety: any thread, at any time; a call already running keeps the setting it started with.
+// A SAM2 session's cached image encoding serves only calls under the setting it was encoded with:
+// a call that passes its image again encodes it under the new setting; a call that passes NULL
+// (the image set last) after a change is refused (`SEG_INVALID_ARGUMENT`).
+//
+// # Safety
+// `intensity` must be NULL or point to `intensity->struct_size` readable bytes.
+SegStatus seg_set_intensity(struct SegSession *session, const struct SegIntensity *intensity);
 
 // The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 // Wrappers check it before their first call.

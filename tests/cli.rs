@@ -730,3 +730,92 @@ fn track_user_mistakes_give_one_line() {
     }
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0, "a refused run wrote outputs");
 }
+
+/// A 16-bit colour PNG whose values lie in 128..2168, as CT stored values do (their high byte
+/// alone holds 0..8: a picture cut to it is all but black).
+fn ct_like_png(dir: &std::path::Path) -> (std::path::PathBuf, Vec<u8>) {
+    let p = sample("lesion_03.png");
+    let img = load_rgb(&p);
+    let wide: Vec<u16> = img.data.iter().map(|v| *v as u16 * 8 + 128).collect();
+    let path = dir.join("ct_like.png");
+    image::ImageBuffer::<image::Rgb<u16>, _>::from_raw(img.w as u32, img.h as u32, wide).unwrap().save(&path).unwrap();
+    (path, gt_for(&p))
+}
+
+#[test]
+fn sixteen_bit_files_keep_their_contrast_and_take_the_intensity_flags() {
+    let dir = tmp("ct");
+    let (png, truth) = ct_like_png(&dir);
+    let unet = |flags: &[&str]| -> (Vec<u8>, String) {
+        let out = dir.join("out");
+        let mut args = vec!["unet", "--model", model("demo_unet.onnx").to_str().unwrap().to_string().leak(), "--out"];
+        args.push(out.to_str().unwrap().to_string().leak());
+        args.extend_from_slice(flags);
+        args.push(png.to_str().unwrap().to_string().leak());
+        let (ok, _, err) = segrt(&args);
+        assert!(ok, "{err}");
+        (image::open(out.join("ct_like_mask.png")).unwrap().to_luma8().into_raw(), err)
+    };
+    // No flags: per-image min-max -> 0..255 keeps the picture.
+    let (mask, report) = unet(&[]);
+    assert!(report.contains("intensity: default"), "{report}");
+    assert!(iou(&mask, &truth) > 0.9, "default stage: IoU {}", iou(&mask, &truth));
+    // The DICOM way: rescale to "HU" (v - 1024), then the window that gives the 8-bit values back.
+    let (mask, report) = unet(&["--rescale", "1,-1024", "--range", "-896,1144"]);
+    assert!(report.contains("intensity: v * 1 + -1024, window -896..1144"), "{report}");
+    assert!(iou(&mask, &truth) > 0.9, "rescale + window: IoU {}", iou(&mask, &truth));
+    // A preset and the used bits reach the report; a value above them is an error naming the pixel.
+    let (_, report) = unet(&["--window", "soft-tissue", "--bits", "12"]);
+    assert!(report.contains("12 used bits, window -160..240 (centre 40, width 400)"), "{report}");
+    let out = dir.join("out");
+    let (ok, _, err) = segrt(&[
+        "unet",
+        "--model",
+        model("demo_unet.onnx").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--bits",
+        "10",
+        png.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("outside the 10 used bits"), "{err}");
+    // Flag mistakes are one line.
+    for (flags, expect) in [
+        (&["--window", "40,0"][..], "zero or negative width"),
+        (&["--window", "liver"][..], "presets soft-tissue, lung, bone, brain"),
+        (&["--percentiles", "99,1"][..], "percentiles 99..1"),
+        (&["--window", "40,400", "--range", "0,1"][..], "cannot be used with"),
+    ] {
+        let mut args = vec!["unet", "--model", "m.onnx"];
+        args.extend_from_slice(flags);
+        args.push("a.png");
+        let (ok, _, err) = segrt(&args);
+        assert!(!ok && err.contains(expect), "{flags:?}: {err}");
+    }
+}
+
+#[test]
+fn sam2_reads_a_16_bit_file_as_16_bits() {
+    let dir = tmp("ct-sam2");
+    let (png, _) = ct_like_png(&dir);
+    let sam = repo().join("models/sam2");
+    let mask = dir.join("mask.png");
+    let (ok, _, err) = segrt(&[
+        "sam2",
+        "--encoder",
+        sam.join("sam2_tiny_samexporter_encoder.onnx").to_str().unwrap(),
+        "--decoder",
+        sam.join("sam2_tiny_samexporter_decoder.onnx").to_str().unwrap(),
+        "--window",
+        "1148,2040",
+        "--point",
+        "100,100",
+        "--out",
+        mask.to_str().unwrap(),
+        png.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("RGB48; intensity: window 128..2168"), "{err}");
+    assert!(mask.exists());
+}

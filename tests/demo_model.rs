@@ -108,7 +108,8 @@ fn demo_model_on_gray_inputs() {
 
 #[test]
 fn demo_model_on_16_bit_files() {
-    // segrt takes 16-bit pictures as files (the CLI reads them to 8 bits): colour and gray PNGs.
+    // segrt takes 16-bit pictures as files (the CLI reads them as 16 bits and maps each by its own
+    // min-max to 0..255, the default intensity stage): colour and gray PNGs.
     let dir = tmp("in");
     let mut files = Vec::new();
     let mut truths = Vec::new();

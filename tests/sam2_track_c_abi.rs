@@ -669,3 +669,53 @@ fn record_sizes_at_their_extremes_are_refused_or_honoured() {
     println!("record sizes at their extremes: {refused} calls refused, {written} written");
     assert!(refused > 100 && written > 4);
 }
+
+/// Frames of 16-bit, signed 16-bit and float pixels, with the video session's window set to give
+/// the 8-bit values back, are tracked as the 8-bit frames; the window set on the session reaches
+/// its tracks, and a zero-width window is refused.
+#[test]
+fn wide_frames_through_the_sessions_window_give_the_8bit_masks() {
+    let frames = frames();
+    let (w, h) = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let run = |images: &[SegImage]| -> Vec<Vec<u8>> {
+        let t = track(&session, None);
+        let mut masks = Vec::new();
+        for (i, img) in images.iter().enumerate() {
+            if i == 0 {
+                let st = unsafe { seg_track_add_frame(t.0, img, ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) };
+                assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+                masks.extend(prompt(&t, 1, (w, h), 0, 1, &[click(60.0, 100.0, 1)], None).unwrap().masks);
+            } else {
+                let frame = with_outputs(1, (w, h), &mut |o, m, c, n, inf| unsafe {
+                    seg_track_next(t.0, img, o, std::mem::size_of::<SegTrackObject>(), m, c, n, inf, ptr::null_mut())
+                });
+                masks.extend(frame.unwrap_or_else(|e| panic!("{e:?}")).masks);
+            }
+        }
+        masks
+    };
+    let rgb = run(&frames[..3].iter().map(rgb_image).collect::<Vec<_>>());
+    let set_window = |low: f64, high: f64| {
+        let mut i: SegIntensity = unsafe { std::mem::zeroed() };
+        i.struct_size = std::mem::size_of::<SegIntensity>() as u32;
+        assert_eq!(unsafe { seg_intensity_default(&mut i) }, SegStatus::SEG_OK);
+        (i.range, i.low, i.high) = (SegIntensityRange::SEG_INTENSITY_WINDOW as i32, low, high);
+        unsafe { seg_set_intensity(session.0, &i) }
+    };
+    type Encode = fn(u8) -> Vec<u8>;
+    let cases: [(&str, SegPixelFormat, Encode, (f64, f64)); 3] = [
+        ("u16", SegPixelFormat::SEG_FORMAT_RGB48, |v| (v as u16 * 256 + 100).to_le_bytes().to_vec(), (100.0, 100.0 + 255.0 * 256.0)),
+        ("i16", SegPixelFormat::SEG_FORMAT_RGB48S, |v| (v as i16 * 16 - 2000).to_le_bytes().to_vec(), (-2000.0, -2000.0 + 255.0 * 16.0)),
+        ("f32", SegPixelFormat::SEG_FORMAT_RGB96F, |v| (v as f32 / 256.0).to_le_bytes().to_vec(), (0.0, 255.0 / 256.0)),
+    ];
+    for (name, format, encode, (low, high)) in cases {
+        let data: Vec<Vec<u8>> = frames[..3].iter().map(|f| f.data.iter().flat_map(|v| encode(*v)).collect()).collect();
+        let images: Vec<SegImage> = data.iter().map(|d| image_desc(d, w, h, 0, format)).collect();
+        assert_eq!(set_window(low, high), SegStatus::SEG_OK, "{}", last_error());
+        assert!(run(&images) == rgb, "{name}: masks differ from the 8-bit frames'");
+    }
+    assert_eq!(set_window(5.0, 5.0), SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(last_error().contains("zero or negative width"), "{}", last_error());
+    assert!(session_info(session.0)["intensity"].as_str().unwrap().contains("window 0..0.99609375"));
+}

@@ -539,6 +539,47 @@ namespace Segrt.Native
         [DllImport(__DllName, EntryPoint = "seg_track_state", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_track_state(SegTrack* track, SegTrackState* out_state);
 
+        /// <summary>
+        ///  Fills `*intensity` with the defaults: bits 0 (all), slope 1, intercept 0, range
+        ///  `SEG_INTENSITY_MIN_MAX`, percentiles 0.5..99.5, output 0..255. Set `struct_size` first; only the
+        ///  bytes it declares are written. Thread safety: any thread.
+        ///
+        ///  # Safety
+        ///  `intensity` must be NULL or point to `intensity-&gt;struct_size` writable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_intensity_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_intensity_default(SegIntensity* intensity);
+
+        /// <summary>
+        ///  Sets `*intensity` to the window given as centre and width (DICOM WindowCenter/WindowWidth):
+        ///  `range = SEG_INTENSITY_WINDOW`, `low = centre - width/2`, `high = centre + width/2`; other fields
+        ///  are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive or a value
+        ///  that is not finite. Thread safety: any thread.
+        ///
+        ///  # Safety
+        ///  `intensity` must be NULL or point to `intensity-&gt;struct_size` readable and writable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_intensity_set_window", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_intensity_set_window(SegIntensity* intensity, double centre, double width);
+
+        /// <summary>
+        ///  Sets the intensity stage of `session` (UNet, SAM2 image or SAM2 video; for a video session it
+        ///  applies to the frames every one of its tracks adds later). NULL = back to the default: 8-bit
+        ///  images exactly as without the stage, 16-bit and float images by per-image min-max -&gt; 0..255.
+        ///  The settings are checked (`SEG_INVALID_ARGUMENT`, nothing changed) and copied; the caller keeps
+        ///  `intensity`.
+        ///
+        ///  Thread safety: any thread, at any time; a call already running keeps the setting it started with.
+        ///  A SAM2 session's cached image encoding serves only calls under the setting it was encoded with:
+        ///  a call that passes its image again encodes it under the new setting; a call that passes NULL
+        ///  (the image set last) after a change is refused (`SEG_INVALID_ARGUMENT`).
+        ///
+        ///  # Safety
+        ///  `intensity` must be NULL or point to `intensity-&gt;struct_size` readable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_set_intensity", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_set_intensity(SegSession* session, SegIntensity* intensity);
+
 
     }
 
@@ -713,8 +754,10 @@ namespace Segrt.Native
         /// </summary>
         public ulong max_model_bytes;
         /// <summary>
-        ///  Memory budget of one call's own buffers (input tensors, score maps, tiles); a call that would
-        ///  need more is refused with `SEG_OUT_OF_MEMORY` before anything is allocated. 0 = default 8 GiB.
+        ///  Memory budget of one UNet call: segrt's own buffers (input tensors, score maps, tiles) and ONNX
+        ///  Runtime's working memory for its runs, which the first run of a model at an input size measures
+        ///  (one tile); tile batches then shrink to what fits. A call that cannot fit is refused with
+        ///  `SEG_OUT_OF_MEMORY` and the figures. 0 = default 8 GiB. The model's weights are not counted.
         /// </summary>
         public ulong max_memory_bytes;
         /// <summary>
@@ -747,14 +790,16 @@ namespace Segrt.Native
     internal unsafe partial struct SegImage
     {
         /// <summary>
-        ///  First byte of row 0 (the top row). For PLANAR_RGB8: the R plane.
+        ///  First byte of row 0 (the top row). For the planar formats: the R plane. 16-bit and float
+        ///  values are little-endian and may lie at any address (no alignment is assumed).
         /// </summary>
         public byte* data;
         public int width;
         public int height;
         /// <summary>
         ///  Bytes from the start of one row to the next; 0 = tightly packed. Negative for bottom-up
-        ///  buffers (then `data` still points at the top row). For PLANAR_RGB8: the stride of each plane.
+        ///  buffers (then `data` still points at the top row). For the planar formats: the stride of each
+        ///  plane. For 16-bit and float formats a multiple of the value size (2 or 4 bytes).
         /// </summary>
         public int stride;
         /// <summary>
@@ -762,7 +807,7 @@ namespace Segrt.Native
         /// </summary>
         public int format;
         /// <summary>
-        ///  PLANAR_RGB8 only: the G and B planes (NULL otherwise).
+        ///  Planar formats only: the G and B planes (NULL otherwise).
         /// </summary>
         public byte* plane1;
         public byte* plane2;
@@ -781,6 +826,62 @@ namespace Segrt.Native
         ///  Bytes per row; 0 = `width`.
         /// </summary>
         public int stride;
+    }
+
+    /// <summary>
+    ///  The intensity stage, applied to each image before the model's scale/mean/std:
+    ///
+    ///  1. values above the used `bits` are refused (`SEG_INVALID_ARGUMENT`); float NaN/Inf too;
+    ///  2. `v = stored * slope + intercept` (DICOM RescaleSlope/RescaleIntercept);
+    ///  3. `[low, high]` from `range`;
+    ///  4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
+    ///     (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
+    ///
+    ///  Start from `seg_intensity_default` (per-image min-max -&gt; 0..255, the stage 16-bit and float
+    ///  images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&amp;i);`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegIntensity
+    {
+        /// <summary>
+        ///  `sizeof(SegIntensity)` as the caller was compiled with.
+        /// </summary>
+        public uint struct_size;
+        /// <summary>
+        ///  Used bits of a 16-bit (or 8-bit) integer format, e.g. 12 for a Mono12 camera; 0 = all (default).
+        ///  An unsigned value above `2^bits - 1` (signed: outside `-2^(bits-1) .. 2^(bits-1) - 1`) is refused,
+        ///  never masked. Ignored for float formats. At most 16.
+        /// </summary>
+        public uint bits;
+        /// <summary>
+        ///  A `SegIntensityRange` value (default `SEG_INTENSITY_MIN_MAX`).
+        /// </summary>
+        public int range;
+        /// <summary>
+        ///  Must be 0.
+        /// </summary>
+        public uint reserved;
+        /// <summary>
+        ///  Modality rescale (default 1 and 0). Slope must not be 0.
+        /// </summary>
+        public double slope;
+        public double intercept;
+        /// <summary>
+        ///  `SEG_INTENSITY_WINDOW`: the window in rescaled units (`high &gt; low`; for centre/width use
+        ///  `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
+        /// </summary>
+        public double low;
+        public double high;
+        /// <summary>
+        ///  `SEG_INTENSITY_PERCENTILES`: 0..100, low &lt; high (default 0.5 and 99.5).
+        /// </summary>
+        public double percentile_low;
+        public double percentile_high;
+        /// <summary>
+        ///  The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels).
+        /// </summary>
+        public double out_low;
+        public double out_high;
     }
 
     /// <summary>

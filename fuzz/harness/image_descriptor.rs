@@ -53,11 +53,16 @@ fn session() -> &'static Handle {
 
 pub fn run(input: Input) {
     let s = session();
+    // Bytes per pixel of each format (of one plane for the planar ones: 5, 8, 11, 14).
     let bpp: i64 = match input.format {
         0 | 5 => 1,
         1 | 3 => 3,
         2 | 4 => 4,
-        _ => 4, // unknown formats: segrt must refuse them before reading
+        6 | 8 | 9 | 11 => 2,
+        7 | 10 => 6,
+        12 | 14 => 4,
+        13 => 12,
+        _ => 12, // unknown formats: segrt must refuse them before reading
     };
     let (w, h) = (input.width as i64, input.height as i64);
     // The memory this descriptor claims, if it is a sane one.
@@ -71,7 +76,7 @@ pub fn run(input: Input) {
     if claimed > MAX_SPAN {
         return;
     }
-    let planes = if input.planar || input.format == 5 { 3 } else { 1 };
+    let planes = if input.planar || matches!(input.format, 5 | 8 | 11 | 14) { 3 } else { 1 };
     let buffers: Vec<Vec<u8>> = (0..planes).map(|_| vec![input.fill; claimed.max(1) as usize]).collect();
     // A negative stride means the top row is the last in memory.
     let top = |b: &Vec<u8>| unsafe { b.as_ptr().add(if input.stride < 0 && claimed > 0 { (claimed - row) as usize } else { 0 }) };

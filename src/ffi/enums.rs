@@ -225,6 +225,25 @@ pub enum SegPixelFormat {
     SEG_FORMAT_RGBA32 = 4,
     /// Three separate 8-bit planes R, G, B (HALCON `get_image_pointer3`), each `stride` bytes per row.
     SEG_FORMAT_PLANAR_RGB8 = 5,
+    /// Unsigned 16-bit gray, little-endian (camera Mono10/12/16 unpacked, HALCON `uint2`); see
+    /// `SegIntensity` for how values reach the model.
+    SEG_FORMAT_GRAY16 = 6,
+    /// Unsigned 16-bit R,G,B, little-endian.
+    SEG_FORMAT_RGB48 = 7,
+    /// Three unsigned 16-bit planes R, G, B (data, plane1, plane2).
+    SEG_FORMAT_PLANAR_RGB16 = 8,
+    /// Signed 16-bit gray, two's complement, little-endian (CT after the modality rescale, HALCON `int2`).
+    SEG_FORMAT_GRAY16S = 9,
+    /// Signed 16-bit R,G,B, little-endian.
+    SEG_FORMAT_RGB48S = 10,
+    /// Three signed 16-bit planes R, G, B.
+    SEG_FORMAT_PLANAR_RGB16S = 11,
+    /// 32-bit float gray, little-endian (HALCON `real`); NaN and Inf are refused.
+    SEG_FORMAT_GRAY32F = 12,
+    /// 32-bit float R,G,B, little-endian.
+    SEG_FORMAT_RGB96F = 13,
+    /// Three 32-bit float planes R, G, B.
+    SEG_FORMAT_PLANAR_RGB32F = 14,
 }
 c_enum!(SegPixelFormat <=> PixelFormat, ErrorKind::UnsupportedFormat, "pixel format", {
     SEG_FORMAT_GRAY8 <=> Gray8,
@@ -233,6 +252,15 @@ c_enum!(SegPixelFormat <=> PixelFormat, ErrorKind::UnsupportedFormat, "pixel for
     SEG_FORMAT_RGB24 <=> Rgb24,
     SEG_FORMAT_RGBA32 <=> Rgba32,
     SEG_FORMAT_PLANAR_RGB8 <=> PlanarRgb8,
+    SEG_FORMAT_GRAY16 <=> Gray16,
+    SEG_FORMAT_RGB48 <=> Rgb48,
+    SEG_FORMAT_PLANAR_RGB16 <=> PlanarRgb16,
+    SEG_FORMAT_GRAY16S <=> Gray16S,
+    SEG_FORMAT_RGB48S <=> Rgb48S,
+    SEG_FORMAT_PLANAR_RGB16S <=> PlanarRgb16S,
+    SEG_FORMAT_GRAY32F <=> Gray32F,
+    SEG_FORMAT_RGB96F <=> Rgb96F,
+    SEG_FORMAT_PLANAR_RGB32F <=> PlanarRgb32F,
 });
 
 /// Which execution provider runs the model.

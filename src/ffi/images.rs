@@ -2,22 +2,24 @@
 //! takes them, checked before a byte is touched.
 
 use crate::error::{Error, Result};
-use crate::image::{check_size, plane_span, ImageView, MaskMut, PixelFormat};
+use crate::image::{check_size, check_stride, plane_span, ImageView, MaskMut, PixelFormat};
 
 /// A borrowed image. The pixels are only read, and only during the call.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct SegImage {
-    /// First byte of row 0 (the top row). For PLANAR_RGB8: the R plane.
+    /// First byte of row 0 (the top row). For the planar formats: the R plane. 16-bit and float
+    /// values are little-endian and may lie at any address (no alignment is assumed).
     pub data: *const u8,
     pub width: i32,
     pub height: i32,
     /// Bytes from the start of one row to the next; 0 = tightly packed. Negative for bottom-up
-    /// buffers (then `data` still points at the top row). For PLANAR_RGB8: the stride of each plane.
+    /// buffers (then `data` still points at the top row). For the planar formats: the stride of each
+    /// plane. For 16-bit and float formats a multiple of the value size (2 or 4 bytes).
     pub stride: i32,
     /// A `SegPixelFormat` value.
     pub format: i32,
-    /// PLANAR_RGB8 only: the G and B planes (NULL otherwise).
+    /// Planar formats only: the G and B planes (NULL otherwise).
     pub plane1: *const u8,
     pub plane2: *const u8,
 }
@@ -42,6 +44,7 @@ impl SegImage {
         let (w, h) = check_size(self.width as i64, self.height as i64, max_pixels)?;
         let format = PixelFormat::try_from(self.format)?;
         let stride = if self.stride == 0 { (w * format.bytes_per_pixel()) as isize } else { self.stride as isize };
+        check_stride(stride, format)?;
         let (lowest, span) = plane_span(w, h, format.bytes_per_pixel(), stride)?;
         let plane = |p: *const u8, what: &str| -> Result<&'a [u8]> {
             if p.is_null() {
@@ -52,13 +55,16 @@ impl SegImage {
             Ok(unsafe { std::slice::from_raw_parts(p.offset(lowest), span) })
         };
         if format.is_planar() {
-            ImageView::planar(
-                plane(self.data, "image data (R plane)")?,
-                plane(self.plane1, "image plane1 (G plane)")?,
-                plane(self.plane2, "image plane2 (B plane)")?,
+            ImageView::planes(
+                [
+                    plane(self.data, "image data (R plane)")?,
+                    plane(self.plane1, "image plane1 (G plane)")?,
+                    plane(self.plane2, "image plane2 (B plane)")?,
+                ],
                 w,
                 h,
                 stride,
+                format,
             )
         } else {
             ImageView::new(plane(self.data, "image data")?, w, h, stride, format)

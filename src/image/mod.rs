@@ -4,6 +4,7 @@
 //! upsampler uses (`bilinear`).
 
 pub mod bilinear;
+pub mod intensity;
 pub mod resize;
 pub mod tensor;
 pub mod upsample;
@@ -25,19 +26,90 @@ pub enum PixelFormat {
     Rgba32,
     /// Three separate 8-bit planes R, G, B (HALCON `get_image_pointer3`), each with the same stride.
     PlanarRgb8,
+    /// Unsigned 16-bit gray, little-endian (camera Mono10/12/16 unpacked, HALCON `uint2`).
+    Gray16,
+    /// Unsigned 16-bit R,G,B, little-endian.
+    Rgb48,
+    /// Three unsigned 16-bit planes R, G, B.
+    PlanarRgb16,
+    /// Signed 16-bit gray (two's complement), little-endian (CT in HU, HALCON `int2`).
+    Gray16S,
+    /// Signed 16-bit R,G,B, little-endian.
+    Rgb48S,
+    /// Three signed 16-bit planes R, G, B.
+    PlanarRgb16S,
+    /// 32-bit float gray, little-endian (HALCON `real`).
+    Gray32F,
+    /// 32-bit float R,G,B, little-endian.
+    Rgb96F,
+    /// Three 32-bit float planes R, G, B.
+    PlanarRgb32F,
+}
+
+/// The type of one stored value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sample {
+    U8,
+    U16,
+    I16,
+    F32,
+}
+
+impl Sample {
+    pub fn bytes(self) -> usize {
+        match self {
+            Sample::U8 => 1,
+            Sample::U16 | Sample::I16 => 2,
+            Sample::F32 => 4,
+        }
+    }
 }
 
 impl PixelFormat {
     /// Bytes per pixel in one plane (interleaved formats: all channels).
     pub fn bytes_per_pixel(self) -> usize {
+        self.sample().bytes() * self.values_per_pixel()
+    }
+    /// Stored values per pixel in one plane.
+    fn values_per_pixel(self) -> usize {
+        use PixelFormat::*;
         match self {
-            PixelFormat::Gray8 | PixelFormat::PlanarRgb8 => 1,
-            PixelFormat::Bgr24 | PixelFormat::Rgb24 => 3,
-            PixelFormat::Bgra32 | PixelFormat::Rgba32 => 4,
+            Gray8 | PlanarRgb8 | Gray16 | PlanarRgb16 | Gray16S | PlanarRgb16S | Gray32F | PlanarRgb32F => 1,
+            Bgr24 | Rgb24 | Rgb48 | Rgb48S | Rgb96F => 3,
+            Bgra32 | Rgba32 => 4,
+        }
+    }
+    /// The type of each stored value.
+    pub fn sample(self) -> Sample {
+        use PixelFormat::*;
+        match self {
+            Gray8 | Bgr24 | Bgra32 | Rgb24 | Rgba32 | PlanarRgb8 => Sample::U8,
+            Gray16 | Rgb48 | PlanarRgb16 => Sample::U16,
+            Gray16S | Rgb48S | PlanarRgb16S => Sample::I16,
+            Gray32F | Rgb96F | PlanarRgb32F => Sample::F32,
+        }
+    }
+    /// Colours: 1 for gray, 3 for colour (alpha is not a colour).
+    pub fn colours(self) -> usize {
+        use PixelFormat::*;
+        match self {
+            Gray8 | Gray16 | Gray16S | Gray32F => 1,
+            _ => 3,
+        }
+    }
+    /// Where colour `c` (0 = R, 1 = G, 2 = B; gray: every colour is the gray value) is found:
+    /// `(plane, value index within the pixel)`.
+    pub fn colour_tap(self, c: usize) -> (usize, usize) {
+        use PixelFormat::*;
+        match self {
+            Gray8 | Gray16 | Gray16S | Gray32F => (0, 0),
+            Rgb24 | Rgba32 | Rgb48 | Rgb48S | Rgb96F => (0, c),
+            Bgr24 | Bgra32 => (0, 2 - c),
+            PlanarRgb8 | PlanarRgb16 | PlanarRgb16S | PlanarRgb32F => (c, 0),
         }
     }
     pub fn is_planar(self) -> bool {
-        self == PixelFormat::PlanarRgb8
+        matches!(self, PixelFormat::PlanarRgb8 | PixelFormat::PlanarRgb16 | PixelFormat::PlanarRgb16S | PixelFormat::PlanarRgb32F)
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -47,6 +119,15 @@ impl PixelFormat {
             PixelFormat::Rgb24 => "RGB24",
             PixelFormat::Rgba32 => "RGBA32",
             PixelFormat::PlanarRgb8 => "PLANAR_RGB8",
+            PixelFormat::Gray16 => "GRAY16",
+            PixelFormat::Rgb48 => "RGB48",
+            PixelFormat::PlanarRgb16 => "PLANAR_RGB16",
+            PixelFormat::Gray16S => "GRAY16S",
+            PixelFormat::Rgb48S => "RGB48S",
+            PixelFormat::PlanarRgb16S => "PLANAR_RGB16S",
+            PixelFormat::Gray32F => "GRAY32F",
+            PixelFormat::Rgb96F => "RGB96F",
+            PixelFormat::PlanarRgb32F => "PLANAR_RGB32F",
         }
     }
 }
@@ -85,6 +166,19 @@ pub fn plane_span(width: usize, height: usize, bytes_per_pixel: usize, stride: i
     Ok((lowest, rows_span))
 }
 
+/// Refuses a stride that is not a whole number of stored values (16-bit and float formats), so
+/// every row starts on a value.
+pub fn check_stride(stride: isize, format: PixelFormat) -> Result<()> {
+    let size = format.sample().bytes();
+    if stride % size as isize != 0 {
+        return Err(Error::invalid(format!(
+            "stride {stride} is not a multiple of {size} bytes, the size of one {} value: a row must start on a value",
+            format.name()
+        )));
+    }
+    Ok(())
+}
+
 /// Checks width/height against the pixel limit.
 pub fn check_size(width: i64, height: i64, max_pixels: u64) -> Result<(usize, usize)> {
     if width <= 0 || height <= 0 {
@@ -105,7 +199,7 @@ impl<'a> ImageView<'a> {
     /// The slice must start at the lowest-addressed byte of the image (for bottom-up images: the last row).
     pub fn new(data: &'a [u8], width: usize, height: usize, stride: isize, format: PixelFormat) -> Result<Self> {
         if format.is_planar() {
-            return Err(Error::new(ErrorKind::UnsupportedFormat, "PLANAR_RGB8 needs three planes: use ImageView::planar"));
+            return Err(Error::new(ErrorKind::UnsupportedFormat, format!("{} needs three planes: use ImageView::planes", format.name())));
         }
         Self::from_planes([data, data, data], width, height, stride, format)
     }
@@ -115,10 +209,19 @@ impl<'a> ImageView<'a> {
         Self::from_planes([r, g, b], width, height, stride, PixelFormat::PlanarRgb8)
     }
 
+    /// Three planes R, G, B of a planar `format` with the same size and stride (in bytes).
+    pub fn planes(planes: [&'a [u8]; 3], width: usize, height: usize, stride: isize, format: PixelFormat) -> Result<Self> {
+        if !format.is_planar() {
+            return Err(Error::new(ErrorKind::UnsupportedFormat, format!("{} is not a planar format", format.name())));
+        }
+        Self::from_planes(planes, width, height, stride, format)
+    }
+
     fn from_planes(planes: [&'a [u8]; 3], width: usize, height: usize, stride: isize, format: PixelFormat) -> Result<Self> {
         check_size(width as i64, height as i64, u64::MAX)?;
         let bpp = format.bytes_per_pixel();
         let stride = if stride == 0 { (width * bpp) as isize } else { stride };
+        check_stride(stride, format)?;
         let (lowest, span) = plane_span(width, height, bpp, stride)?;
         for p in &planes {
             if p.len() < span {
@@ -151,6 +254,23 @@ impl<'a> ImageView<'a> {
         let start = (self.layout.first_row as isize + y as isize * self.layout.stride) as usize;
         let len = self.width * self.format.bytes_per_pixel(); // per plane
         &self.planes[plane][start..start + len]
+    }
+
+    /// Colour `c` (0 = R, 1 = G, 2 = B; gray images: the gray value) of row `y` as floats, `width`
+    /// values into `out`. Values are read little-endian from bytes: any alignment works.
+    pub fn colour_row_into(&self, c: usize, y: usize, out: &mut Vec<f32>) {
+        let (plane, index) = self.format.colour_tap(c);
+        let sample = self.format.sample();
+        let (size, step) = (sample.bytes(), self.format.bytes_per_pixel());
+        let row = self.row(plane, y);
+        out.clear();
+        let values = row.chunks_exact(step).map(|px| &px[index * size..(index + 1) * size]);
+        match sample {
+            Sample::U8 => out.extend(values.map(|b| b[0] as f32)),
+            Sample::U16 => out.extend(values.map(|b| u16::from_le_bytes([b[0], b[1]]) as f32)),
+            Sample::I16 => out.extend(values.map(|b| i16::from_le_bytes([b[0], b[1]]) as f32)),
+            Sample::F32 => out.extend(values.map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        }
     }
 
     /// The whole plane as one slice when its rows are packed top-down (no padding, positive stride).
@@ -189,6 +309,7 @@ impl<'a> ImageView<'a> {
     /// Packed R,G,B bytes, `width * height * 3`, allocated fallibly. Gray is replicated to all
     /// three channels, alpha dropped.
     pub fn try_to_rgb8(&self) -> crate::Result<Vec<u8>> {
+        self.check_8bit()?;
         let mut out = crate::alloc::vec_of(self.width * self.height * 3, 0u8, "packed RGB pixels")?;
         for (y, dst) in out.chunks_exact_mut(self.width * 3).enumerate() {
             let px = dst.chunks_exact_mut(3);
@@ -202,6 +323,7 @@ impl<'a> ImageView<'a> {
                     let (r, g, b) = (self.row(0, y), self.row(1, y), self.row(2, y));
                     px.enumerate().for_each(|(x, d)| d.copy_from_slice(&[r[x], g[x], b[x]]))
                 }
+                _ => unreachable!("checked: 8-bit formats only"),
             }
         }
         Ok(out)
@@ -225,6 +347,7 @@ impl<'a> ImageView<'a> {
 
     /// Luminance (see [`luminance`]) into a reused buffer.
     pub fn to_gray8_into(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.check_8bit()?;
         out.clear();
         out.try_reserve_exact(self.width * self.height)
             .map_err(|_| crate::alloc::out_of_memory((self.width * self.height) as u64, "the luminance image"))?;
@@ -240,7 +363,16 @@ impl<'a> ImageView<'a> {
                     let (g, b) = (self.row(1, y), self.row(2, y));
                     out.extend(row.iter().zip(g).zip(b).map(|((r, g), b)| luminance(*r, *g, *b)))
                 }
+                _ => unreachable!("checked: 8-bit formats only"),
             }
+        }
+        Ok(())
+    }
+
+    /// The 8-bit conversions take 8-bit formats only: wider ones go through the intensity stage.
+    fn check_8bit(&self) -> Result<()> {
+        if self.format.sample() != Sample::U8 {
+            return Err(Error::internal(format!("{} pixels reached an 8-bit conversion without the intensity stage", self.format.name())));
         }
         Ok(())
     }

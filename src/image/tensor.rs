@@ -14,8 +14,9 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::error::{Error, Result};
-use crate::image::resize::{new_resizer, resize_plane_into};
-use crate::image::{ImageView, PixelFormat};
+use crate::image::intensity::{Intensity, Mapping};
+use crate::image::resize::{new_resizer, resize_f32_into, resize_plane_into};
+use crate::image::{ImageView, PixelFormat, Sample};
 use crate::options::{ChannelOrder, Options, ResizeFilter};
 
 /// Where the channel axis of a 4-D image tensor is.
@@ -59,7 +60,8 @@ pub struct TensorFormat {
     pub element: Element,
 }
 
-/// How pixel values become tensor values: `(v * scale - mean[c]) / std[c]` in the model's channel
+/// How pixel values become tensor values: the intensity stage `mapping` first (see
+/// [`crate::image::intensity`]), then `(v * scale - mean[c]) / std[c]` in the model's channel
 /// order, after resizing with `filter`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Normalisation {
@@ -68,11 +70,21 @@ pub struct Normalisation {
     pub std: [f32; 3],
     pub channel_order: ChannelOrder,
     pub filter: ResizeFilter,
+    /// The intensity stage resolved for the image (`intensity::mapping_for`). None: 8-bit pixels go
+    /// the 8-bit path unchanged; wider ones are mapped by the default stage, resolved on the image
+    /// given to `fill` (pipelines that cut an image into tiles resolve it on the whole image first).
+    pub mapping: Option<Mapping>,
 }
 
 impl From<&Options> for Normalisation {
     fn from(o: &Options) -> Self {
-        Normalisation { scale: o.scale, mean: o.mean, std: o.std, channel_order: o.channel_order, filter: o.resize_filter }
+        Normalisation { scale: o.scale, mean: o.mean, std: o.std, channel_order: o.channel_order, filter: o.resize_filter, mapping: None }
+    }
+}
+
+impl Normalisation {
+    pub fn with_mapping(self, mapping: Option<Mapping>) -> Self {
+        Normalisation { mapping, ..self }
     }
 }
 
@@ -182,9 +194,10 @@ impl Preprocessor {
         format: &TensorFormat,
         size: (usize, usize),
         options: &Options,
+        mapping: Option<Mapping>,
     ) -> Result<&TensorData> {
         self.start_batch(format, size, 1)?;
-        self.fill(0, image, format, size, &Normalisation::from(options), Fit::Resize)?;
+        self.fill(0, image, format, size, &Normalisation::from(options).with_mapping(mapping), Fit::Resize)?;
         Ok(&self.tensor)
     }
 
@@ -221,11 +234,18 @@ impl Preprocessor {
         norm: &Normalisation,
         fit: Fit,
     ) -> Result<()> {
-        let Preprocessor { resizer, gray, resized, packed, tensor } = self;
         let channels = format.channels;
         if channels != 1 && channels != 3 {
             return Err(Error::unsupported_model(format!("{channels} input channels")));
         }
+        let mapping = match norm.mapping {
+            None if image.format().sample() != Sample::U8 => Some(Intensity::default().resolve(image)?),
+            m => m,
+        };
+        if let Some(mapping) = mapping {
+            return self.fill_mapped(index, image, format, (mw, mh), norm, &mapping, fit);
+        }
+        let Preprocessor { resizer, gray, resized, packed, tensor } = self;
 
         // 1-channel models see luminance; everything else is resized in the host's own layout.
         let source = if channels == 1 && image.format() != PixelFormat::Gray8 {
@@ -262,14 +282,7 @@ impl Preprocessor {
             ChannelOrder::Bgr => 2 - c,
             ChannelOrder::Rgb => c,
         };
-        let taps: Vec<(usize, usize)> = (0..channels)
-            .map(|c| match source.format() {
-                PixelFormat::Gray8 => (0, 0),
-                PixelFormat::Rgb24 | PixelFormat::Rgba32 => (0, colour(c)),
-                PixelFormat::Bgr24 | PixelFormat::Bgra32 => (0, 2 - colour(c)),
-                PixelFormat::PlanarRgb8 => (colour(c), 0),
-            })
-            .collect();
+        let taps: Vec<(usize, usize)> = (0..channels).map(|c| source.format().colour_tap(colour(c))).collect();
         // One table per model channel folds scale, mean and std into a load.
         let luts: Vec<[f32; 256]> =
             (0..channels).map(|c| std::array::from_fn(|v| (v as f32 * norm.scale - norm.mean[c]) / norm.std[c])).collect();
@@ -286,6 +299,94 @@ impl Preprocessor {
             TensorData::U8(v) => {
                 let luts: Vec<[u8; 256]> = luts.iter().map(|l| l.map(|x| x.round().clamp(0.0, 255.0) as u8)).collect();
                 normalise(&mut v[index * item..(index + 1) * item], &luts, &taps, shape, row)
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Preprocessor {
+    /// [`Self::fill`] through the intensity stage: each colour read as floats (any sample type and
+    /// alignment), mapped, converted to luminance for 1-channel models (ITU-R 601-2 weights, in
+    /// float), resized in float with the same filter, then `(v * scale - mean) / std`.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_mapped(
+        &mut self,
+        index: usize,
+        image: &ImageView<'_>,
+        format: &TensorFormat,
+        (mw, mh): (usize, usize),
+        norm: &Normalisation,
+        mapping: &Mapping,
+        fit: Fit,
+    ) -> Result<()> {
+        let channels = format.channels;
+        let (w, h) = (image.width(), image.height());
+        let colours = if channels == 1 { 1 } else { 3 };
+        let what = "the mapped image";
+        let mut planes: Vec<Vec<f32>> = (0..colours).map(|_| alloc::vec_of(w * h, 0f32, what)).collect::<Result<_>>()?;
+        let mut row = Vec::new();
+        let source_colours = image.format().colours();
+        for y in 0..h {
+            if colours == 1 && source_colours == 3 {
+                const WEIGHTS: [f32; 3] = [0.299, 0.587, 0.114];
+                let dst = &mut planes[0][y * w..(y + 1) * w];
+                dst.fill(0.0);
+                for (c, weight) in WEIGHTS.iter().enumerate() {
+                    image.colour_row_into(c, y, &mut row);
+                    dst.iter_mut().zip(&row).for_each(|(d, v)| *d += weight * mapping.apply(*v));
+                }
+            } else {
+                for (c, plane) in planes.iter_mut().enumerate() {
+                    image.colour_row_into(c, y, &mut row);
+                    plane[y * w..(y + 1) * w].iter_mut().zip(&row).for_each(|(d, v)| *d = mapping.apply(*v));
+                }
+            }
+        }
+        let target = match fit {
+            Fit::Resize => Some((mw, mh)),
+            Fit::Place { width, height } => Some((width.min(mw), height.min(mh))),
+            Fit::Pad => None,
+        }
+        .filter(|t| *t != (w, h));
+        let (src_w, src_h) = target.unwrap_or((w, h));
+        if let Some(size) = target {
+            for plane in planes.iter_mut() {
+                let mut out = alloc::vec_of(size.0 * size.1, 0f32, "the resized mapped image")?;
+                resize_f32_into(plane, (w, h), &mut out, size, norm.filter)?;
+                *plane = out;
+            }
+        }
+        let colour = |c: usize| match (colours, norm.channel_order) {
+            (1, _) => 0,
+            (_, ChannelOrder::Bgr) => 2 - c,
+            (_, ChannelOrder::Rgb) => c,
+        };
+        let zero_edges = matches!(fit, Fit::Place { .. });
+        let item = mw * mh * channels;
+        // The value of model channel `c` at (x, y), None where zero padding lies.
+        let value = |c: usize, x: usize, y: usize| -> Option<f32> {
+            if zero_edges && (x >= src_w || y >= src_h) {
+                return None;
+            }
+            let v = planes[colour(c)][y.min(src_h - 1) * src_w + x.min(src_w - 1)];
+            Some((v * norm.scale - norm.mean[c]) / norm.std[c])
+        };
+        let at = |c: usize, x: usize, y: usize| match format.layout {
+            Layout::Nchw => c * mw * mh + y * mw + x,
+            Layout::Nhwc => (y * mw + x) * channels + c,
+        };
+        for c in 0..channels {
+            for y in 0..mh {
+                for x in 0..mw {
+                    let i = index * item + at(c, x, y);
+                    let v = value(c, x, y);
+                    match &mut self.tensor {
+                        TensorData::F32(t) => t[i] = v.unwrap_or(0.0),
+                        TensorData::F16(t) => t[i] = v.map(f16::from_f32).unwrap_or(f16::ZERO),
+                        TensorData::U8(t) => t[i] = v.map(|v| v.round().clamp(0.0, 255.0) as u8).unwrap_or(0),
+                    }
+                }
             }
         }
         Ok(())
@@ -411,7 +512,7 @@ mod tests {
                 options.channel_order = order;
                 let spec = spec(channels, layout, Element::F32, size);
                 let expected = reference(view, &spec, size, &options);
-                let got = pre.prepare(view, &spec, size, &options).unwrap();
+                let got = pre.prepare(view, &spec, size, &options, None).unwrap();
                 assert_eq!(*got, TensorData::F32(expected), "{:?} {channels} ch {layout:?} {order:?} {size:?}", view.format());
             }
         }
@@ -457,8 +558,14 @@ mod tests {
     fn placed_images_are_padded_with_zeros() {
         let gray = [10u8, 20, 30, 40];
         let view = ImageView::new(&gray, 2, 2, 0, PixelFormat::Gray8).unwrap();
-        let norm =
-            Normalisation { scale: 1.0, mean: [5.0; 3], std: [1.0; 3], channel_order: ChannelOrder::Rgb, filter: ResizeFilter::Bilinear };
+        let norm = Normalisation {
+            scale: 1.0,
+            mean: [5.0; 3],
+            std: [1.0; 3],
+            channel_order: ChannelOrder::Rgb,
+            filter: ResizeFilter::Bilinear,
+            mapping: None,
+        };
         let format = TensorFormat { channels: 1, layout: Layout::Nchw, element: Element::F32 };
         let TensorData::F32(v) = prepare(&view, &format, (3, 3), &norm, Fit::Place { width: 2, height: 2 }).unwrap() else { panic!() };
         assert_eq!(v, vec![5.0, 15.0, 0.0, 25.0, 35.0, 0.0, 0.0, 0.0, 0.0]);
@@ -466,5 +573,46 @@ mod tests {
         let norm = Normalisation { scale: 1.0, mean: [0.0; 3], std: [1.0; 3], ..norm };
         let TensorData::U8(v) = prepare(&view, &format, (2, 3), &norm, Fit::Place { width: 2, height: 2 }).unwrap() else { panic!() };
         assert_eq!(&v[..6], &[10, 20, 30, 40, 0, 0]);
+    }
+
+    #[test]
+    fn the_mapped_path_equals_the_8bit_path_where_no_resize_rounds() {
+        use crate::image::intensity::{Intensity, Range};
+        // 16-bit values that the window maps back to the 8-bit ones exactly; no resize (Pad, and Place
+        // at the image's size), so both paths compute the same floats, edges and layouts included.
+        let (w, h) = (5usize, 3usize);
+        let rgb = test_image(w, h);
+        let wide: Vec<u8> = rgb.iter().flat_map(|v| (*v as u16 * 256).to_le_bytes()).collect();
+        let narrow = ImageView::new(&rgb, w, h, 0, PixelFormat::Rgb24).unwrap();
+        let view = ImageView::new(&wide, w, h, 0, PixelFormat::Rgb48).unwrap();
+        let stage = Intensity { range: Range::Window { low: 0.0, high: 255.0 * 256.0 }, ..Intensity::default() };
+        let options = Options { mean: [0.1, 0.2, 0.3], std: [0.5, 0.25, 2.0], ..Options::default() };
+        let norm = Normalisation::from(&options);
+        let mapped = norm.with_mapping(Some(stage.resolve(&view).unwrap()));
+        for element in [Element::F32, Element::F16, Element::U8] {
+            for layout in [Layout::Nchw, Layout::Nhwc] {
+                for (channels, fit) in [(3, Fit::Pad), (3, Fit::Place { width: w, height: h }), (1, Fit::Pad)] {
+                    let format = TensorFormat { channels, layout, element };
+                    let norm =
+                        if element == Element::U8 { Normalisation { scale: 1.0, mean: [0.0; 3], std: [1.0; 3], ..norm } } else { norm };
+                    let mapped = Normalisation { mapping: mapped.mapping, ..norm };
+                    let want = prepare(&narrow, &format, (7, 4), &norm, fit).unwrap();
+                    let got = prepare(&view, &format, (7, 4), &mapped, fit).unwrap();
+                    if channels == 3 {
+                        assert_eq!(got, want, "{element:?} {layout:?} {fit:?}");
+                    } else {
+                        // Luminance: Pillow's fixed-point rounding against float weights.
+                        let (TensorData::F32(g), TensorData::F32(e)) = (&got, &want) else { continue };
+                        assert!(g.iter().zip(e).all(|(a, b)| (a - b).abs() <= 1.0 / 255.0 / 0.5 + 1e-5), "{layout:?}");
+                    }
+                }
+            }
+        }
+        // No setting: a 16-bit image gets per-image min-max to 0..255, never its high byte.
+        let low: Vec<u8> = [100u16, 200, 300, 400].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let view = ImageView::new(&low, 4, 1, 0, PixelFormat::Gray16).unwrap();
+        let format = TensorFormat { channels: 1, layout: Layout::Nchw, element: Element::U8 };
+        let raw = Normalisation { scale: 1.0, mean: [0.0; 3], std: [1.0; 3], ..norm };
+        assert_eq!(prepare(&view, &format, (4, 1), &raw, Fit::Pad).unwrap(), TensorData::U8(vec![0, 85, 170, 255]));
     }
 }

@@ -21,6 +21,7 @@ use crate::control::{self, Stage};
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::{read_model_file, Batch, Budget, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::intensity::{describe, mapping_for, Intensity, IntensitySetting, Mapping};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
 use crate::options::{Options, ThresholdMode, TileMode};
@@ -73,6 +74,7 @@ pub struct UnetSegmenter {
     outputs: Vec<TensorInfo>,
     sessions: SessionPool<Preprocessor>,
     normalisation: normalisation::Decision,
+    intensity: IntensitySetting,
 }
 
 /// What `seg_session_info` and `segrt info` report.
@@ -84,6 +86,8 @@ pub struct SessionInfo<'a> {
     pub interpretation: &'a UnetSpec,
     /// The pixel normalisation in use and where it came from (caller, model metadata, default).
     pub normalisation: &'a normalisation::Decision,
+    /// The intensity stage in use (before the normalisation), as its formula.
+    pub intensity: String,
     pub provider: &'a ProviderReport,
     pub intra_threads: String,
     /// The handle's sessions: cap, alive, busy, built, waits, memory per session.
@@ -121,7 +125,7 @@ impl UnetSegmenter {
         })?;
         let mut options = options;
         (options.scale, options.mean, options.std) = (normalisation.scale, normalisation.mean, normalisation.std);
-        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions, normalisation })
+        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions, normalisation, intensity: IntensitySetting::default() })
     }
 
     pub fn spec(&self) -> &UnetSpec {
@@ -133,6 +137,14 @@ impl UnetSegmenter {
     pub fn provider(&self) -> &ProviderReport {
         &self.sessions.provider
     }
+    /// The intensity stage for later runs (None = the default; see [`crate::image::intensity`]).
+    /// Any thread, any time: a run in progress keeps the setting it started with.
+    pub fn set_intensity(&self, intensity: Option<Intensity>) -> Result<()> {
+        self.intensity.set(intensity)
+    }
+    pub fn intensity(&self) -> Option<Intensity> {
+        self.intensity.get()
+    }
 
     pub fn info(&self) -> SessionInfo<'_> {
         SessionInfo {
@@ -141,6 +153,7 @@ impl UnetSegmenter {
             outputs: &self.outputs,
             interpretation: &self.spec,
             normalisation: &self.normalisation,
+            intensity: describe(self.intensity.get().as_ref()),
             provider: &self.sessions.provider,
             intra_threads: intra_threads_text(self.options.intra_threads),
             pool: self.sessions.stats(),
@@ -176,6 +189,8 @@ impl UnetSegmenter {
         if probability.as_ref().is_some_and(|p| p.len() < w * h) {
             return Err(Error::new(ErrorKind::BufferTooSmall, format!("the probability buffer needs {} floats", w * h)));
         }
+        // Resolved on the whole image: every tile maps alike.
+        let mapping = mapping_for(self.intensity.get().as_ref(), image)?;
         let tile = self.tile_size();
         let tiled = match self.options.tile_mode {
             TileMode::Off => false,
@@ -183,9 +198,9 @@ impl UnetSegmenter {
             TileMode::Auto => w > 2 * tile.0 || h > 2 * tile.1,
         };
         if tiled {
-            self.segment_tiled(image, tile, mask, probability)
+            self.segment_tiled(image, tile, mask, probability, mapping)
         } else {
-            self.segment_whole(image, mask, probability)
+            self.segment_whole(image, mask, probability, mapping)
         }
     }
 
@@ -196,7 +211,13 @@ impl UnetSegmenter {
     }
 
     /// The whole image resized to the model's input: one run.
-    fn segment_whole(&self, image: &ImageView<'_>, mask: &mut MaskMut<'_>, probability: Option<&mut [f32]>) -> Result<UnetRun> {
+    fn segment_whole(
+        &self,
+        image: &ImageView<'_>,
+        mask: &mut MaskMut<'_>,
+        probability: Option<&mut [f32]>,
+        mapping: Option<Mapping>,
+    ) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
         let size = self.spec.model_size((w, h), &self.options);
         check_size(size.0 as i64, size.1 as i64, self.options.max_pixels).map_err(|e| e.context("model input size"))?;
@@ -211,7 +232,7 @@ impl UnetSegmenter {
         control::progress(Stage::Run, 0.0)?;
         let infer = || {
             self.infer(|pre| {
-                pre.prepare(image, &self.spec.tensor_format(), size, &self.options)?;
+                pre.prepare(image, &self.spec.tensor_format(), size, &self.options, mapping)?;
                 Ok(self.spec.input_shape(size.0, size.1))
             })
         };
@@ -244,6 +265,7 @@ impl UnetSegmenter {
         (tw, th): (usize, usize),
         mask: &mut MaskMut<'_>,
         probability: Option<&mut [f32]>,
+        mapping: Option<Mapping>,
     ) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
         check_size(tw as i64, th as i64, self.options.max_pixels).map_err(|e| e.context("tile size"))?;
@@ -286,7 +308,7 @@ impl UnetSegmenter {
             item: "tile",
         };
         let format = self.spec.tensor_format();
-        let norm = Normalisation::from(&self.options);
+        let norm = Normalisation::from(&self.options).with_mapping(mapping);
 
         let mut blend = Blend::new(classes, (w, h), &grid)?;
         let (mut pre_ms, mut run_ms, mut post_ms) = (0.0, 0.0, 0.0);

@@ -19,6 +19,7 @@ const FFI_FILES: &[&str] = &[
     "src/ffi/track.rs",
     "src/ffi/options.rs",
     "src/ffi/images.rs",
+    "src/ffi/intensity.rs",
     "src/ffi/sam2_types.rs",
     "src/ffi/track_types.rs",
     "src/ffi/enums.rs",

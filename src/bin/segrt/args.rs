@@ -144,3 +144,81 @@ pub fn parse_provider(s: &str) -> CliResult<(Provider, i32)> {
         }
     }
 }
+
+/// The intensity stage (see docs/src/guide/images.md): how 16-bit and float pixels, or 8-bit ones
+/// when a flag is given, become the values the model's normalisation sees.
+#[derive(clap::Args, Clone, Default, Debug, PartialEq)]
+pub struct IntensityArgs {
+    /// Window: CENTRE,WIDTH (low = C - W/2, high = C + W/2, in rescaled units), or a CT preset:
+    /// soft-tissue (40,400), lung (-600,1500), bone (400,1800), brain (40,80); values outside are clipped
+    #[arg(long, value_name = "C,W|PRESET", allow_hyphen_values = true, conflicts_with_all = ["range", "percentiles"])]
+    pub window: Option<String>,
+    /// Window as LOW,HIGH (MONAI a_min,a_max), or "none" to pass raw (rescaled) values through, or
+    /// "min-max" for the image's own minimum and maximum
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true, conflicts_with = "percentiles")]
+    pub range: Option<String>,
+    /// The image's LO,HI percentiles as the window, e.g. 0.5,99.5
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub percentiles: Option<String>,
+    /// Modality rescale before the window: v = stored * SLOPE + INTERCEPT (DICOM RescaleSlope, RescaleIntercept)
+    #[arg(long, value_name = "SLOPE,INTERCEPT", allow_hyphen_values = true)]
+    pub rescale: Option<String>,
+    /// Used bits of 16-bit pixels (e.g. 12); a value above 2^N - 1 is an error [default: all]
+    #[arg(long, value_name = "N", value_parser = count)]
+    pub bits: Option<usize>,
+    /// Output range of the window [default: 0,255, so --scale/--mean/--std apply as to 8-bit pixels]
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
+    pub out_range: Option<String>,
+}
+
+impl IntensityArgs {
+    /// The stage the flags ask for; None when no flag is given (segrt's default stage).
+    pub fn intensity(&self) -> CliResult<Option<segrt::image::intensity::Intensity>> {
+        use segrt::image::intensity::{window, Intensity, Range, CT_PRESETS};
+        if *self == IntensityArgs::default() {
+            return Ok(None);
+        }
+        let pair = |s: &str, what: &str| -> CliResult<(f64, f64)> {
+            let v = parse_numbers(s, what, &[2])?;
+            Ok((v[0] as f64, v[1] as f64))
+        };
+        let mut i = Intensity::default();
+        if let Some(w) = &self.window {
+            i.range = match CT_PRESETS.iter().find(|p| p.0.eq_ignore_ascii_case(w.trim())) {
+                Some((_, c, width)) => window(*c, *width),
+                None => {
+                    let (c, width) = pair(w, "--window").map_err(|e| {
+                        let names: Vec<&str> = CT_PRESETS.iter().map(|p| p.0).collect();
+                        format!("{e} (or one of the presets {})", names.join(", "))
+                    })?;
+                    window(c, width)
+                }
+            };
+        }
+        if let Some(r) = &self.range {
+            i.range = match r.trim() {
+                "none" => Range::None,
+                "min-max" => Range::MinMax,
+                _ => {
+                    let (low, high) = pair(r, "--range")?;
+                    Range::Window { low, high }
+                }
+            };
+        }
+        if let Some(p) = &self.percentiles {
+            let (low, high) = pair(p, "--percentiles")?;
+            i.range = Range::Percentiles { low, high };
+        }
+        if let Some(r) = &self.rescale {
+            (i.slope, i.intercept) = pair(r, "--rescale")?;
+        }
+        if let Some(b) = self.bits {
+            i.bits = b.min(u32::MAX as usize) as u32;
+        }
+        if let Some(o) = &self.out_range {
+            (i.out_low, i.out_high) = pair(o, "--out-range")?;
+        }
+        i.validate().map_err(|e| e.message)?;
+        Ok(Some(i))
+    }
+}

@@ -119,3 +119,54 @@ pub fn create_parent_folders<'a>(files: impl IntoIterator<Item = &'a PathBuf>) -
     }
     Ok(())
 }
+
+/// A decoded image's pixels as segrt takes them, never narrowed: 8-bit gray and colour as GRAY8 and
+/// RGB24, 16-bit ones (PNG, TIFF) as GRAY16 and RGB48, float ones as RGB96F (alpha dropped).
+pub struct Pixels {
+    pub bytes: Vec<u8>,
+    pub width: usize,
+    pub height: usize,
+    pub format: segrt::PixelFormat,
+}
+
+impl Pixels {
+    pub fn of(img: &DynamicImage) -> Pixels {
+        use segrt::PixelFormat;
+        let le16 = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (bytes, format) = match img {
+            DynamicImage::ImageLuma8(g) => (g.as_raw().clone(), PixelFormat::Gray8),
+            DynamicImage::ImageLuma16(g) => (le16(g.as_raw()), PixelFormat::Gray16),
+            DynamicImage::ImageLumaA16(_) => (le16(img.to_luma16().as_raw()), PixelFormat::Gray16),
+            DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgba16(_) => (le16(img.to_rgb16().as_raw()), PixelFormat::Rgb48),
+            DynamicImage::ImageRgb32F(_) | DynamicImage::ImageRgba32F(_) => {
+                (img.to_rgb32f().as_raw().iter().flat_map(|x| x.to_le_bytes()).collect(), PixelFormat::Rgb96F)
+            }
+            _ => (img.to_rgb8().into_raw(), PixelFormat::Rgb24),
+        };
+        Pixels { bytes, width: img.width() as usize, height: img.height() as usize, format }
+    }
+
+    pub fn view(&self) -> CliResult<segrt::ImageView<'_>> {
+        Ok(segrt::ImageView::new(&self.bytes, self.width, self.height, 0, self.format).map_err(|e| e.to_string())?)
+    }
+
+    /// "16-bit gray" etc., for the report.
+    pub fn describe(&self) -> &'static str {
+        self.format.name()
+    }
+}
+
+/// The image as 8-bit RGB for overlays: 8-bit images as they are, wider ones stretched from their
+/// own minimum..maximum (never cut to their high byte).
+pub fn display_rgb(img: &DynamicImage) -> RgbImage {
+    match img {
+        DynamicImage::ImageLuma16(_) | DynamicImage::ImageLumaA16(_) | DynamicImage::ImageRgb16(_) | DynamicImage::ImageRgba16(_) => {
+            let rgb = img.to_rgb16();
+            let (lo, hi) = rgb.as_raw().iter().fold((u16::MAX, 0u16), |(a, b), v| (a.min(*v), b.max(*v)));
+            let span = (hi.saturating_sub(lo)).max(1) as f32;
+            let bytes = rgb.as_raw().iter().map(|v| ((v - lo) as f32 / span * 255.0).round() as u8).collect();
+            RgbImage::from_raw(img.width(), img.height(), bytes).unwrap_or_else(|| img.to_rgb8())
+        }
+        _ => img.to_rgb8(),
+    }
+}

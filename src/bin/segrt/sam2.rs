@@ -7,10 +7,10 @@ use std::time::Instant;
 use image::GrayImage;
 
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
-use segrt::{ImageView, Options, PixelFormat};
+use segrt::Options;
 
-use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs};
-use crate::files::{create_parent_folders, decode, make_overlay, same_file_name};
+use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs, IntensityArgs};
+use crate::files::{create_parent_folders, decode, display_rgb, make_overlay, same_file_name, Pixels};
 use crate::CliResult;
 
 #[derive(clap::Args)]
@@ -76,6 +76,8 @@ pub struct Sam2Args {
     /// --everything: remove holes and specks of at most N pixels of the decoder's mask resolution (0 = off)
     #[arg(long, default_value_t = 0, value_name = "N", requires = "everything", allow_negative_numbers = true, value_parser = count)]
     min_mask_region_area: usize,
+    #[command(flatten)]
+    intensity: IntensityArgs,
 }
 
 pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
@@ -99,7 +101,9 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let t = Instant::now();
+    let intensity = args.intensity.intensity()?;
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    sam.set_intensity(intensity).map_err(|e| e.to_string())?;
     let info = sam.info();
     note!(
         "models loaded in {:.1} ms; convention {}; provider {}; model cache: encoder {}, decoder {}",
@@ -110,9 +114,10 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         info.decoder_cache.status.as_str()
     );
     let img = decode(&args.image)?;
-    let rgb = img.to_rgb8();
-    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let view = ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24).map_err(|e| e.to_string())?;
+    let pixels = Pixels::of(&img);
+    let (w, h) = (pixels.width, pixels.height);
+    let view = pixels.view()?;
+    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), info.intensity);
     let mut out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
     report_click(&out, "click");
     if args.refine {
@@ -123,7 +128,7 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let mask = GrayImage::from_raw(w as u32, h as u32, out.mask).ok_or("mask size mismatch")?;
     mask.save(&args.out).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     if let Some(path) = &args.overlay {
-        make_overlay(&rgb, &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        make_overlay(&display_rgb(&img), &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     note!("mask written to {}", args.out.display());
     Ok(())
@@ -149,7 +154,9 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let t = Instant::now();
+    let intensity = args.intensity.intensity()?;
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    sam.set_intensity(intensity).map_err(|e| e.to_string())?;
     note!(
         "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
         t.elapsed().as_secs_f64() * 1e3,
@@ -158,9 +165,11 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
     let img = decode(&args.image)?;
-    let rgb = img.to_rgb8();
-    let (w, h) = (rgb.width() as usize, rgb.height() as usize);
-    let view = ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24).map_err(|e| e.to_string())?;
+    let rgb = display_rgb(&img);
+    let pixels = Pixels::of(&img);
+    let (w, h) = (pixels.width, pixels.height);
+    let view = pixels.view()?;
+    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().intensity);
     let (result, _) = sam.everything(Some(&view), &opts).map_err(|e| e.to_string())?;
     let s = &result.stats;
     note!(

@@ -11,10 +11,10 @@ use image::GrayImage;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
-use segrt::{ImageView, Options, PixelFormat};
+use segrt::Options;
 
-use crate::args::{count, parse_numbers, ArenaArgs};
-use crate::files::{decode, file_name, list_images, make_overlay, output_names, stem, IMAGE_EXTENSIONS};
+use crate::args::{count, parse_numbers, ArenaArgs, IntensityArgs};
+use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, stem, Pixels, IMAGE_EXTENSIONS};
 use crate::{print_line, CliResult};
 
 #[derive(clap::Args)]
@@ -64,6 +64,8 @@ pub struct TrackArgs {
     threads: usize,
     #[command(flatten)]
     arena: ArenaArgs,
+    #[command(flatten)]
+    intensity: IntensityArgs,
 }
 
 /// The clicks of one object on one frame (the tracker takes them in one call).
@@ -296,7 +298,10 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     let names = output_names(&files)?;
     let t = Instant::now();
     let options = Options { ort_path: ort, intra_threads: args.threads, arena: args.arena.policy(), ..Options::default() };
+    let intensity = args.intensity.intensity()?;
     let model = Arc::new(VideoModel::from_dir(&args.models, options).map_err(|e| format!("{}: {e}", args.models.display()))?);
+    model.set_intensity(intensity).map_err(|e| e.to_string())?;
+    note!("intensity: {}", model.info().intensity);
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.
     let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep) })?;
@@ -322,9 +327,11 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut records = Vec::with_capacity(files.len());
     for (t, (path, name)) in files.iter().zip(&names).enumerate() {
-        let img = decode(path)?.to_rgb8();
-        let (w, h) = (img.width() as usize, img.height() as usize);
-        let view = ImageView::new(img.as_raw(), w, h, 0, PixelFormat::Rgb24).map_err(|e| format!("{}: {e}", path.display()))?;
+        let decoded = decode(path)?;
+        let img = display_rgb(&decoded);
+        let pixels = Pixels::of(&decoded);
+        let (w, h) = (pixels.width, pixels.height);
+        let view = pixels.view().map_err(|e| format!("{}: {e}", path.display()))?;
         let t0 = Instant::now();
         let added = tracker.add_frame(&view).map_err(|e| format!("{}: {e}", path.display()))?;
         debug_assert_eq!(added, t);

@@ -7,10 +7,10 @@ use image::{DynamicImage, GrayImage};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
-use segrt::{ImageView, Options, PixelFormat, UnetSegmenter};
+use segrt::{Options, UnetSegmenter};
 
-use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, ModelArgs};
-use crate::files::{decode, file_name, list_images, make_overlay, output_names};
+use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, IntensityArgs, ModelArgs};
+use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels};
 use crate::CliResult;
 
 #[derive(clap::Args)]
@@ -63,6 +63,8 @@ pub struct UnetArgs {
     arena: ArenaArgs,
     #[command(flatten)]
     model_args: ModelArgs,
+    #[command(flatten)]
+    intensity: IntensityArgs,
     /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
     /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
     /// extension added (l05_jpg_mask.png, l05_bmp_mask.png)
@@ -71,6 +73,7 @@ pub struct UnetArgs {
 }
 
 pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
+    let intensity = args.intensity.intensity()?;
     let options = unet_options(&args, ort)?;
     let inputs = list_images(&args.inputs)?;
     if inputs.is_empty() {
@@ -78,8 +81,10 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     }
     let names = output_names(&inputs)?;
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
+    seg.set_intensity(intensity).map_err(|e| e.to_string())?;
     let p = seg.provider();
     note!("model loaded in {load_ms:.1} ms; provider {}; model cache {}", p.in_use, seg.info().cache.status.as_str());
+    note!("intensity: {}", seg.info().intensity);
     if let Some(reason) = &p.fallback_reason {
         note!("warning: running on the CPU: {reason}");
     }
@@ -159,20 +164,12 @@ pub fn load_segmenter(model: &Path, options: Options) -> CliResult<(UnetSegmente
     Ok((seg, t.elapsed().as_secs_f64() * 1e3))
 }
 
-/// Gray files go in as GRAY8, everything else as RGB24.
+/// The file's pixels as they are (see [`Pixels`]): 8-bit gray as GRAY8, 16-bit gray as GRAY16,
+/// 16-bit colour as RGB48, everything else as RGB24.
 pub fn segment_image(seg: &UnetSegmenter, img: &DynamicImage) -> CliResult<(GrayImage, segrt::unet::RunStats)> {
     let (w, h) = (img.width() as usize, img.height() as usize);
-    let gray;
-    let rgb;
-    let view = if matches!(img, DynamicImage::ImageLuma8(_) | DynamicImage::ImageLuma16(_)) {
-        gray = img.to_luma8();
-        ImageView::new(gray.as_raw(), w, h, 0, PixelFormat::Gray8)
-    } else {
-        rgb = img.to_rgb8();
-        ImageView::new(rgb.as_raw(), w, h, 0, PixelFormat::Rgb24)
-    }
-    .map_err(|e| e.to_string())?;
-    let s = seg.segment(&view, false).map_err(|e| e.to_string())?;
+    let pixels = Pixels::of(img);
+    let s = seg.segment(&pixels.view()?, false).map_err(|e| e.to_string())?;
     let mask = GrayImage::from_raw(w as u32, h as u32, s.mask).ok_or("mask size mismatch")?;
     Ok((mask, s.run.stats))
 }
@@ -183,7 +180,7 @@ pub fn write_outputs(out: &Path, name: &str, img: &DynamicImage, mask: &GrayImag
     mask.save(&mask_path).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
     if overlay {
         let path = out.join(format!("{name}_overlay.png"));
-        make_overlay(&img.to_rgb8(), mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        make_overlay(&display_rgb(img), mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(mask_path)
 }

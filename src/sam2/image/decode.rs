@@ -14,6 +14,7 @@ use super::{ms, no_image, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Stats};
 use crate::alloc;
 use crate::engine::{self, io::f32_output};
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::intensity::image_key;
 use crate::image::resize::resize_f32;
 use crate::image::upsample::{threshold_into, upsampled_mask};
 use crate::image::{check_size, ImageView, MaskMut};
@@ -64,13 +65,16 @@ impl Sam2Segmenter {
             return Err(Error::invalid(format!("mask_input must hold {lw}x{lh} = {} low-res logits", lw * lh)));
         }
         // The state is read once: the cached embedding (when it serves) and the previous logits.
-        let key = image.map(|img| check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| img.content_hash()));
+        let setting = self.intensity();
+        let key = image.map(|img| {
+            check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| image_key(img, setting.as_ref()))
+        });
         let key = key.transpose()?;
         // Check what can be checked before paying for (or waiting for) an encoder run.
         if let Some((w, h)) = image.map(|img| (img.width(), img.height())).or_else(|| self.cached_image_size()) {
             size_check((w, h))?;
         }
-        let (embedding, encoder_stats) = self.embedding_for(image, key, false)?;
+        let (embedding, encoder_stats) = self.embedding_for(image, key, false, setting.as_ref())?;
         let (w, h) = (embedding.width, embedding.height);
         size_check((w, h))?;
         let previous = self.state().previous.clone();

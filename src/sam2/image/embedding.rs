@@ -10,6 +10,7 @@ use super::{ms, no_image, Sam2Segmenter, Sam2Stats};
 use crate::control::{self, Stage};
 use crate::engine::{self, io::f32_output};
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::intensity::{image_key, mapping_for, Intensity};
 use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
 use crate::image::{check_size, ImageView};
 use crate::options::{ChannelOrder, ResizeFilter};
@@ -26,6 +27,13 @@ pub(super) struct Embedding {
     pub(super) width: usize,
     pub(super) height: usize,
     pub(super) features: Vec<FeatureMap>,
+    /// The intensity setting it was encoded under (`setting_key`).
+    pub(super) setting: u64,
+}
+
+/// A number for an intensity setting (0 = none set).
+pub(super) fn setting_key(setting: Option<&Intensity>) -> u64 {
+    setting.map_or(0, |i| i.key().max(1))
 }
 
 impl Sam2Segmenter {
@@ -35,7 +43,9 @@ impl Sam2Segmenter {
     /// wait only for the rest of this encode; setting a newer image cancels this one.
     pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
         check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
-        let (_, stats) = self.embedding_for(Some(image), Some(image.content_hash()), true)?;
+        let setting = self.intensity.get();
+        let key = image_key(image, setting.as_ref());
+        let (_, stats) = self.embedding_for(Some(image), Some(key), true, setting.as_ref())?;
         Ok((stats.encoder_preprocess_ms, stats.encoder_ms))
     }
 
@@ -44,11 +54,31 @@ impl Sam2Segmenter {
     /// `set_last` (a `set_image` call) makes the image the image set last, cancelling an encode of
     /// another image set before; a call that carries its image never cancels another's encode, and
     /// when the encode it waited for is cancelled it encodes its image itself.
+    /// `key` is the image's key under `setting` (`intensity::image_key`), the intensity setting the
+    /// call took at its start; the image set last (`image` None) serves only under the setting it
+    /// was encoded with.
     pub(super) fn embedding_for(
         &self,
         image: Option<&ImageView<'_>>,
         key: Option<u64>,
         set_last: bool,
+        setting: Option<&Intensity>,
+    ) -> Result<(Arc<Embedding>, Sam2Stats)> {
+        let found = self.embedding_lookup(image, key, set_last, setting)?;
+        if image.is_none() && found.0.setting != setting_key(setting) {
+            return Err(Error::invalid(
+                "the intensity setting changed since the image was set: pass the image again to encode it under the new setting",
+            ));
+        }
+        Ok(found)
+    }
+
+    fn embedding_lookup(
+        &self,
+        image: Option<&ImageView<'_>>,
+        key: Option<u64>,
+        set_last: bool,
+        setting: Option<&Intensity>,
     ) -> Result<(Arc<Embedding>, Sam2Stats)> {
         let reused = Sam2Stats { encoder_reused: true, ..Sam2Stats::default() };
         loop {
@@ -99,9 +129,9 @@ impl Sam2Segmenter {
             };
             let image = image.expect("an encode starts only with an image");
             let result = if set_last {
-                control::also(started.superseded.clone(), || self.encode(image, started.key))
+                control::also(started.superseded.clone(), || self.encode(image, started.key, setting))
             } else {
-                self.encode(image, started.key)
+                self.encode(image, started.key, setting)
             };
             {
                 let mut state = self.state();
@@ -136,12 +166,12 @@ impl Sam2Segmenter {
 
     /// Runs the encoder on `image` (without holding the state lock: clicks on the cached image go
     /// on meanwhile).
-    fn encode(&self, image: &ImageView<'_>, key: u64) -> Result<(Arc<Embedding>, Sam2Stats)> {
+    fn encode(&self, image: &ImageView<'_>, key: u64, setting: Option<&Intensity>) -> Result<(Arc<Embedding>, Sam2Stats)> {
         let t0 = Instant::now();
         let mut t1 = t0;
-        let features = self.run_encoder(image, &mut t1)?;
+        let features = self.run_encoder(image, &mut t1, setting)?;
         let stats = Sam2Stats { encoder_preprocess_ms: ms(t0, t1), encoder_ms: ms(t1, Instant::now()), ..Sam2Stats::default() };
-        Ok((Arc::new(Embedding { key, width: image.width(), height: image.height(), features }), stats))
+        Ok((Arc::new(Embedding { key, width: image.width(), height: image.height(), features, setting: setting_key(setting) }), stats))
     }
 
     /// How the encoder wants `image`: RGB, resized to the model (stretched for SAM2, long side +
@@ -165,6 +195,7 @@ impl Sam2Segmenter {
                     std: IMAGENET_STD,
                     channel_order: ChannelOrder::Rgb,
                     filter: ResizeFilter::Bilinear,
+                    mapping: None,
                 },
             ),
             EncoderInput::RawU8 => (
@@ -175,6 +206,7 @@ impl Sam2Segmenter {
                     std: [1.0; 3],
                     channel_order: ChannelOrder::Rgb,
                     filter: ResizeFilter::Bilinear,
+                    mapping: None,
                 },
             ),
         };
@@ -185,14 +217,16 @@ impl Sam2Segmenter {
     pub fn encoder_tensor(&self, image: &ImageView<'_>) -> Result<TensorData> {
         let s = self.spec.image_size;
         let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
+        let norm = norm.with_mapping(mapping_for(self.intensity.get().as_ref(), image)?);
         prepare(image, &format, (s, s), &norm, fit)
     }
 
     /// The encoder run on `image`, its input built by the shared pre-processing in the thread's
     /// reused buffers.
-    fn run_encoder(&self, image: &ImageView<'_>, prepared: &mut Instant) -> Result<Vec<FeatureMap>> {
+    fn run_encoder(&self, image: &ImageView<'_>, prepared: &mut Instant, setting: Option<&Intensity>) -> Result<Vec<FeatureMap>> {
         let s = self.spec.image_size;
         let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
+        let norm = norm.with_mapping(mapping_for(setting, image)?);
         // The input is built in the session's own buffers once the session is ours.
         self.encoder.with(|session, pre| {
             pre.start_batch(&format, (s, s), 1)?;

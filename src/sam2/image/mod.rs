@@ -26,6 +26,7 @@ use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::pool::Runs;
 use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::intensity::{Intensity, IntensitySetting};
 use crate::image::tensor::Preprocessor;
 use crate::options::Options;
 use crate::runtime::RuntimeInfo;
@@ -101,12 +102,15 @@ pub struct Sam2Segmenter {
     decoder: SessionPool,
     io: [Vec<TensorInfo>; 4],
     state: Mutex<State>,
+    intensity: IntensitySetting,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Sam2Info<'a> {
     pub kind: &'static str,
     pub convention: &'a str,
+    /// The intensity stage in use (before the encoder's normalisation), as its formula.
+    pub intensity: String,
     pub encoder_inputs: &'a [TensorInfo],
     pub encoder_outputs: &'a [TensorInfo],
     pub decoder_inputs: &'a [TensorInfo],
@@ -164,7 +168,15 @@ impl Sam2Segmenter {
         let (encoder, decoder) = (encoder?, decoder?);
         let (spec, io) = encoder
             .with(|e, _| decoder.with(|d, _| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
-        Ok(Sam2Segmenter { options, spec, encoder, decoder, io, state: Mutex::new(State::default()) })
+        Ok(Sam2Segmenter {
+            options,
+            spec,
+            encoder,
+            decoder,
+            io,
+            state: Mutex::new(State::default()),
+            intensity: IntensitySetting::default(),
+        })
     }
 
     pub fn spec(&self) -> &Sam2Spec {
@@ -172,6 +184,15 @@ impl Sam2Segmenter {
     }
     pub fn options(&self) -> &Options {
         &self.options
+    }
+    /// The intensity stage for later calls (None = the default; see [`crate::image::intensity`]).
+    /// Any thread, any time: a call in progress keeps the setting it started with, and the cached
+    /// embedding serves only calls under the setting it was encoded with.
+    pub fn set_intensity(&self, intensity: Option<Intensity>) -> Result<()> {
+        self.intensity.set(intensity)
+    }
+    pub fn intensity(&self) -> Option<Intensity> {
+        self.intensity.get()
     }
     pub fn provider(&self) -> &ProviderReport {
         &self.encoder.provider
@@ -181,6 +202,7 @@ impl Sam2Segmenter {
         Sam2Info {
             kind: "sam2",
             convention: &self.spec.convention,
+            intensity: crate::image::intensity::describe(self.intensity.get().as_ref()),
             encoder_inputs: &self.io[0],
             encoder_outputs: &self.io[1],
             decoder_inputs: &self.io[2],

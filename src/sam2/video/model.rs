@@ -13,6 +13,7 @@ use crate::engine::pool::Runs;
 use crate::engine::providers::ProviderReport;
 use crate::engine::{self, read_model_file, GraphSharing, PoolStats, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::intensity::{Intensity, IntensitySetting};
 use crate::options::Options;
 use crate::runtime::RuntimeInfo;
 
@@ -29,6 +30,8 @@ pub struct VideoInfo<'a> {
     pub files: &'a VideoFiles,
     pub provider: &'a ProviderReport,
     pub intra_threads: String,
+    /// The intensity stage in use, as its formula.
+    pub intensity: String,
     pub image_encoder_pool: PoolStats,
     pub memory_attention_pool: PoolStats,
     pub memory_encoder_pool: PoolStats,
@@ -44,6 +47,7 @@ pub struct VideoModel {
     memory_attention: SessionPool,
     memory_encoder: SessionPool,
     mask_decoder: SessionPool,
+    intensity: IntensitySetting,
 }
 
 /// One module output: shape and values.
@@ -94,6 +98,7 @@ impl VideoModel {
             mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation, Runs::Light)?,
             meta,
             options,
+            intensity: IntensitySetting::default(),
         })
     }
 
@@ -103,6 +108,15 @@ impl VideoModel {
 
     pub fn options(&self) -> &Options {
         &self.options
+    }
+
+    /// The intensity stage for frames added later by every track of this model (None = the
+    /// default). Any thread, any time.
+    pub fn set_intensity(&self, intensity: Option<Intensity>) -> Result<()> {
+        self.intensity.set(intensity)
+    }
+    pub fn intensity(&self) -> Option<Intensity> {
+        self.intensity.get()
     }
 
     /// The execution provider of the image encoder (every module is created with the same options).
@@ -122,6 +136,7 @@ impl VideoModel {
             files: &m.files,
             provider: self.provider(),
             intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
+            intensity: crate::image::intensity::describe(self.intensity.get().as_ref()),
             image_encoder_pool: self.image_encoder.stats(),
             memory_attention_pool: self.memory_attention.stats(),
             memory_encoder_pool: self.memory_encoder.stats(),

@@ -9,6 +9,7 @@ use std::time::Instant;
 use ort::session::SessionInputValue;
 
 use crate::error::{Error, Result};
+use crate::image::intensity::{mapped_rgb8, mapping_for};
 use crate::image::resize::resize_pil_bicubic;
 use crate::image::ImageView;
 
@@ -172,12 +173,17 @@ impl Tracker {
         self.features.keys().copied().collect()
     }
 
-    /// `_load_img_as_tensor`: the frame resized to S x S as PIL's default `resize` does (bicubic,
+    /// `_load_img_as_tensor` (after the intensity stage, when it applies): the frame resized to S x S as PIL's default `resize` does (bicubic,
     /// bit-exact: `resize_pil_bicubic`; no resize when the frame already is S x S), `u8 / 255`, then
     /// ImageNet mean / std, NCHW float32.
     pub fn preprocess(&self, image: &ImageView<'_>) -> Result<Vec<f32>> {
         let s = self.meta().image_size;
-        let rgb = image.try_to_rgb8()?;
+        // Through the intensity stage when it applies, rounded to 8 bits: the tracker's resize is
+        // PIL's 8-bit bicubic.
+        let rgb = match mapping_for(self.model.intensity().as_ref(), image)? {
+            Some(mapping) => mapped_rgb8(image, &mapping)?,
+            None => image.try_to_rgb8()?,
+        };
         let rgb = if (image.width(), image.height()) == (s, s) {
             rgb
         } else {

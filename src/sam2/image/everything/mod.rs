@@ -38,9 +38,11 @@ use crate::alloc;
 use crate::control::{self, Stage};
 use crate::engine::io::f32_output;
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::intensity::image_key;
 use crate::image::{check_size, ImageView};
 
 use super::decode::{number_input, orig_im_size_input};
+use super::embedding::setting_key;
 use super::spec::Family;
 use super::{ms, Embedding, Sam2Segmenter};
 
@@ -158,13 +160,18 @@ impl Sam2Segmenter {
         if self.spec.family == Family::Sam1 {
             return Err(Error::unsupported_model("segment-everything needs a SAM2 pair; this one follows SAM1's conventions"));
         }
-        let key = image.map(|img| check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| img.content_hash()));
+        let setting = self.intensity();
+        let key = image.map(|img| {
+            check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| image_key(img, setting.as_ref()))
+        });
         let key = key.transpose()?;
         let cached = {
             let state = self.state();
             // While the image set last is being encoded, the cached one is not "the image set last".
             let embedding =
                 state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key)).filter(|_| key.is_some() || state.encoding.is_none());
+            // The image set last serves only under the intensity setting it was encoded with.
+            let embedding = embedding.filter(|e| key.is_some() || e.setting == setting_key(setting.as_ref()));
             let result = match (&embedding, &state.everything) {
                 (Some(e), Some((k, o, r))) if *k == e.key && o == options => Some(r.clone()),
                 _ => None,
@@ -174,7 +181,7 @@ impl Sam2Segmenter {
         if let (_, Some(result)) = &cached {
             return Ok((result.clone(), true));
         }
-        let (embedding, encoder_stats) = self.embedding_for(image, key, false)?;
+        let (embedding, encoder_stats) = self.embedding_for(image, key, false, setting.as_ref())?;
         let mut result = self.run_everything(&embedding, options)?;
         result.stats.encoder_reused = encoder_stats.encoder_reused;
         result.stats.encoder_ms = encoder_stats.encoder_preprocess_ms + encoder_stats.encoder_ms;
