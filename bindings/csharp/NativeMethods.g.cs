@@ -754,9 +754,9 @@ namespace Segrt.Native
         /// </summary>
         public ulong max_model_bytes;
         /// <summary>
-        ///  Memory budget of one UNet call: segrt's own buffers (input tensors, score maps, tiles) and ONNX
-        ///  Runtime's working memory for its runs, which the first run of a model at an input size measures
-        ///  (one tile); tile batches then shrink to what fits. A call that cannot fit is refused with
+        ///  Memory budget of one UNet or segment-everything call: segrt's own buffers (input tensors, score
+        ///  maps, tiles) and ONNX Runtime's working memory for its runs, which the first run of a model at an
+        ///  input size measures (one tile, one prompt); tile and prompt batches then shrink to what fits. A call that cannot fit is refused with
         ///  `SEG_OUT_OF_MEMORY` and the figures. 0 = default 8 GiB. The model's weights are not counted.
         /// </summary>
         public ulong max_memory_bytes;

@@ -58,7 +58,7 @@ pub enum GraphSharing {
 }
 
 /// What `seg_session_info` reports about a pool.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PoolStats {
     /// The cap (`max_sessions`, resolved).
     pub max_sessions: usize,
@@ -83,6 +83,10 @@ pub struct PoolStats {
     /// Whether this model's runs give the shared CPU arena's unused blocks back when they end (the
     /// handle's arena policy applied to them).
     pub releases_arena: bool,
+    /// ONNX Runtime's working memory per batch item as the calls measured it (see `run_cost`), by
+    /// input size ("256x256"; "prompt" for a SAM2 decoder's prompts): what `max_memory_bytes` sizes
+    /// batches with.
+    pub run_bytes_per_item: std::collections::BTreeMap<String, u64>,
 }
 
 /// How often a call waiting for a session looks at its controls.
@@ -510,6 +514,7 @@ impl<S: Default> SessionPool<S> {
             shared_initializers: Some(self.shared_initializers.load(Ordering::Relaxed))
                 .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
             releases_arena: self.release_arena,
+            run_bytes_per_item: self.costs.measured(),
         }
     }
 

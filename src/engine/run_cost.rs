@@ -17,7 +17,8 @@ use super::memory::resident_bytes;
 use crate::alloc::size_text;
 use crate::error::{Error, ErrorKind, Result};
 
-/// Measured bytes per batch item, by the model input's (width, height).
+/// Measured bytes per batch item, by the model input's (width, height); (0, 0) for models whose
+/// items do not depend on an image size (a SAM2 decoder's prompts).
 #[derive(Default)]
 pub struct RunCosts {
     per_item: Mutex<HashMap<(usize, usize), u64>>,
@@ -49,6 +50,12 @@ impl RunCosts {
         self.per_item.lock().unwrap_or_else(|p| p.into_inner()).get(&size).copied()
     }
 
+    /// Every measured cost, by input size ("256x256"; "prompt" for (0, 0)).
+    pub fn measured(&self) -> std::collections::BTreeMap<String, u64> {
+        let per_item = self.per_item.lock().unwrap_or_else(|p| p.into_inner());
+        per_item.iter().map(|((w, h), b)| (if (*w, *h) == (0, 0) { "prompt".to_string() } else { format!("{w}x{h}") }, *b)).collect()
+    }
+
     /// The batch for the next run at `size`: at most `wanted` items, as many as fit the budget with
     /// the measured cost. `OutOfMemory`, with the figures, when not even one item fits.
     pub fn batch(&self, size: (usize, usize), wanted: usize, budget: &Budget<'_>) -> Result<Batch> {
@@ -60,15 +67,14 @@ impl RunCosts {
             return Err(Error::new(
                 ErrorKind::OutOfMemory,
                 format!(
-                    "one {item} at {w}x{h} needs {} in ONNX Runtime (measured) and {} of segrt's buffers, beside {} for the whole call: \
-                     more than the max_memory_bytes budget of {}; raise it, or use smaller {item}s",
+                    "one {item}{at} needs {} in ONNX Runtime (measured) and {} of segrt's buffers, beside {} for the whole call: \
+                     more than the max_memory_bytes budget of {}; raise it",
                     size_text(ort),
                     size_text(budget.own_bytes_per_item),
                     size_text(budget.fixed_bytes),
                     size_text(budget.max_memory_bytes),
                     item = budget.item,
-                    w = size.0,
-                    h = size.1,
+                    at = if size == (0, 0) { String::new() } else { format!(" at {}x{}", size.0, size.1) },
                 ),
             ));
         }

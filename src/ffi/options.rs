@@ -85,9 +85,9 @@ pub struct SegOptions {
     /// Model files and in-memory models larger than this are refused before they are read
     /// (`SEG_MODEL_INVALID`); 0 = default 2 GiB (ONNX's protobuf limit).
     pub max_model_bytes: u64,
-    /// Memory budget of one UNet call: segrt's own buffers (input tensors, score maps, tiles) and ONNX
-    /// Runtime's working memory for its runs, which the first run of a model at an input size measures
-    /// (one tile); tile batches then shrink to what fits. A call that cannot fit is refused with
+    /// Memory budget of one UNet or segment-everything call: segrt's own buffers (input tensors, score
+    /// maps, tiles) and ONNX Runtime's working memory for its runs, which the first run of a model at an
+    /// input size measures (one tile, one prompt); tile and prompt batches then shrink to what fits. A call that cannot fit is refused with
     /// `SEG_OUT_OF_MEMORY` and the figures. 0 = default 8 GiB. The model's weights are not counted.
     pub max_memory_bytes: u64,
     /// UTF-8 name of the UNet output to read when the model has several, or NULL for the only

@@ -37,6 +37,7 @@ use ort::value::{Tensor, TensorRef};
 use crate::alloc;
 use crate::control::{self, Stage};
 use crate::engine::io::f32_output;
+use crate::engine::{Batch, Budget};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::intensity::image_key;
 use crate::image::{check_size, ImageView};
@@ -202,11 +203,27 @@ impl Sam2Segmenter {
         // The reference adds and subtracts in f64 (Python floats), then compares in f32.
         let (t_hi, t_lo) = ((t_mask as f64 + t_off as f64) as f32, (t_mask as f64 - t_off as f64) as f32);
         let mut candidates: Vec<Candidate> = Vec::new();
-        let chunks = model.len().div_ceil(batch.max(1));
-        for (chunk_i, chunk) in model.chunks(batch).enumerate() {
-            control::progress(Stage::Prompts, chunk_i as f32 / chunks as f32)?;
+        // Prompts per run: as many as the memory budget holds once a run measured ONNX Runtime's cost
+        // of one (its outputs: 3 or 4 low-res masks per prompt, and the decoder's activations).
+        let (mh, mw) = self.spec.mask_input_size;
+        let own_per_prompt = (4 * mh * mw * 4 + mh * mw * 4) as u64;
+        let budget =
+            Budget { max_memory_bytes: self.options.max_memory_bytes, fixed_bytes: 0, own_bytes_per_item: own_per_prompt, item: "prompt" };
+        let costs = self.decoder.costs();
+        const ONE_PROMPT: (usize, usize) = (0, 0);
+        let mut done = 0;
+        while done < model.len() {
+            control::progress(Stage::Prompts, done as f32 / model.len() as f32)?;
+            let sized = costs.batch(ONE_PROMPT, batch, &budget)?;
+            let chunk = &model[done..model.len().min(done + if let Batch::Sized(n) = sized { n } else { 1 })];
+            let chunk_start = done;
+            done += chunk.len();
             let t0 = Instant::now();
-            let (shape, logits, iou) = self.decoder.with(|session, _| self.decode_points(session, embedding, chunk))?;
+            let decode = || self.decoder.with(|session, _| self.decode_points(session, embedding, chunk));
+            let (shape, logits, iou) = match sized {
+                Batch::Measure => costs.measure(ONE_PROMPT, chunk.len(), decode)?,
+                Batch::Sized(_) => decode()?,
+            };
             stats.decoder_ms += ms(t0, Instant::now());
             stats.decoder_runs += 1;
             let t1 = Instant::now();
@@ -221,7 +238,7 @@ impl Sam2Segmenter {
             // With 4 masks the first is the single-mask token: the generator uses the multimask outputs.
             let first = if k == 4 { 1 } else { 0 };
             for p in 0..b {
-                let point = points[chunk_i * batch + p];
+                let point = points[chunk_start + p];
                 for m in first..k {
                     stats.masks_decoded += 1;
                     let score = iou[p * k + m];
