@@ -128,12 +128,20 @@ class PromptEncoderMaskDecoder(torch.nn.Module):
 
     def forward(self, input_points, input_labels, input_boxes, e0, e1, e2):
         pe = self.model.prompt_encoder
-        b, obj = input_points.shape[0], input_points.shape[1]
+        b = input_points.shape[0]
         points = pe._embed_points(input_points, input_labels, pad=False)  # [B,obj,N,C]
-        # One box per object (zeros where there is none), its 3 tokens as _embed_boxes makes them.
-        boxes = torch.cat([input_boxes, torch.zeros_like(input_points[:, :, :1, :]).repeat(1, 1, 2, 1).flatten(2)], dim=1)[:, :obj]
+        # One box per object (a zero box where there is none), gathered with dynamic indices so that
+        # the objects axis stays dynamic; its 3 tokens as _embed_boxes makes them.
+        n_obj = torch._shape_as_tensor(input_points)[1]
+        n_boxes = torch._shape_as_tensor(input_boxes)[1]
+        padded = torch.cat([input_boxes, e2[:, :1, 0, :4] * 0], dim=1)  # [B,nb+1,4]
+        index = torch.clamp(torch.arange(n_obj), max=torch.clamp(n_boxes - 1, min=0))
+        boxes = torch.index_select(padded, 1, index)  # [B,obj,4]
         coords = (boxes + 0.5).unflatten(-1, (2, 2))
-        corners = pe.shared_embedding(coords, (pe.input_image_size, pe.input_image_size)) + pe.point_embed.weight[2:4]
+        # Sam2PositionalEmbedding.forward without its in-place column writes (which the tracer records
+        # with the dummy's object count): coordinates / S, 2c - 1, @ gaussian matrix, 2 pi, sin | cos.
+        c = (2 * (coords / pe.input_image_size) - 1) @ pe.shared_embedding.positional_embedding * (2 * np.pi)
+        corners = torch.cat([torch.sin(c), torch.cos(c)], dim=-1) + pe.point_embed.weight[2:4]
         pad = corners[:, :, :1, :] * 0 + pe.not_a_point_embed.weight
         box_tokens = torch.cat([corners, pad], dim=2)  # [B,obj,3,C]
         n_box = torch.clamp(torch._shape_as_tensor(input_boxes)[1], max=1) * 3
