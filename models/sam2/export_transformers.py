@@ -14,7 +14,7 @@ ONNX files) on the committed test images `reference/img0.png` and `reference/img
 
 Run in a venv with torch + transformers (never used by CI):
 
-    /work/venv-hf/bin/python models/sam2/export_transformers.py
+    ../venv-hf/bin/python models/sam2/export_transformers.py   (a venv outside the clone)
 
 Versions and seeds are recorded in index.json and in models/sam2/README.md.
 """
