@@ -30,11 +30,15 @@ from PIL import Image
 from transformers import Sam2Config, Sam2HieraDetConfig, Sam2ImageProcessor, Sam2Model, Sam2Processor, Sam2VisionConfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "transformers")
+# `--sam3-tracker`: the SAM3 tracker's graphs instead (ViT backbone, stride 14: S = 252, an 18x18
+# embedding, a 72x72 low-res grid; the released model is 1008 px, 72x72 embedding, 288x288 low-res).
+SAM3 = "--sam3-tracker" in sys.argv
+OUT = os.path.join(HERE, "transformers_sam3_tracker" if SAM3 else "transformers")
 REF = os.path.join(OUT, "reference")
 IMAGES = os.path.join(HERE, "reference")
 SEED = 0
-SIZE = 256  # model input (S); the low-res grid is S/4
+SIZE = 252 if SAM3 else 256  # model input (S)
+LOW_RES = 72 if SAM3 else 64  # 4x the embedding's grid (S/14 or S/16)
 MASK_LOGIT_GAIN = 40.0
 IOU_GAIN = 20.0
 
@@ -81,6 +85,36 @@ def tiny_config():
         prompt_encoder_config=dict(hidden_size=d, image_size=SIZE, patch_size=16, mask_input_channels=16),
         mask_decoder_config=dict(hidden_size=d, mlp_dim=64, num_attention_heads=8, iou_head_hidden_dim=32),
     )
+
+
+def tiny_sam3_tracker():
+    """A small SAM3-tracker config: ViT (patch 14, windowed + global attention, RoPE), its FPN neck,
+    the SAM2-style prompt encoder and mask decoder; S = 252, embedding 18x18."""
+    from transformers import Sam3TrackerConfig, Sam3TrackerModel
+    from transformers.models.sam3.configuration_sam3 import Sam3ViTConfig, Sam3VisionConfig
+
+    d = 16
+    g = SIZE // 14
+    config = Sam3TrackerConfig(
+        vision_config=Sam3VisionConfig(
+            backbone_config=Sam3ViTConfig(
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                image_size=SIZE,
+                patch_size=14,
+                window_size=6,
+                global_attn_indexes=[1],
+                pretrain_image_size=SIZE,
+            ),
+            fpn_hidden_size=d,
+            backbone_feature_sizes=[[4 * g, 4 * g], [2 * g, 2 * g], [g, g]],
+        ),
+        prompt_encoder_config=dict(hidden_size=d, image_size=SIZE, patch_size=14, mask_input_channels=16),
+        mask_decoder_config=dict(hidden_size=d, mlp_dim=64, num_attention_heads=8, iou_head_hidden_dim=32),
+    )
+    return config, Sam3TrackerModel
 
 
 def condition_random_weights(model):
@@ -230,12 +264,19 @@ def onnx_inputs(pv, prompt, processor, size_hw):
 def main():
     torch.manual_seed(SEED)
     np.random.seed(SEED)
-    config = tiny_config()
-    model = Sam2Model(config).eval()
+    if SAM3:
+        from transformers import Sam3ImageProcessor, Sam3TrackerProcessor
+
+        config, cls = tiny_sam3_tracker()
+        model = cls(config).eval()
+        size = {"height": SIZE, "width": SIZE}
+        processor = Sam3TrackerProcessor(image_processor=Sam3ImageProcessor(size=size, mask_size={"height": LOW_RES, "width": LOW_RES}))
+    else:
+        model = Sam2Model(tiny_config()).eval()
+        processor = Sam2Processor(
+            image_processor=Sam2ImageProcessor(size={"height": SIZE, "width": SIZE}, mask_size={"height": LOW_RES, "width": LOW_RES})
+        )
     condition_random_weights(model)
-    processor = Sam2Processor(
-        image_processor=Sam2ImageProcessor(size={"height": SIZE, "width": SIZE}, mask_size={"height": SIZE // 4, "width": SIZE // 4})
-    )
     enc_path, dec_path = export(model)
 
     import onnxruntime as ort
@@ -302,11 +343,12 @@ def main():
             )
     index = dict(
         format_version=1,
-        description="Tiny random-weight transformers Sam2Model: masks and scores from transformers' own "
-        "Sam2Processor + Sam2Model (eager PyTorch), multimask_output=True, post_process_masks (bilinear to the "
-        "original size, > 0). See models/sam2/README.md.",
+        description=f"Tiny random-weight transformers {type(model).__name__}: masks and scores from transformers' own "
+        f"{type(processor).__name__} + {type(model).__name__} (eager PyTorch), multimask_output=True, post_process_masks "
+        "(bilinear to the original size, > 0). See models/sam2/README.md.",
         model_size=SIZE,
-        low_res_size=SIZE // 4,
+        low_res_size=LOW_RES,
+        model=type(model).__name__,
         images={k: dict(file=f"../../reference/{k}.png") for k in PROMPTS},
         provenance=dict(
             torch=torch.__version__,
