@@ -305,17 +305,16 @@ fn mask_iou(a: &[u8], b: &[u8]) -> f64 {
     }
 }
 
-const HF_ENCODER: &str = "transformers/vision_encoder.onnx";
-const HF_DECODER: &str = "transformers/prompt_encoder_mask_decoder.onnx";
-
 /// Hugging Face transformers' layout (the onnx-community exports): a click, two clicks with a
 /// negative one, a box and a box with a click on two images, against masks and scores made by
-/// transformers' own `Sam2Processor` + `Sam2Model` (models/sam2/export_transformers.py).
-#[test]
-fn the_transformers_layout_matches_transformers() {
-    let dir = sam2_dir().join("transformers/reference");
+/// transformers' own processor + model (models/sam2/export_transformers.py), for the pair in `dir`.
+fn matches_transformers(dir: &str, convention: &str, low_res: usize) {
+    let s = create_sam2(&format!("{dir}/vision_encoder.onnx"), &format!("{dir}/prompt_encoder_mask_decoder.onnx")).unwrap();
+    let v = session_info(s.0);
+    assert_eq!(v["convention"], convention);
+    assert_eq!(v["interpretation"]["mask_input_size"], serde_json::json!([low_res, low_res]));
+    let dir = sam2_dir().join(dir).join("reference");
     let index: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
-    let s = create_sam2(HF_ENCODER, HF_DECODER).unwrap();
     let mut failures = Vec::new();
     let mut worst = 1f64;
     for e in index["entries"].as_array().unwrap() {
@@ -338,6 +337,7 @@ fn the_transformers_layout_matches_transformers() {
             SegBox { x1: v(0), y1: v(1), x2: v(2), y2: v(3) }
         });
         let out = click(&s, Some(&desc), img.w, img.h, &pts, bbox, 0).unwrap_or_else(|err| panic!("{name}: {err:?}"));
+        assert_eq!((out.result.low_res_width as usize, out.result.low_res_height as usize), (low_res, low_res));
         let ref_iou: Vec<f32> = e["iou_scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
         assert_eq!(out.result.num_masks as usize, ref_iou.len(), "{name}");
         let iou_diff = ref_iou.iter().zip(&out.result.scores).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
@@ -359,15 +359,28 @@ fn the_transformers_layout_matches_transformers() {
         }
         assert_eq!(&out.mask[..], &out.all[ref_chosen * img.w * img.h..(ref_chosen + 1) * img.w * img.h], "{name}: the chosen mask");
     }
-    println!("worst mask IoU against transformers: {worst:.5}");
+    println!("{convention}: worst mask IoU against transformers: {worst:.5}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// SAM2.1-shaped (Hiera, stride 16, ImageNet normalisation): S = 256, 64x64 low-res.
+#[test]
+fn the_transformers_layout_matches_transformers() {
+    matches_transformers("transformers", "transformers", 64);
+}
+
+/// The SAM3 tracker's graphs (ViT, stride 14, mean/std 0.5): S = 252, an 18x18 embedding, 72x72
+/// low-res, all read from the graphs.
+#[test]
+fn the_sam3_tracker_layout_matches_transformers() {
+    matches_transformers("transformers_sam3_tracker", "transformers-sam3-tracker", 72);
 }
 
 /// The transformers decoder has no mask input: refinement is refused (SEG_MODEL_UNSUPPORTED, the
 /// message says why), nothing is written, and a plain click still works afterwards.
 #[test]
 fn the_transformers_layout_refuses_refinement() {
-    let s = create_sam2(HF_ENCODER, HF_DECODER).unwrap();
+    let s = create_sam2("transformers/vision_encoder.onnx", "transformers/prompt_encoder_mask_decoder.onnx").unwrap();
     let v = session_info(s.0);
     assert_eq!(v["convention"], "transformers");
     assert_eq!(v["interpretation"]["image_size"], 256);

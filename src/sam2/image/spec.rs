@@ -84,7 +84,17 @@ pub struct Sam2Spec {
     /// `input_labels` [B,obj,N], `input_boxes` [B,obj,4]; outputs `iou_scores`, `pred_masks`); `None`
     /// for the point_coords/point_labels layout of the other conventions.
     pub input_boxes: Option<String>,
+    /// Mean and standard deviation of the float input's normalisation (of x/255, RGB): ImageNet's,
+    /// except for the SAM3 tracker (0.5, 0.5: transformers' `Sam3ImageProcessor`).
+    pub pixel_mean: [f32; 3],
+    pub pixel_std: [f32; 3],
 }
+
+/// ImageNet's mean and standard deviation (SAM2's, EdgeTAM's and SAM1's float inputs).
+pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+pub const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
+/// The SAM3 tracker's (transformers `Sam3ImageProcessor`: `IMAGENET_STANDARD_MEAN/STD`).
+pub const HALF: [f32; 3] = [0.5, 0.5, 0.5];
 
 impl Sam2Spec {
     /// Whether the decoder takes the previous low-res logits (refinement).
@@ -178,7 +188,23 @@ impl Sam2Spec {
         } else {
             Family::Sam2
         };
+        // transformers' graphs share one contract for SAM2, EdgeTAM and the SAM3 tracker; only the
+        // SAM3 tracker's ViT has a stride of 14 (1008 px -> 72x72), and it wants mean/std 0.5.
+        let sam3 = decoder.input_boxes.is_some() && decoder.embed_side.is_some_and(|g| g * 14 == encoder.image_size);
+        let mut decisions = encoder.decisions;
+        let (pixel_mean, pixel_std) = if sam3 {
+            decisions.push(format!(
+                "the embedding is {}x{} for a {}-pixel input (stride 14): a SAM3 tracker, normalised with mean 0.5, std 0.5",
+                decoder.embed_side.unwrap_or(0),
+                decoder.embed_side.unwrap_or(0),
+                encoder.image_size
+            ));
+            (HALF, HALF)
+        } else {
+            (IMAGENET_MEAN, IMAGENET_STD)
+        };
         let convention = match (family, encoder.input, decoder.label_type, decoder.orig_im_size.is_some()) {
+            _ if sam3 => "transformers-sam3-tracker",
             _ if decoder.input_boxes.is_some() => "transformers",
             _ if eout.iter().any(|t| t.name == "high_res_features1") => "osam",
             (Family::Sam1, ..) => "sam1",
@@ -210,8 +236,10 @@ impl Sam2Spec {
             masks_output: decoder.masks_output,
             iou_output: decoder.iou_output,
             low_res_output: decoder.low_res_output,
-            decisions: encoder.decisions,
+            decisions,
             input_boxes: decoder.input_boxes,
+            pixel_mean,
+            pixel_std,
         })
     }
 }
@@ -294,6 +322,8 @@ struct DecoderSide {
     iou_output: String,
     low_res_output: Option<String>,
     input_boxes: Option<String>,
+    /// Side of the image embedding's grid, where the decoder declares it (transformers' layout).
+    embed_side: Option<usize>,
 }
 
 fn number_type(t: &TensorInfo) -> std::result::Result<NumberType, String> {
@@ -359,6 +389,7 @@ impl DecoderSide {
             iou_output: iou.name.clone(),
             low_res_output: low_res.filter(|l| l.name != main.name).map(|l| l.name.clone()),
             input_boxes: None,
+            embed_side: None,
         })
     }
 
@@ -396,13 +427,13 @@ impl DecoderSide {
         }
         let embed_grid = features.iter().find(|(r, _)| *r == Feature::Embed).and_then(|(_, n)| by_name(inputs, n)).and_then(|t| {
             match t.shape.as_slice() {
-                [_, _, h, w] if *h > 0 && *w > 0 => Some((4 * *h as usize, 4 * *w as usize)),
+                [_, _, h, w] if *h > 0 && *w > 0 => Some((*h as usize, *w as usize)),
                 _ => None,
             }
         });
         let mask_input_size = match &masks.shape[3..] {
             [h, w] if *h > 0 && *w > 0 => (*h as usize, *w as usize),
-            _ => embed_grid.unwrap_or((image_size / 4, image_size / 4)),
+            _ => embed_grid.map(|(h, w)| (4 * h, 4 * w)).unwrap_or((image_size / 4, image_size / 4)),
         };
         Ok(DecoderSide {
             features,
@@ -421,6 +452,7 @@ impl DecoderSide {
             iou_output: iou.name.clone(),
             low_res_output: None,
             input_boxes: Some(boxes.name.clone()),
+            embed_side: embed_grid.filter(|(h, w)| h == w).map(|(h, _)| h),
         })
     }
 }
@@ -519,6 +551,7 @@ mod tests {
         assert_eq!(spec.encoder_outputs[0], (Feature::HighRes0, "image_embeddings.0".to_string()));
         assert_eq!((spec.mask_input_size, spec.takes_mask_input(), spec.prompt_batch), ((256, 256), false, true));
         assert_eq!(spec.input_boxes.as_deref(), Some("input_boxes"));
+        assert_eq!((spec.pixel_mean, spec.pixel_std), (IMAGENET_MEAN, IMAGENET_STD));
         // a SAM3-tracker-like pair: 1008 px, a 72x72 embedding, low-res size from pred_masks' grid
         let mut sam3 = io.clone();
         sam3[0] = vec![t("pixel_values", "f32", &[-1, 3, 1008, 1008])];
@@ -526,6 +559,7 @@ mod tests {
         sam3[3][1] = t("pred_masks", "f32", &[-1, -1, 3, -1, -1]);
         let spec = Sam2Spec::from_io(&sam3).unwrap();
         assert_eq!((spec.image_size, spec.mask_input_size), (1008, (288, 288)));
+        assert_eq!((spec.convention.as_str(), spec.pixel_mean, spec.pixel_std), ("transformers-sam3-tracker", HALF, HALF));
     }
 
     #[test]
