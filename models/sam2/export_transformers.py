@@ -19,6 +19,7 @@ Run in a venv with torch + transformers (never used by CI):
 Versions and seeds are recorded in index.json and in models/sam2/README.md.
 """
 
+import copy
 import json
 import os
 import sys
@@ -33,7 +34,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # `--sam3-tracker`: the SAM3 tracker's graphs instead (ViT backbone, stride 14: S = 252, an 18x18
 # embedding, a 72x72 low-res grid; the released model is 1008 px, 72x72 embedding, 288x288 low-res).
 SAM3 = "--sam3-tracker" in sys.argv
-OUT = os.path.join(HERE, "transformers_sam3_tracker" if SAM3 else "transformers")
+# `--edgetam`: EdgeTAM's graphs (a RepViT trunk through timm, stride 16, SAM2's processor).
+EDGETAM = "--edgetam" in sys.argv
+OUT = os.path.join(HERE, "transformers_sam3_tracker" if SAM3 else "transformers_edgetam" if EDGETAM else "transformers")
 REF = os.path.join(OUT, "reference")
 IMAGES = os.path.join(HERE, "reference")
 SEED = 0
@@ -115,6 +118,31 @@ def tiny_sam3_tracker():
         mask_decoder_config=dict(hidden_size=d, mlp_dim=64, num_attention_heads=8, iou_head_hidden_dim=32),
     )
     return config, Sam3TrackerModel
+
+
+def tiny_edgetam():
+    """A small EdgeTAM config: timm's RepViT (`repvit_m1` with 4 stages of depth 1, widths 8-64) as
+    transformers builds it (`TimmWrapperConfig`, features_only), the FPN neck, SAM2's prompt encoder and
+    mask decoder; S = 256, embedding 16x16."""
+    from transformers import EdgeTamConfig, EdgeTamModel, TimmWrapperConfig
+    from transformers.models.edgetam.configuration_edgetam import EdgeTamVisionConfig
+
+    d = 16
+    trunk = TimmWrapperConfig(
+        architecture="repvit_m1",
+        model_args={"in_chans": 3, "features_only": True, "out_indices": [0, 1, 2, 3], "embed_dim": (8, 16, 32, 64), "depth": (1, 1, 1, 1)},
+    )
+    config = EdgeTamConfig(
+        vision_config=EdgeTamVisionConfig(
+            backbone_config=trunk,
+            backbone_channel_list=[64, 32, 16, 8],
+            backbone_feature_sizes=[[SIZE // 4, SIZE // 4], [SIZE // 8, SIZE // 8], [SIZE // 16, SIZE // 16]],
+            fpn_hidden_size=d,
+        ),
+        prompt_encoder_config=dict(hidden_size=d, image_size=SIZE, patch_size=16, mask_input_channels=16),
+        mask_decoder_config=dict(hidden_size=d, mlp_dim=64, num_attention_heads=8, iou_head_hidden_dim=32),
+    )
+    return config, EdgeTamModel
 
 
 def condition_random_weights(model):
@@ -271,13 +299,21 @@ def main():
         model = cls(config).eval()
         size = {"height": SIZE, "width": SIZE}
         processor = Sam3TrackerProcessor(image_processor=Sam3ImageProcessor(size=size, mask_size={"height": LOW_RES, "width": LOW_RES}))
+    elif EDGETAM:
+        config, cls = tiny_edgetam()
+        model = cls(config).eval()
+        processor = Sam2Processor(
+            image_processor=Sam2ImageProcessor(size={"height": SIZE, "width": SIZE}, mask_size={"height": LOW_RES, "width": LOW_RES})
+        )
     else:
         model = Sam2Model(tiny_config()).eval()
         processor = Sam2Processor(
             image_processor=Sam2ImageProcessor(size={"height": SIZE, "width": SIZE}, mask_size={"height": LOW_RES, "width": LOW_RES})
         )
     condition_random_weights(model)
-    enc_path, dec_path = export(model)
+    # Exported from a copy: tracing EdgeTAM's timm trunk updates its BatchNorm running statistics,
+    # which would leave the eager model (the reference) different from the graph.
+    enc_path, dec_path = export(copy.deepcopy(model))
 
     import onnxruntime as ort
 
@@ -354,6 +390,7 @@ def main():
             torch=torch.__version__,
             transformers=transformers.__version__,
             onnxruntime=ort.__version__,
+            timm=__import__("timm").__version__ if EDGETAM else None,
             numpy=np.__version__,
             python=sys.version.split()[0],
             seed=SEED,
