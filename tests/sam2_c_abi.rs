@@ -415,3 +415,9 @@ fn the_transformers_layout_refuses_refinement() {
     assert!(mask.iter().all(|v| *v == 0), "nothing written on refusal");
     assert_eq!(click(&s, None, img.w, img.h, &p, None, 0).unwrap().mask, first.mask);
 }
+
+/// EdgeTAM's graphs (timm RepViT trunk, stride 16, SAM2's processor): read as SAM2's.
+#[test]
+fn the_edgetam_layout_matches_transformers() {
+    matches_transformers("transformers_edgetam", "transformers", 64);
+}
