@@ -289,3 +289,135 @@ fn session_info_names_the_convention() {
         assert_eq!(v["interpretation"]["image_size"], 256);
     }
 }
+
+/// Foreground IoU of two 0/255 masks (1 when both are empty).
+fn mask_iou(a: &[u8], b: &[u8]) -> f64 {
+    let (mut inter, mut union) = (0u64, 0u64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (*x != 0, *y != 0);
+        inter += (x && y) as u64;
+        union += (x || y) as u64;
+    }
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+/// Hugging Face transformers' layout (the onnx-community exports): a click, two clicks with a
+/// negative one, a box and a box with a click on two images, against masks and scores made by
+/// transformers' own processor + model (models/sam2/export_transformers.py), for the pair in `dir`.
+fn matches_transformers(dir: &str, convention: &str, low_res: usize) {
+    let s = create_sam2(&format!("{dir}/vision_encoder.onnx"), &format!("{dir}/prompt_encoder_mask_decoder.onnx")).unwrap();
+    let v = session_info(s.0);
+    assert_eq!(v["convention"], convention);
+    assert_eq!(v["interpretation"]["mask_input_size"], serde_json::json!([low_res, low_res]));
+    let dir = sam2_dir().join(dir).join("reference");
+    let index: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    let mut worst = 1f64;
+    for e in index["entries"].as_array().unwrap() {
+        let name = format!("{} {}", e["image"].as_str().unwrap(), e["prompt"].as_str().unwrap());
+        let img = load_rgb(&sam2_dir().join("reference").join(format!("{}.png", e["image"].as_str().unwrap())));
+        let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+        let pts: Vec<SegPoint> = e["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(e["labels"].as_array().unwrap())
+            .map(|(p, l)| SegPoint {
+                x: p[0].as_f64().unwrap() as f32,
+                y: p[1].as_f64().unwrap() as f32,
+                label: l.as_i64().unwrap() as i32,
+            })
+            .collect();
+        let bbox = e["box"].as_array().map(|b| {
+            let v = |i: usize| b[i].as_f64().unwrap() as f32;
+            SegBox { x1: v(0), y1: v(1), x2: v(2), y2: v(3) }
+        });
+        let out = click(&s, Some(&desc), img.w, img.h, &pts, bbox, 0).unwrap_or_else(|err| panic!("{name}: {err:?}"));
+        assert_eq!((out.result.low_res_width as usize, out.result.low_res_height as usize), (low_res, low_res));
+        let ref_iou: Vec<f32> = e["iou_scores"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+        assert_eq!(out.result.num_masks as usize, ref_iou.len(), "{name}");
+        let iou_diff = ref_iou.iter().zip(&out.result.scores).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let ref_chosen = e["chosen_index"].as_u64().unwrap() as usize;
+        let mut line =
+            format!("{name:<16} chosen {} (ref {ref_chosen})  IoU pred max diff {iou_diff:.5}  mask IoU", out.result.chosen_index);
+        let mut ious = Vec::new();
+        for (k, png) in e["mask_pngs"].as_array().unwrap().iter().enumerate() {
+            let want = load_gray(&dir.join(png.as_str().unwrap()));
+            let ours = &out.all[k * img.w * img.h..(k + 1) * img.w * img.h];
+            let iou = mask_iou(ours, &want);
+            line += &format!(" {iou:.5}");
+            ious.push(iou);
+            worst = worst.min(iou);
+        }
+        println!("{line}");
+        if out.result.chosen_index as usize != ref_chosen || iou_diff > 1e-3 || ious.iter().any(|v| *v < 0.995) {
+            failures.push(line);
+        }
+        assert_eq!(&out.mask[..], &out.all[ref_chosen * img.w * img.h..(ref_chosen + 1) * img.w * img.h], "{name}: the chosen mask");
+    }
+    println!("{convention}: worst mask IoU against transformers: {worst:.5}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// SAM2.1-shaped (Hiera, stride 16, ImageNet normalisation): S = 256, 64x64 low-res.
+#[test]
+fn the_transformers_layout_matches_transformers() {
+    matches_transformers("transformers", "transformers", 64);
+}
+
+/// The SAM3 tracker's graphs (ViT, stride 14, mean/std 0.5): S = 252, an 18x18 embedding, 72x72
+/// low-res, all read from the graphs.
+#[test]
+fn the_sam3_tracker_layout_matches_transformers() {
+    matches_transformers("transformers_sam3_tracker", "transformers-sam3-tracker", 72);
+}
+
+/// The transformers decoder has no mask input: refinement is refused (SEG_MODEL_UNSUPPORTED, the
+/// message says why), nothing is written, and a plain click still works afterwards.
+#[test]
+fn the_transformers_layout_refuses_refinement() {
+    let s = create_sam2("transformers/vision_encoder.onnx", "transformers/prompt_encoder_mask_decoder.onnx").unwrap();
+    let v = session_info(s.0);
+    assert_eq!(v["convention"], "transformers");
+    assert_eq!(v["interpretation"]["image_size"], 256);
+    assert_eq!(v["interpretation"]["mask_input_size"], serde_json::json!([64, 64]));
+    let img = load_rgb(&sam2_dir().join("reference/img0.png"));
+    let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let p = [SegPoint { x: 105.0, y: 105.0, label: 1 }];
+    let first = click(&s, Some(&desc), img.w, img.h, &p, None, 0).unwrap();
+    let err = click(&s, Some(&desc), img.w, img.h, &p, None, SEG_SAM2_REFINE).err().unwrap();
+    println!("{:?}: {}", err.0, err.1);
+    assert_eq!(err.0, SegStatus::SEG_MODEL_UNSUPPORTED);
+    assert!(err.1.contains("refinement") && err.1.contains("mask input"), "{}", err.1);
+    let mut mask = vec![0u8; img.w * img.h];
+    let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
+    let st = unsafe {
+        seg_run_sam2_points(
+            s.0,
+            &desc,
+            p.as_ptr(),
+            1,
+            ptr::null(),
+            first.low_res.as_ptr(),
+            first.low_res.len(),
+            0,
+            &m,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, SegStatus::SEG_MODEL_UNSUPPORTED);
+    assert!(mask.iter().all(|v| *v == 0), "nothing written on refusal");
+    assert_eq!(click(&s, None, img.w, img.h, &p, None, 0).unwrap().mask, first.mask);
+}
+
+/// EdgeTAM's graphs (timm RepViT trunk, stride 16, SAM2's processor): read as SAM2's.
+#[test]
+fn the_edgetam_layout_matches_transformers() {
+    matches_transformers("transformers_edgetam", "transformers", 64);
+}

@@ -714,3 +714,77 @@ fn prompt_batches_fit_the_memory_budget() {
     assert_eq!(st, SegStatus::SEG_OUT_OF_MEMORY, "{message}");
     assert!(message.contains("one prompt needs") && message.contains("max_memory_bytes budget of"), "{message}");
 }
+
+/// Hugging Face transformers' layout (models/sam2/transformers): the whole grid in one decoder run
+/// (objects axis) or one point per run give the same result, and every object's predicted IoU is
+/// that of a click at its grid point (the click path is checked against transformers itself in
+/// tests/sam2_c_abi.rs).
+#[test]
+fn the_transformers_layout_segments_everything_as_its_clicks() {
+    let s = create_sam2("transformers/vision_encoder.onnx", "transformers/prompt_encoder_mask_decoder.onnx").unwrap();
+    let img = load_rgb(&sam2_dir().join("reference/img0.png"));
+    let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let o =
+        SegEverythingOptions { points_per_side: 4, pred_iou_thresh: 0.0, stability_score_thresh: 0.0, box_nms_thresh: 1.0, ..options() };
+    let batched = everything(&s, Some(&desc), img.w, img.h, &SegEverythingOptions { points_per_batch: 64, ..o }).unwrap();
+    let single = everything(&s, Some(&desc), img.w, img.h, &SegEverythingOptions { points_per_batch: 1, ..o }).unwrap();
+    println!(
+        "{} objects, {} decoder runs batched, {} one by one",
+        batched.objects.len(),
+        batched.info.decoder_runs,
+        single.info.decoder_runs
+    );
+    assert_eq!((batched.info.batched, batched.info.decoder_runs, single.info.decoder_runs), (1, 1, 16));
+    assert_eq!(batched.objects.len(), 48);
+    assert_eq!(batched.labels, single.labels);
+    for (a, b) in batched.objects.iter().zip(&single.objects) {
+        assert_eq!((a.mask_index, a.area, a.x0, a.y1), (b.mask_index, b.area, b.x0, b.y1));
+        assert!((a.predicted_iou - b.predicted_iou).abs() < 1e-5);
+    }
+    for obj in &batched.objects {
+        let (x, y) = (obj.point_x, obj.point_y);
+        let mut mask = vec![0u8; img.w * img.h];
+        let m = SegMask { data: mask.as_mut_ptr(), width: img.w as i32, height: img.h as i32, stride: 0 };
+        let mut r = SegSam2Result {
+            struct_size: std::mem::size_of::<SegSam2Result>() as u32,
+            chosen_index: -1,
+            num_masks: 0,
+            encoder_reused: 0,
+            scores: [0.0; 4],
+            encoder_ms: 0.0,
+            decoder_ms: 0.0,
+            postprocess_ms: 0.0,
+            all_masks: ptr::null_mut(),
+            all_masks_len: 0,
+            low_res_logits: ptr::null_mut(),
+            low_res_len: 0,
+            low_res_width: 0,
+            low_res_height: 0,
+        };
+        let p = [SegPoint { x, y, label: 1 }];
+        let st = unsafe {
+            seg_run_sam2_points(
+                s.0,
+                ptr::null(),
+                p.as_ptr(),
+                1,
+                ptr::null(),
+                ptr::null(),
+                0,
+                0,
+                &m,
+                ptr::null_mut(),
+                &mut r,
+                ptr::null_mut(),
+            )
+        };
+        assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+        let want = r.scores[obj.mask_index as usize];
+        assert!(
+            (obj.predicted_iou - want).abs() < 1e-5,
+            "object at ({x}, {y}) mask {}: {} vs click {want}",
+            obj.mask_index,
+            obj.predicted_iou
+        );
+    }
+}

@@ -158,7 +158,9 @@ pub unsafe extern "C" fn seg_sam2_reset(session: *mut SegSession) -> SegStatus {
 ///   refine: the caller's own refinement state, so threads refining different objects on one
 ///   session never mix.
 /// - `flags`: 0 or `SEG_SAM2_REFINE` (without `mask_input`: feed the session's previous chosen
-///   low-res logits back, a convenience for one interacting thread).
+///   low-res logits back, a convenience for one interacting thread). A decoder without a mask input
+///   (Hugging Face transformers' `prompt_encoder_mask_decoder.onnx`) refuses `mask_input` and
+///   `SEG_SAM2_REFINE` with `SEG_MODEL_UNSUPPORTED`.
 /// - `out_score`: optional, the chosen mask's predicted IoU.
 /// - `out_result`: optional; see `SegSam2Result` (all masks, scores, low-res logits, timings).
 ///

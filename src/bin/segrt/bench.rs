@@ -463,6 +463,9 @@ impl BareDecoder {
         use segrt::sam2::{model_space, NumberType};
         let bare = |e: ort::Error| format!("bare ONNX Runtime session: {e}");
         let spec = sam.spec();
+        if spec.input_boxes.is_some() {
+            return Err("the bare-session comparison covers the point_coords/mask_input decoders, not transformers' layout".into());
+        }
         let side = spec.image_size as i64;
         let tensor = sam.encoder_tensor(view).map_err(|e| e.to_string())?;
         let mut features = Vec::new();

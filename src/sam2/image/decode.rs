@@ -8,7 +8,7 @@ use ort::session::{Session, SessionInputValue};
 use ort::value::{Tensor, TensorRef};
 
 use super::embedding::Embedding;
-use super::prompt::{model_space, validate_prompt, Prompt};
+use super::prompt::{model_space, transformers_prompt, validate_prompt, Prompt};
 use super::spec::{Family, NumberType};
 use super::{ms, no_image, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Stats};
 use crate::alloc;
@@ -61,6 +61,13 @@ impl Sam2Segmenter {
             validate_prompt(prompt, w, h)
         };
         let (lw, lh) = self.low_res_size();
+        if !self.spec.takes_mask_input() && (prompt.mask_input.is_some() || prompt.refine) {
+            return Err(Error::unsupported_model(format!(
+                "refinement (mask_input or SEG_SAM2_REFINE) needs a decoder with a mask input; this '{}' decoder has none \
+                 (transformers' prompt_encoder_mask_decoder takes points and boxes only): add clicks to the prompt instead",
+                self.spec.convention
+            )));
+        }
         if prompt.mask_input.as_ref().is_some_and(|m| m.len() != lw * lh) {
             return Err(Error::invalid(format!("mask_input must hold {lw}x{lh} = {} low-res logits", lw * lh)));
         }
@@ -101,6 +108,20 @@ impl Sam2Segmenter {
             let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
             // Borrowed, not copied: the embedding of a 1024 model is about 17 MB.
             inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
+        }
+        if let Some(boxes_name) = &spec.input_boxes {
+            let t = transformers_prompt(prompt, spec.image_size, (embedding.width, embedding.height));
+            let n = t.labels.len();
+            inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, 1, n, 2], t.points)).map_err(wrap)?.into()));
+            let labels = number_input(spec.label_type, vec![1, 1, n as i64], &t.labels).map_err(wrap)?;
+            inputs.push((spec.point_labels.as_str().into(), labels));
+            let nb = t.boxes.len() / 4;
+            inputs.push((boxes_name.as_str().into(), Tensor::from_array(([1usize, nb, 4], t.boxes)).map_err(wrap)?.into()));
+            return engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
+                let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
+                let (shape, data) = read(&spec.masks_output)?;
+                Ok(Decoded { masks: (objects_as_batch(&shape), data), iou: read(&spec.iou_output)?.1, low_res: None })
+            });
         }
         let (coords, labels) = model_space(prompt, spec.family, spec.image_size, (embedding.width, embedding.height));
         let n = labels.len();
@@ -238,6 +259,14 @@ struct Decoded {
     masks: (Vec<i64>, Vec<f32>),
     iou: Vec<f32>,
     low_res: Option<(Vec<i64>, Vec<f32>)>,
+}
+
+/// transformers' `pred_masks` [B, obj, K, h, w] as [B*obj, K, h, w] (other shapes as they are).
+pub(super) fn objects_as_batch(shape: &[i64]) -> Vec<i64> {
+    match shape {
+        [b, obj, k, h, w] => vec![b * obj, *k, *h, *w],
+        _ => shape.to_vec(),
+    }
 }
 
 /// A decoder input holding `values` in the element type the export declares (point labels,

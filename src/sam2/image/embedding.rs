@@ -15,9 +15,6 @@ use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, TensorD
 use crate::image::{check_size, ImageView};
 use crate::options::{ChannelOrder, ResizeFilter};
 
-const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
-const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
-
 /// One encoder output: its role, shape and values.
 pub(super) type FeatureMap = (Feature, Vec<i64>, Vec<f32>);
 
@@ -191,8 +188,8 @@ impl Sam2Segmenter {
                 Element::F32,
                 Normalisation {
                     scale: 1.0 / 255.0,
-                    mean: IMAGENET_MEAN,
-                    std: IMAGENET_STD,
+                    mean: self.spec.pixel_mean,
+                    std: self.spec.pixel_std,
                     channel_order: ChannelOrder::Rgb,
                     filter: ResizeFilter::Bilinear,
                     mapping: None,

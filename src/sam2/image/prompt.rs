@@ -108,6 +108,37 @@ pub fn model_space(prompt: &Prompt, family: Family, s: usize, (w, h): (usize, us
     (coords, labels)
 }
 
+/// A prompt in Hugging Face transformers' decoder layout, for an image of `(w, h)` and a model
+/// input of `s` x `s`.
+pub struct TransformersPrompt {
+    /// `input_points` [1, 1, N, 2]: the clicks, then the (0, 0) padding point when there is no box.
+    pub points: Vec<f32>,
+    /// `input_labels` [1, 1, N]: 1 / 0, and -1 for the padding point.
+    pub labels: Vec<f32>,
+    /// `input_boxes` [1, B, 4] with B = 0 (no box) or 1: x1, y1, x2, y2.
+    pub boxes: Vec<f32>,
+}
+
+/// transformers' rules (`Sam2Processor._normalize_coordinates`: x * S / W, y * S / H, boxes alike;
+/// `Sam2PromptEncoder`: +0.5 in the graph, the (0, 0) / -1 padding point added only when
+/// `input_boxes is None`, box tokens after the point tokens). The graph always has a box input, so
+/// it never pads: a prompt without a box gets the padding point here, and "no box" is an empty
+/// `[1, 0, 4]` box tensor; "no points" is `[1, 1, 0, 2]` (as transformers.js sends).
+pub fn transformers_prompt(prompt: &Prompt, s: usize, (w, h): (usize, usize)) -> TransformersPrompt {
+    let (sx, sy) = (s as f32 / w as f32, s as f32 / h as f32);
+    let mut points: Vec<f32> = prompt.points.iter().flat_map(|p| [p.x * sx, p.y * sy]).collect();
+    let mut labels: Vec<f32> = prompt.points.iter().map(|p| p.label as f32).collect();
+    let boxes = match prompt.bbox {
+        Some(b) => vec![b.x1 * sx, b.y1 * sy, b.x2 * sx, b.y2 * sy],
+        None => {
+            points.extend([0.0, 0.0]);
+            labels.push(-1.0);
+            Vec::new()
+        }
+    };
+    TransformersPrompt { points, labels, boxes }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +167,15 @@ mod tests {
         let (coords, labels) = model_space(&prompt, Family::Sam1, 1024, (1920, 1080));
         assert_eq!(labels, vec![2.0, 3.0, 1.0]);
         assert_eq!(&coords[..4], &[0.0, 0.0, 1024.0, 576.0]);
+    }
+
+    #[test]
+    fn transformers_prompts_pad_only_without_a_box() {
+        let t = transformers_prompt(&click(960.0, 540.0), 1024, (1920, 1080));
+        assert_eq!((t.points, t.labels, t.boxes.len()), (vec![512.0, 512.0, 0.0, 0.0], vec![1.0, -1.0], 0));
+        let boxed = Prompt { bbox: Some(BoxPrompt { x1: 0.0, y1: 0.0, x2: 1920.0, y2: 1080.0 }), ..Prompt::default() };
+        let t = transformers_prompt(&boxed, 1024, (1920, 1080));
+        assert_eq!((t.points.len(), t.labels.len(), t.boxes), (0, 0, vec![0.0, 0.0, 1024.0, 1024.0]));
     }
 
     #[test]

@@ -59,8 +59,10 @@ pub struct Sam2Spec {
     pub point_coords: String,
     pub point_labels: String,
     pub label_type: NumberType,
+    /// The mask input; empty when the decoder takes none (the transformers layout): refinement is
+    /// then refused.
     pub mask_input: String,
-    /// (height, width) of `mask_input`.
+    /// (height, width) of `mask_input`, i.e. of the low-res logits the decoder returns.
     pub mask_input_size: (usize, usize),
     pub has_mask_input: String,
     pub has_mask_input_shape: Vec<i64>,
@@ -78,12 +80,47 @@ pub struct Sam2Spec {
     pub low_res_output: Option<String>,
     /// How a role was decided where a name did not say it (for `segrt info`).
     pub decisions: Vec<String>,
+    /// The box input of a decoder in Hugging Face transformers' layout (`input_points` [B,obj,N,2],
+    /// `input_labels` [B,obj,N], `input_boxes` [B,obj,4]; outputs `iou_scores`, `pred_masks`); `None`
+    /// for the point_coords/point_labels layout of the other conventions.
+    pub input_boxes: Option<String>,
+    /// Mean and standard deviation of the float input's normalisation (of x/255, RGB): ImageNet's,
+    /// except for the SAM3 tracker (0.5, 0.5: transformers' `Sam3ImageProcessor`).
+    pub pixel_mean: [f32; 3],
+    pub pixel_std: [f32; 3],
+}
+
+/// ImageNet's mean and standard deviation (SAM2's, EdgeTAM's and SAM1's float inputs).
+pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+pub const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
+/// The SAM3 tracker's (transformers `Sam3ImageProcessor`: `IMAGENET_STANDARD_MEAN/STD`).
+pub const HALF: [f32; 3] = [0.5, 0.5, 0.5];
+
+impl Sam2Spec {
+    /// Whether the decoder takes the previous low-res logits (refinement).
+    pub fn takes_mask_input(&self) -> bool {
+        !self.mask_input.is_empty()
+    }
 }
 
 /// Feature role from a name: anything with "high_res" or "image_features_N" is a high-res feature
 /// (ordered by its number), anything else with "embed" is the embedding.
 fn feature_role(name: &str, all: &[&str]) -> Option<Feature> {
     let lower = name.to_ascii_lowercase();
+    // transformers' `image_embeddings.0/1/2`: by number, the last is the embedding, the others the
+    // high-res features (32 then 64 channels for SAM2).
+    let numbered = |n: &str| n.strip_prefix("image_embeddings.").and_then(|k| k.parse::<u32>().ok());
+    if let Some(k) = numbered(name) {
+        let mut all_k: Vec<u32> = all.iter().filter_map(|n| numbered(n)).collect();
+        all_k.sort_unstable();
+        let rank = all_k.iter().position(|v| *v == k)?;
+        return match (rank, all_k.len()) {
+            (r, n) if r + 1 == n => Some(Feature::Embed),
+            (0, _) => Some(Feature::HighRes0),
+            (1, _) => Some(Feature::HighRes1),
+            _ => None,
+        };
+    }
     let is_high = |n: &str| {
         let n = n.to_ascii_lowercase();
         n.contains("high_res") || (n.contains("image_features") && n.ends_with(|c: char| c.is_ascii_digit()))
@@ -133,7 +170,12 @@ impl Sam2Spec {
     /// The spec from the encoder's and decoder's inputs and outputs; `Err` says what does not fit.
     fn from_io([ein, eout, din, dout]: &[Vec<TensorInfo>; 4]) -> std::result::Result<Self, String> {
         let encoder = EncoderSide::read(ein, eout)?;
-        let decoder = DecoderSide::read(din, dout, encoder.image_size)?;
+        let transformers = ["input_points", "input_labels", "input_boxes"].iter().all(|n| din.iter().any(|t| t.name == *n));
+        let decoder = if transformers {
+            DecoderSide::read_transformers(din, dout, encoder.image_size)?
+        } else {
+            DecoderSide::read(din, dout, encoder.image_size)?
+        };
         for (role, name) in &decoder.features {
             if !encoder.outputs.iter().any(|(r, _)| r == role) {
                 return Err(format!("the decoder input '{name}' ({role:?}) has no matching encoder output"));
@@ -146,7 +188,24 @@ impl Sam2Spec {
         } else {
             Family::Sam2
         };
+        // transformers' graphs share one contract for SAM2, EdgeTAM and the SAM3 tracker; only the
+        // SAM3 tracker's ViT has a stride of 14 (1008 px -> 72x72), and it wants mean/std 0.5.
+        let sam3 = decoder.input_boxes.is_some() && decoder.embed_side.is_some_and(|g| g * 14 == encoder.image_size);
+        let mut decisions = encoder.decisions;
+        let (pixel_mean, pixel_std) = if sam3 {
+            decisions.push(format!(
+                "the embedding is {}x{} for a {}-pixel input (stride 14): a SAM3 tracker, normalised with mean 0.5, std 0.5",
+                decoder.embed_side.unwrap_or(0),
+                decoder.embed_side.unwrap_or(0),
+                encoder.image_size
+            ));
+            (HALF, HALF)
+        } else {
+            (IMAGENET_MEAN, IMAGENET_STD)
+        };
         let convention = match (family, encoder.input, decoder.label_type, decoder.orig_im_size.is_some()) {
+            _ if sam3 => "transformers-sam3-tracker",
+            _ if decoder.input_boxes.is_some() => "transformers",
             _ if eout.iter().any(|t| t.name == "high_res_features1") => "osam",
             (Family::Sam1, ..) => "sam1",
             (_, EncoderInput::RawU8, ..) => "uint8-encoder",
@@ -177,7 +236,10 @@ impl Sam2Spec {
             masks_output: decoder.masks_output,
             iou_output: decoder.iou_output,
             low_res_output: decoder.low_res_output,
-            decisions: encoder.decisions,
+            decisions,
+            input_boxes: decoder.input_boxes,
+            pixel_mean,
+            pixel_std,
         })
     }
 }
@@ -259,6 +321,9 @@ struct DecoderSide {
     masks_output: String,
     iou_output: String,
     low_res_output: Option<String>,
+    input_boxes: Option<String>,
+    /// Side of the image embedding's grid, where the decoder declares it (transformers' layout).
+    embed_side: Option<usize>,
 }
 
 fn number_type(t: &TensorInfo) -> std::result::Result<NumberType, String> {
@@ -323,6 +388,71 @@ impl DecoderSide {
             masks_output: main.name.clone(),
             iou_output: iou.name.clone(),
             low_res_output: low_res.filter(|l| l.name != main.name).map(|l| l.name.clone()),
+            input_boxes: None,
+            embed_side: None,
+        })
+    }
+
+    /// Hugging Face transformers' layout (onnx-community `prompt_encoder_mask_decoder.onnx`, also
+    /// EdgeTAM's and the SAM3 tracker's): `input_points` [B,obj,N,2] f32, `input_labels` [B,obj,N]
+    /// int64, `input_boxes` [B,obj,4] f32, the encoder's `image_embeddings.0/1/2`; outputs
+    /// `iou_scores` [B,obj,3], `pred_masks` [B,obj,3,h,w], `object_score_logits`. No mask input.
+    /// The low-res size comes from `pred_masks` (else 4x the embedding's grid, else S/4), never assumed.
+    fn read_transformers(inputs: &[TensorInfo], outputs: &[TensorInfo], image_size: usize) -> std::result::Result<Self, String> {
+        let by_name = |list: &[TensorInfo], name: &str| list.iter().find(|t| t.name == name).cloned();
+        let (points, labels, boxes) = (
+            by_name(inputs, "input_points").ok_or("no input_points")?,
+            by_name(inputs, "input_labels").ok_or("no input_labels")?,
+            by_name(inputs, "input_boxes").ok_or("no input_boxes")?,
+        );
+        if points.shape.len() != 4 || labels.shape.len() != 3 || boxes.shape.len() != 3 {
+            return Err(format!(
+                "input_points {:?}, input_labels {:?}, input_boxes {:?} are not of rank 4, 3, 3 ([B,obj,N,2], [B,obj,N], [B,obj,4])",
+                points.shape, labels.shape, boxes.shape
+            ));
+        }
+        let names: Vec<&str> = inputs.iter().map(|t| t.name.as_str()).collect();
+        let features: Vec<(Feature, String)> = names
+            .iter()
+            .filter(|n| n.starts_with("image_embeddings"))
+            .filter_map(|n| feature_role(n, &names).map(|r| (r, n.to_string())))
+            .collect();
+        if !features.iter().any(|(r, _)| *r == Feature::Embed) {
+            return Err("the decoder has no image_embeddings.N input".into());
+        }
+        let iou = by_name(outputs, "iou_scores").ok_or("the decoder has no iou_scores output")?;
+        let masks = by_name(outputs, "pred_masks").ok_or("the decoder has no pred_masks output")?;
+        if masks.shape.len() != 5 {
+            return Err(format!("pred_masks has shape {:?}, expected [B,obj,3,h,w]", masks.shape));
+        }
+        let embed_grid = features.iter().find(|(r, _)| *r == Feature::Embed).and_then(|(_, n)| by_name(inputs, n)).and_then(|t| {
+            match t.shape.as_slice() {
+                [_, _, h, w] if *h > 0 && *w > 0 => Some((*h as usize, *w as usize)),
+                _ => None,
+            }
+        });
+        let mask_input_size = match &masks.shape[3..] {
+            [h, w] if *h > 0 && *w > 0 => (*h as usize, *w as usize),
+            _ => embed_grid.map(|(h, w)| (4 * h, 4 * w)).unwrap_or((image_size / 4, image_size / 4)),
+        };
+        Ok(DecoderSide {
+            features,
+            point_coords: points.name.clone(),
+            point_labels: labels.name.clone(),
+            label_type: number_type(&labels)?,
+            mask_input: String::new(),
+            mask_input_size,
+            has_mask_input: String::new(),
+            has_mask_input_shape: Vec::new(),
+            prompt_batch: points.shape[1] < 0,
+            mask_input_batch: false,
+            has_mask_input_batch: false,
+            orig_im_size: None,
+            masks_output: masks.name.clone(),
+            iou_output: iou.name.clone(),
+            low_res_output: None,
+            input_boxes: Some(boxes.name.clone()),
+            embed_side: embed_grid.filter(|(h, w)| h == w).map(|(h, _)| h),
         })
     }
 }
@@ -391,6 +521,45 @@ mod tests {
         let mut odd = io.clone();
         odd[1] = vec![t("output", "f32", &[1, 256, 50, 50])];
         assert!(Sam2Spec::from_io(&odd).unwrap_err().contains("no matching encoder output"));
+    }
+
+    /// The onnx-community / transformers.js layout at 1024 px: numbered embeddings take their roles by
+    /// number, the low-res size comes from `pred_masks`, and there is no mask input.
+    #[test]
+    fn the_transformers_layout_is_recognised() {
+        let emb = |k: usize, c: i64, s: i64| t(&format!("image_embeddings.{k}"), "f32", &[-1, c, s, s]);
+        let io = [
+            vec![t("pixel_values", "f32", &[-1, 3, 1024, 1024])],
+            vec![emb(0, 32, 256), emb(1, 64, 128), emb(2, 256, 64)],
+            vec![
+                t("input_points", "f32", &[-1, -1, -1, 2]),
+                t("input_labels", "i64", &[-1, -1, -1]),
+                t("input_boxes", "f32", &[-1, -1, 4]),
+                emb(0, 32, 256),
+                emb(1, 64, 128),
+                emb(2, 256, 64),
+            ],
+            vec![
+                t("iou_scores", "f32", &[-1, -1, 3]),
+                t("pred_masks", "f32", &[-1, -1, 3, 256, 256]),
+                t("object_score_logits", "f32", &[-1, -1, 1]),
+            ],
+        ];
+        let spec = Sam2Spec::from_io(&io).unwrap();
+        assert_eq!((spec.convention.as_str(), spec.family, spec.image_size), ("transformers", Family::Sam2, 1024));
+        assert_eq!(spec.encoder_outputs[2], (Feature::Embed, "image_embeddings.2".to_string()));
+        assert_eq!(spec.encoder_outputs[0], (Feature::HighRes0, "image_embeddings.0".to_string()));
+        assert_eq!((spec.mask_input_size, spec.takes_mask_input(), spec.prompt_batch), ((256, 256), false, true));
+        assert_eq!(spec.input_boxes.as_deref(), Some("input_boxes"));
+        assert_eq!((spec.pixel_mean, spec.pixel_std), (IMAGENET_MEAN, IMAGENET_STD));
+        // a SAM3-tracker-like pair: 1008 px, a 72x72 embedding, low-res size from pred_masks' grid
+        let mut sam3 = io.clone();
+        sam3[0] = vec![t("pixel_values", "f32", &[-1, 3, 1008, 1008])];
+        sam3[2][5] = emb(2, 256, 72);
+        sam3[3][1] = t("pred_masks", "f32", &[-1, -1, 3, -1, -1]);
+        let spec = Sam2Spec::from_io(&sam3).unwrap();
+        assert_eq!((spec.image_size, spec.mask_input_size), (1008, (288, 288)));
+        assert_eq!((spec.convention.as_str(), spec.pixel_mean, spec.pixel_std), ("transformers-sam3-tracker", HALF, HALF));
     }
 
     #[test]
