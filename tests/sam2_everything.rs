@@ -612,7 +612,8 @@ fn record_sizes_at_their_extremes_are_refused_or_honoured() {
     let s = create_sam2("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx").unwrap();
     let img = load_rgb(&sam2_dir().join("reference/img0.png"));
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
-    let o = SegEverythingOptions { points_per_side: 4, pred_iou_thresh: 0.0, stability_score_thresh: 0.0, box_nms_thresh: 1.0, ..options() };
+    let o =
+        SegEverythingOptions { points_per_side: 4, pred_iou_thresh: 0.0, stability_score_thresh: 0.0, box_nms_thresh: 1.0, ..options() };
     let record = std::mem::size_of::<SegEverythingObject>();
     let n = everything(&s, Some(&desc), img.w, img.h, &o).unwrap().objects.len();
     assert!(n >= 2, "{n} objects: the case needs several records");

@@ -642,8 +642,12 @@ fn record_sizes_at_their_extremes_are_refused_or_honoured() {
                         ptr::null_mut(),
                         ptr::null_mut(),
                     ),
-                    "frame" => seg_track_frame(t.0, 0, objects, object_size, ptr::null(), capacity, &mut count, ptr::null_mut(), ptr::null_mut()),
-                    _ => seg_track_next(t.0, &img, objects, object_size, ptr::null(), capacity, &mut count, ptr::null_mut(), ptr::null_mut()),
+                    "frame" => {
+                        seg_track_frame(t.0, 0, objects, object_size, ptr::null(), capacity, &mut count, ptr::null_mut(), ptr::null_mut())
+                    }
+                    _ => {
+                        seg_track_next(t.0, &img, objects, object_size, ptr::null(), capacity, &mut count, ptr::null_mut(), ptr::null_mut())
+                    }
                 }
             };
             let what = format!("{call}: object_size {object_size} x capacity {capacity}");

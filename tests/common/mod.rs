@@ -217,7 +217,21 @@ pub fn two_calls_at_once(pool: &segrt::engine::SessionPool) -> Vec<Vec<f32>> {
 /// Record sizes and capacities at their extremes, for the calls that write arrays of records:
 /// `(record_size, capacity)` pairs around the record's own size, 32-bit limits and the address space.
 pub fn extreme_record_sizes(record: usize) -> Vec<(usize, usize)> {
-    let sizes = [0, 1, record - 1, record, record + 1, 2 * record, 1 << 31, 1 << 32, 1 << 62, 1 << 63, usize::MAX / 2, usize::MAX / 2 + 1, usize::MAX];
+    let sizes = [
+        0,
+        1,
+        record - 1,
+        record,
+        record + 1,
+        2 * record,
+        1 << 31,
+        1 << 32,
+        1 << 62,
+        1 << 63,
+        usize::MAX / 2,
+        usize::MAX / 2 + 1,
+        usize::MAX,
+    ];
     let capacities = [0, 1, 2, 192, 1 << 32, usize::MAX / record, usize::MAX / record + 1, isize::MAX as usize, usize::MAX];
     sizes.iter().flat_map(|s| capacities.iter().map(move |c| (*s, *c))).collect()
 }
