@@ -31,16 +31,11 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ort::session::{Session, SessionInputValue};
-use ort::value::{Tensor, TensorRef};
-
 use crate::alloc;
 use crate::control::{self, Stage};
-use crate::engine::io::f32_output;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::image::{check_size, ImageView};
 
-use super::decode::{number_input, orig_im_size_input};
 use super::spec::Family;
 use super::{ms, Embedding, Sam2Segmenter};
 
@@ -199,7 +194,10 @@ impl Sam2Segmenter {
         for (chunk_i, chunk) in model.chunks(batch).enumerate() {
             control::progress(Stage::Prompts, chunk_i as f32 / chunks as f32)?;
             let t0 = Instant::now();
-            let (shape, logits, iou) = self.decoder.with(|session, _| self.decode_points(session, embedding, chunk))?;
+            let coords: Vec<f32> = chunk.iter().flat_map(|p| [p[0], p[1]]).collect();
+            let labels = vec![1f32; chunk.len()];
+            let (shape, logits, iou) =
+                self.decoder.with(|session, _| self.decode_batch(session, embedding, &coords, &labels, chunk.len()))?;
             stats.decoder_ms += ms(t0, Instant::now());
             stats.decoder_runs += 1;
             let t1 = Instant::now();
@@ -277,51 +275,5 @@ impl Sam2Segmenter {
             .collect();
         stats.postprocess_ms += ms(t2, Instant::now());
         Ok(EverythingResult { width: w, height: h, objects, dropped, stats })
-    }
-
-    /// The decoder on `points` (model space), one label-1 point each, no mask input: all at once when
-    /// the decoder has a prompt batch axis (else `points` holds one). Returns the mask output's shape
-    /// [B, K, h, w], its logits and the IoU predictions [B, K].
-    fn decode_points(&self, session: &mut Session, embedding: &Embedding, points: &[[f32; 2]]) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
-        let spec = &self.spec;
-        let b = points.len();
-        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
-        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
-        for (role, name) in &spec.decoder_features {
-            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
-            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
-        }
-        let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1]]).collect();
-        inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([b, 1usize, 2], coords)).map_err(wrap)?.into()));
-        let labels = number_input(spec.label_type, vec![b as i64, 1], &vec![1f32; b]).map_err(wrap)?;
-        inputs.push((spec.point_labels.as_str().into(), labels));
-        let (mh, mw) = spec.mask_input_size;
-        let nb = if spec.mask_input_batch { b } else { 1 };
-        let zeros = alloc::vec_of(nb * mh * mw, 0f32, "the mask input")?;
-        inputs.push((spec.mask_input.as_str().into(), Tensor::from_array(([nb, 1, mh, mw], zeros)).map_err(wrap)?.into()));
-        let mut has_shape = spec.has_mask_input_shape.clone();
-        if spec.has_mask_input_batch {
-            if let Some(d) = has_shape.first_mut() {
-                *d = b as i64;
-            }
-        }
-        let count: i64 = has_shape.iter().product::<i64>().max(1);
-        inputs
-            .push((spec.has_mask_input.as_str().into(), Tensor::from_array((has_shape, vec![0f32; count as usize])).map_err(wrap)?.into()));
-        if let Some((name, ty)) = &spec.orig_im_size {
-            inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
-        }
-        let (shape, logits, iou) = crate::engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
-            let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
-            // The main mask output: where a decoder also has a low-res one (osam), that is clamped to
-            // +-32 while the main output is the unclamped logits upsampled in the graph, as the
-            // generator's own.
-            let (shape, logits) = read(&spec.masks_output)?;
-            Ok((shape, logits, read(&spec.iou_output)?.1))
-        })?;
-        let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
-            .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
-            .map(|v| v.max(0) as usize);
-        Ok((shape, logits, iou))
     }
 }
