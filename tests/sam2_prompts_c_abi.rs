@@ -400,3 +400,66 @@ fn a_cancelled_call_writes_nothing_and_progress_ends_at_one() {
         assert!(out.masks.iter().all(|m| m.iter().all(|v| *v == 0x33)));
     }
 }
+
+/// Every prompt record size and count at its extremes: an array no address space holds (or a record too
+/// small) is refused with nothing written, never multiplied into a wild address; an array a buffer
+/// holds is read at the caller's stride (a longer record's unknown bytes zero), within the 1..=4096 limit.
+#[test]
+fn prompt_record_sizes_at_their_extremes_are_refused_or_honoured() {
+    let img = fixture();
+    let (w, h) = (img.w, img.h);
+    let desc = image_desc(&img.data, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let s = create_sam2(BATCHED.0, BATCHED.1).unwrap();
+    let record = std::mem::size_of::<SegSam2Prompt>();
+    const BUFFER: usize = 1 << 16;
+    let mut masks: Vec<Vec<u8>> = (0..192).map(|_| vec![0x33u8; w * h]).collect();
+    let descs: Vec<SegMask> =
+        masks.iter_mut().map(|m| SegMask { data: m.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 }).collect();
+    let (mut refused, mut read) = (0, 0);
+    for (size, count) in extreme_record_sizes(record) {
+        let Some(accepted) = record_array_expectation(record, size, count, BUFFER) else { continue };
+        // `count` box prompts at a stride of `size`, the bytes beyond each record zero
+        let mut buffer = vec![0u8; BUFFER + 8];
+        let base = buffer.as_mut_ptr().align_offset(8); // record 0 aligned, as a host's array is
+        if accepted && count <= descs.len() {
+            for k in 0..count {
+                let p = SegSam2Prompt {
+                    points: ptr::null(),
+                    n_points: 0,
+                    bbox: bx(10.0 + k as f32 % 50.0, 10.0, 200.0, 150.0),
+                    has_box: 1,
+                    reserved: 0,
+                };
+                unsafe { ptr::write_unaligned(buffer.as_mut_ptr().add(base + k * size).cast::<SegSam2Prompt>(), p) };
+            }
+        }
+        let mut inf = info();
+        let st = unsafe {
+            seg_sam2_segment_prompts(
+                s.0,
+                &desc,
+                buffer.as_ptr().add(base).cast(),
+                size,
+                count,
+                descs.as_ptr(),
+                ptr::null_mut(),
+                &mut inf,
+                ptr::null_mut(),
+            )
+        };
+        let what = format!("prompt_size {size} x n_prompts {count}");
+        if !accepted || count == 0 || count > 4096 {
+            assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT, "{what}: {}", last_error());
+            let e = last_error();
+            assert!(e.contains("SegSam2Prompt") || e.contains("n_prompts is 0") || e.contains("at most 4096"), "{what}: {e}");
+            assert_eq!(inf.decoder_runs, 0, "{what}: a refused call wrote its info");
+            refused += 1;
+        } else if count <= descs.len() {
+            assert_eq!(st, SegStatus::SEG_OK, "{what}: {}", last_error());
+            assert_eq!(inf.prompts as usize, count, "{what}");
+            read += 1;
+        }
+    }
+    println!("prompt record sizes at their extremes: {refused} pairs refused, {read} read");
+    assert!(refused > 40 && read > 2, "{refused} refused, {read} read");
+}
