@@ -597,6 +597,39 @@ typedef struct SegSam2Result {
   int32_t low_res_height;
 } SegSam2Result;
 
+// One prompt of `seg_sam2_segment_prompts`: clicks and/or a box, in original image pixels. Passed
+// as an array with the caller's `sizeof(SegSam2Prompt)` (`prompt_size`), so the record can grow:
+// a newer host's longer record is accepted when the bytes this library does not know are zero.
+typedef struct SegSam2Prompt {
+  // `n_points` clicks (label 1 = include, 0 = exclude); NULL when `n_points` is 0. Borrowed for
+  // the call only.
+  const struct SegPoint *points;
+  size_t n_points;
+  // The box, read when `has_box` is 1 (it then counts as two model points, its corners).
+  struct SegBox bbox;
+  // 1 = `bbox` is given, 0 = no box (then at least one point).
+  uint32_t has_box;
+  // Must be 0.
+  uint32_t reserved;
+} SegSam2Prompt;
+
+// What `seg_sam2_segment_prompts` counted and measured. Set `struct_size = sizeof(SegSam2PromptsInfo)`.
+typedef struct SegSam2PromptsInfo {
+  uint32_t struct_size;
+  // 1 when the decoder ran many prompts per run (an export with a prompt batch axis).
+  uint32_t batched;
+  // Most prompts in one decoder run.
+  uint32_t batch;
+  uint32_t prompts;
+  uint32_t decoder_runs;
+  // 1 when the cached image embedding was used (no encoder run).
+  uint32_t encoder_reused;
+  // Pre-processing + encoder run (0 when the cached embedding was reused).
+  double encoder_ms;
+  double decoder_ms;
+  double postprocess_ms;
+} SegSam2PromptsInfo;
+
 // Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
 // generator (`SAM2AutomaticMaskGenerator`):
 // `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
@@ -1021,6 +1054,43 @@ SegStatus seg_run_sam2_points(struct SegSession *session,
                               float *out_score,
                               struct SegSam2Result *out_result,
                               struct SegCallControl *control);
+
+// Segments many objects on one image in one call: prompt i's mask, 0/255 at the image's size, into
+// `out_masks[i]` (a station's detector boxes, one mask each). The image is encoded once (the
+// session's cached embedding, as for clicks); the decoder runs once per chunk of prompts where the
+// decoder export has a prompt batch axis (prompts with the same number of points share a run; a
+// box counts as its two corners), in chunks bounded by `max_memory_bytes`, and prompt by prompt
+// where it has not. Each mask and score equal those of a `seg_run_sam2_points` call with the same
+// points and box (flags 0, no mask input).
+//
+// - `image`: the picture; NULL uses the image set last, as `seg_run_sam2_points` does.
+// - `prompts`/`n_prompts`: an array of `n_prompts` records of `prompt_size` bytes
+//   (`sizeof(SegSam2Prompt)`); 1 to 4096 prompts, each with at least one point or a box.
+// - `out_masks`: `n_prompts` caller-owned masks, each of the image's size.
+// - `out_scores`: optional (NULL = not wanted), `n_prompts` floats: each chosen mask's predicted IoU.
+// - `out_info`: optional; see `SegSam2PromptsInfo` (decoder runs, batch size, times).
+//
+// Every argument is checked before anything runs (a bad one: `SEG_INVALID_ARGUMENT` naming the
+// prompt or mask); outputs are written only on success. The session's previous mask (for
+// `SEG_SAM2_REFINE`) is left as it was. Thread safety: any number of threads at once.
+//
+// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+// progress (`SEG_STAGE_PROMPTS` between decoder runs, ending at 1.0; `SEG_CANCELLED`: no output
+// written, the handle as before the call).
+//
+// # Safety
+// `prompts` must point to `n_prompts` records of `prompt_size` readable bytes, each prompt's
+// `points` to its `n_points` points; `out_masks` to `n_prompts` masks describing writable rows;
+// `out_scores` NULL or `n_prompts` writable floats; `out_info` NULL or a valid `SegSam2PromptsInfo`.
+SegStatus seg_sam2_segment_prompts(struct SegSession *session,
+                                   const struct SegImage *image,
+                                   const struct SegSam2Prompt *prompts,
+                                   size_t prompt_size,
+                                   size_t n_prompts,
+                                   const struct SegMask *out_masks,
+                                   float *out_scores,
+                                   struct SegSam2PromptsInfo *out_info,
+                                   struct SegCallControl *control);
 
 // Fills `options` with the defaults of SAM2's automatic mask generator, as `seg_options_default`
 // does: `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.

@@ -167,6 +167,27 @@ struct Sam2Prediction {
     std::vector<float> low_res;
 };
 
+/// One prompt of Session::sam2_segment_prompts: clicks and/or a box, in image pixels.
+struct Sam2Prompt {
+    std::vector<SegPoint> points;
+    bool has_box;
+    SegBox box;
+    Sam2Prompt() : has_box(false), box() {}
+    /// A prompt of one box (a detector's box).
+    static Sam2Prompt from_box(const SegBox &b) {
+        Sam2Prompt p;
+        p.has_box = true;
+        p.box = b;
+        return p;
+    }
+    /// A prompt of clicks (label 1 = include, 0 = exclude).
+    static Sam2Prompt from_points(const std::vector<SegPoint> &points) {
+        Sam2Prompt p;
+        p.points = points;
+        return p;
+    }
+};
+
 /// Every object of an image (seg_sam2_everything): a 16-bit label image (0 = background, object
 /// k = k; larger objects painted first, so smaller ones on top) and one record per object, best
 /// predicted IoU first.
@@ -271,6 +292,38 @@ public:
                                   mask_input_len, 0u, &out, &p.score, &r, control_handle(control)));
         p.low_res.resize(static_cast<std::size_t>(r.low_res_width) * static_cast<std::size_t>(r.low_res_height));
         return p;
+    }
+
+    /// Many objects in one call (seg_sam2_segment_prompts): one mask per prompt, in order, each equal
+    /// to a sam2_click with that prompt. `img` nullptr: the image set last, of `width` x `height`.
+    /// `scores` (optional) receives each mask's predicted IoU, `info` (optional) the decoder runs, the
+    /// batch size and the times. 1 to 4096 prompts; a bad prompt throws before anything runs.
+    std::vector<Mask> sam2_segment_prompts(const SegImage *img, int width, int height, const std::vector<Sam2Prompt> &prompts,
+                                           std::vector<float> *scores = nullptr, SegSam2PromptsInfo *info = nullptr,
+                                           const Control *control = nullptr) const {
+        const std::size_t n = prompts.size();
+        std::vector<Mask> masks(n);
+        std::vector<SegMask> out(n > 0 ? n : 1);
+        std::vector<SegSam2Prompt> records(n > 0 ? n : 1);
+        for (std::size_t i = 0; i < n; i++) {
+            masks[i].width = width;
+            masks[i].height = height;
+            masks[i].data.assign(static_cast<std::size_t>(width > 0 ? width : 0) * static_cast<std::size_t>(height > 0 ? height : 0), 0);
+            SegMask m = {masks[i].data.data(), width, height, 0};
+            out[i] = m;
+            SegSam2Prompt r = SegSam2Prompt();
+            r.points = prompts[i].points.empty() ? nullptr : prompts[i].points.data();
+            r.n_points = prompts[i].points.size();
+            r.bbox = prompts[i].box;
+            r.has_box = prompts[i].has_box ? 1u : 0u;
+            records[i] = r;
+        }
+        std::vector<float> s(n > 0 ? n : 1, 0.0f);
+        if (info) info->struct_size = sizeof(SegSam2PromptsInfo);
+        check(seg_sam2_segment_prompts(handle_, img, records.data(), sizeof(SegSam2Prompt), n, out.data(), s.data(), info,
+                                       control_handle(control)));
+        if (scores) scores->assign(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+        return masks;
     }
 
     /// Segments everything in `img` (nullptr: the image set last, of `width` x `height`); `options`:

@@ -14,7 +14,7 @@ export PATH=$PWD/.venv/bin:$PATH
 export RUSTC_BOOTSTRAP=1
 cd fuzz
 cargo fuzz build -O
-for target in image_descriptor sam2_prompts options_struct model_bytes sam2_everything sam2_track; do
+for target in image_descriptor sam2_prompts options_struct model_bytes sam2_everything sam2_many sam2_track; do
   mkdir -p "corpus/$target"
   seeds=() limits=()
   # Model files: small seed models (fuzz/seeds/model_bytes/, a few hundred bytes each, read only; new

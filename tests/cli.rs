@@ -96,6 +96,60 @@ fn sam2_click_writes_a_mask_for_every_convention() {
 }
 
 #[test]
+fn sam2_boxes_write_one_mask_per_box_equal_to_single_box_runs() {
+    let out = tmp("sam2-boxes");
+    let dir = repo().join("models/sam2");
+    let boxes = out.join("boxes.txt");
+    std::fs::write(&boxes, "# detector output\n10,10,120,110\n\n150,20,300,200\n").unwrap();
+    for decoder in ["sam2onnx_batched_decoder", "sam2onnx_decoder"] {
+        let (enc, dec) = (dir.join("sam2_tiny_sam2onnx_encoder.onnx"), dir.join(format!("sam2_tiny_{decoder}.onnx")));
+        let img = dir.join("reference/img0.png");
+        let many = out.join(decoder);
+        let overlay = out.join(format!("{decoder}_overlay.png"));
+        let base = ["sam2", "--encoder", enc.to_str().unwrap(), "--decoder", dec.to_str().unwrap(), img.to_str().unwrap()];
+        let args: Vec<&str> = base
+            .iter()
+            .copied()
+            .chain(["--box", "40,130,160,230", "--boxes", boxes.to_str().unwrap(), "--out", many.to_str().unwrap()])
+            .chain(["--overlay", overlay.to_str().unwrap()])
+            .collect();
+        let (ok, _, err) = segrt(&args);
+        assert!(ok, "{decoder}: {err}");
+        assert!(
+            err.contains("3 boxes") && err.contains(if decoder.contains("batched") { "1 decoder runs" } else { "3 decoder runs" }),
+            "{err}"
+        );
+        // --box first, then the file's boxes in order; each equal to a single --box run
+        for (i, b) in ["40,130,160,230", "10,10,120,110", "150,20,300,200"].iter().enumerate() {
+            let single = out.join(format!("{decoder}_single_{i}.png"));
+            let args: Vec<&str> = base.iter().copied().chain(["--box", b, "--out", single.to_str().unwrap()]).collect();
+            let (ok, _, err) = segrt(&args);
+            assert!(ok, "{err}");
+            let want = image::open(&single).unwrap().to_luma8();
+            let got = image::open(many.join(format!("box_{:04}.png", i + 1))).unwrap().to_luma8();
+            assert!(got == want, "{decoder}: box {} differs from a single --box run", i + 1);
+        }
+        assert!(!many.join("box_0004.png").exists());
+    }
+    // a bad line is named by file and line
+    std::fs::write(&boxes, "10,10,120,110\n10,10,120\n").unwrap();
+    let (ok, _, err) = segrt(&[
+        "sam2",
+        "--encoder",
+        dir.join("sam2_tiny_sam2onnx_encoder.onnx").to_str().unwrap(),
+        "--decoder",
+        dir.join("sam2_tiny_sam2onnx_batched_decoder.onnx").to_str().unwrap(),
+        dir.join("reference/img0.png").to_str().unwrap(),
+        "--boxes",
+        boxes.to_str().unwrap(),
+        "--out",
+        out.join("bad").to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("line 2") && err.contains("4 comma-separated numbers"), "{err}");
+}
+
+#[test]
 fn info_describes_unet_and_sam2_pairs() {
     let (ok, json, err) = segrt(&["info", model("test/unet_nhwc.onnx").to_str().unwrap()]);
     assert!(ok, "{err}");

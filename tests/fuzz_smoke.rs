@@ -16,6 +16,8 @@ mod options_struct;
 mod paths;
 #[path = "../fuzz/harness/sam2_everything.rs"]
 mod sam2_everything;
+#[path = "../fuzz/harness/sam2_many.rs"]
+mod sam2_many;
 #[path = "../fuzz/harness/sam2_prompts.rs"]
 mod sam2_prompts;
 #[path = "../fuzz/harness/sam2_track.rs"]
@@ -84,6 +86,13 @@ fn image_descriptors() {
 fn sam2_prompts() {
     let (saved, n) = drive("sam2_prompts", 0x5E6A_0002, sam2_prompts::run);
     println!("sam2_prompts: {saved} saved inputs replayed, {n} random inputs");
+}
+
+#[test]
+fn sam2_many_prompts() {
+    let (saved, n) = drive("sam2_many", 0x5E6A_0007, sam2_many::run);
+    let ok = sam2_many::SUCCEEDED.load(std::sync::atomic::Ordering::Relaxed);
+    println!("sam2_many: {saved} saved inputs replayed, {n} random inputs, {ok} calls succeeded");
 }
 
 #[test]

@@ -358,6 +358,38 @@ namespace Segrt.Native
         internal static extern SegStatus seg_run_sam2_points(SegSession* session, SegImage* image, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, float* mask_input, System.UIntPtr mask_input_len, uint flags, SegMask* out_mask, float* out_score, SegSam2Result* out_result, SegCallControl* control);
 
         /// <summary>
+        ///  Segments many objects on one image in one call: prompt i's mask, 0/255 at the image's size, into
+        ///  `out_masks[i]` (a station's detector boxes, one mask each). The image is encoded once (the
+        ///  session's cached embedding, as for clicks); the decoder runs once per chunk of prompts where the
+        ///  decoder export has a prompt batch axis (prompts with the same number of points share a run; a
+        ///  box counts as its two corners), in chunks bounded by `max_memory_bytes`, and prompt by prompt
+        ///  where it has not. Each mask and score equal those of a `seg_run_sam2_points` call with the same
+        ///  points and box (flags 0, no mask input).
+        ///
+        ///  - `image`: the picture; NULL uses the image set last, as `seg_run_sam2_points` does.
+        ///  - `prompts`/`n_prompts`: an array of `n_prompts` records of `prompt_size` bytes
+        ///    (`sizeof(SegSam2Prompt)`); 1 to 4096 prompts, each with at least one point or a box.
+        ///  - `out_masks`: `n_prompts` caller-owned masks, each of the image's size.
+        ///  - `out_scores`: optional (NULL = not wanted), `n_prompts` floats: each chosen mask's predicted IoU.
+        ///  - `out_info`: optional; see `SegSam2PromptsInfo` (decoder runs, batch size, times).
+        ///
+        ///  Every argument is checked before anything runs (a bad one: `SEG_INVALID_ARGUMENT` naming the
+        ///  prompt or mask); outputs are written only on success. The session's previous mask (for
+        ///  `SEG_SAM2_REFINE`) is left as it was. Thread safety: any number of threads at once.
+        ///
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_STAGE_PROMPTS` between decoder runs, ending at 1.0; `SEG_CANCELLED`: no output
+        ///  written, the handle as before the call).
+        ///
+        ///  # Safety
+        ///  `prompts` must point to `n_prompts` records of `prompt_size` readable bytes, each prompt's
+        ///  `points` to its `n_points` points; `out_masks` to `n_prompts` masks describing writable rows;
+        ///  `out_scores` NULL or `n_prompts` writable floats; `out_info` NULL or a valid `SegSam2PromptsInfo`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_sam2_segment_prompts", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_sam2_segment_prompts(SegSession* session, SegImage* image, SegSam2Prompt* prompts, System.UIntPtr prompt_size, System.UIntPtr n_prompts, SegMask* out_masks, float* out_scores, SegSam2PromptsInfo* out_info, SegCallControl* control);
+
+        /// <summary>
         ///  Fills `options` with the defaults of SAM2's automatic mask generator, as `seg_options_default`
         ///  does: `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&amp;o);`.
         ///
@@ -955,6 +987,63 @@ namespace Segrt.Native
         /// </summary>
         public int low_res_width;
         public int low_res_height;
+    }
+
+    /// <summary>
+    ///  One prompt of `seg_sam2_segment_prompts`: clicks and/or a box, in original image pixels. Passed
+    ///  as an array with the caller's `sizeof(SegSam2Prompt)` (`prompt_size`), so the record can grow:
+    ///  a newer host's longer record is accepted when the bytes this library does not know are zero.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegSam2Prompt
+    {
+        /// <summary>
+        ///  `n_points` clicks (label 1 = include, 0 = exclude); NULL when `n_points` is 0. Borrowed for
+        ///  the call only.
+        /// </summary>
+        public SegPoint* points;
+        public System.UIntPtr n_points;
+        /// <summary>
+        ///  The box, read when `has_box` is 1 (it then counts as two model points, its corners).
+        /// </summary>
+        public SegBox bbox;
+        /// <summary>
+        ///  1 = `bbox` is given, 0 = no box (then at least one point).
+        /// </summary>
+        public uint has_box;
+        /// <summary>
+        ///  Must be 0.
+        /// </summary>
+        public uint reserved;
+    }
+
+    /// <summary>
+    ///  What `seg_sam2_segment_prompts` counted and measured. Set `struct_size = sizeof(SegSam2PromptsInfo)`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegSam2PromptsInfo
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  1 when the decoder ran many prompts per run (an export with a prompt batch axis).
+        /// </summary>
+        public uint batched;
+        /// <summary>
+        ///  Most prompts in one decoder run.
+        /// </summary>
+        public uint batch;
+        public uint prompts;
+        public uint decoder_runs;
+        /// <summary>
+        ///  1 when the cached image embedding was used (no encoder run).
+        /// </summary>
+        public uint encoder_reused;
+        /// <summary>
+        ///  Pre-processing + encoder run (0 when the cached embedding was reused).
+        /// </summary>
+        public double encoder_ms;
+        public double decoder_ms;
+        public double postprocess_ms;
     }
 
     /// <summary>

@@ -202,6 +202,58 @@ Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, 
     return err;
 }
 
+Herror segrt_halcon_sam_segment_boxes(Hobject image, SegSession *session, const double *boxes, Hlong n_boxes, Hobject *regions) {
+    Hlong width = 0, height = 0, k, made = 0;
+    SegImage img;
+    SegSam2Prompt *prompts;
+    SegMask *masks;
+    Hobject *made_regions;
+    unsigned char *bufs;
+    size_t pixels;
+    SegStatus st;
+    Herror err;
+
+    if (!boxes || !regions) return glue_failure(SEG_NULL_POINTER, boxes ? "regions is NULL" : "boxes is NULL");
+    if (n_boxes < 1 || n_boxes > 4096) return glue_failure(SEG_INVALID_ARGUMENT, "n_boxes must be within 1..4096");
+    err = image_view(image, &img, &width, &height);
+    if (err != H_MSG_TRUE) return err;
+    pixels = (size_t)width * (size_t)height;
+    prompts = calloc((size_t)n_boxes, sizeof *prompts);
+    masks = calloc((size_t)n_boxes, sizeof *masks);
+    made_regions = calloc((size_t)n_boxes, sizeof *made_regions);
+    bufs = pixels <= SIZE_MAX / (size_t)n_boxes ? malloc(pixels * (size_t)n_boxes) : NULL;
+    if (!prompts || !masks || !made_regions || !bufs) {
+        free(prompts); free(masks); free(made_regions); free(bufs);
+        return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the masks");
+    }
+    for (k = 0; k < n_boxes; k++) {   /* HALCON's rectangle1 order: Row1, Column1, Row2, Column2 */
+        const double *b = boxes + 4 * k;
+        prompts[k].bbox.x1 = (float)b[1];
+        prompts[k].bbox.y1 = (float)b[0];
+        prompts[k].bbox.x2 = (float)b[3];
+        prompts[k].bbox.y2 = (float)b[2];
+        prompts[k].has_box = 1;
+        masks[k].data = bufs + (size_t)k * pixels;
+        masks[k].width = img.width;
+        masks[k].height = img.height;
+        masks[k].stride = 0;
+    }
+    /* segrt checks every box before anything runs and writes the masks only on success. */
+    st = seg_sam2_segment_prompts(session, &img, prompts, sizeof *prompts, (size_t)n_boxes, masks, NULL, NULL, NULL);
+    if (st != SEG_OK) err = segrt_failure(st);
+    /* The regions go to a list of our own first, to the caller only when all exist. */
+    for (k = 0; err == H_MSG_TRUE && k < n_boxes; k++) {
+        err = mask_outputs(bufs + (size_t)k * pixels, width, height, NULL, &made_regions[k]);
+        if (err == H_MSG_TRUE) made++;
+    }
+    if (err == H_MSG_TRUE)
+        memcpy(regions, made_regions, (size_t)n_boxes * sizeof *regions);
+    else
+        for (k = 0; k < made; k++) clear_obj(made_regions[k]);
+    free(prompts); free(masks); free(made_regions); free(bufs);
+    return err;
+}
+
 Herror segrt_halcon_sam_close(SegSession *session) {
     return segrt_halcon_close(session);
 }

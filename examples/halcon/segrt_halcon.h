@@ -54,6 +54,15 @@ Herror segrt_halcon_sam_set_image(Hobject image, SegSession *session);
 Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, double column, Hlong label,
                                 const double *box, Hobject *mask_image, Hobject *region);
 
+/* Many objects in one call (seg_sam2_segment_prompts): one region per box, e.g. a detector's boxes.
+ *   boxes: n_boxes x {Row1, Column1, Row2, Column2} (rectangle1 order, image pixels), 1 to 4096 boxes;
+ *   regions: an array of n_boxes Hobject receiving box k's region in regions[k] (concat_obj them for an
+ *   object tuple); written only on success, all or none; the caller clears each with clear_obj.
+ * The encoder runs once (only when the pixels differ from the image encoded last), the decoder once for
+ * all boxes where the decoder export has a prompt batch axis; each region equals segrt_halcon_sam_segment's
+ * for that box alone. */
+Herror segrt_halcon_sam_segment_boxes(Hobject image, SegSession *session, const double *boxes, Hlong n_boxes, Hobject *regions);
+
 /* Releases the session (NULL is fine). */
 Herror segrt_halcon_sam_close(SegSession *session);
 

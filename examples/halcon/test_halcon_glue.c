@@ -243,6 +243,34 @@ static void check_sam(const char *repo) {
     err = segrt_halcon_sam_segment(image, sam, 0.0, 0.0, -1, NULL, &mask, NULL);
     CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && mask == untouched, "no click, no box gave %u", err);
 
+    /* several boxes in one call: each region's area is the plain C API's single-box mask's */
+    {
+        const double boxes[12] = {70.0, 30.0, 170.0, 130.0,   20.0, 10.0, 100.0, 150.0,   5.0, 5.0, 150.0, 120.0};
+        const double bad[8] = {70.0, 30.0, 170.0, 130.0,   20.0, 150.0, 100.0, 10.0};   /* box 1: Column2 < Column1 */
+        Hobject regions[3] = {untouched, untouched, untouched};
+        int k;
+        err = segrt_halcon_sam_segment_boxes(image, sam, boxes, 3, regions);
+        get_error_text((Hlong)err, text);
+        CHECK(err == H_MSG_TRUE, "sam_segment_boxes: %u %s", err, text);
+        for (k = 0; err == H_MSG_TRUE && k < 3; k++) {
+            SegBox one = {(float)boxes[4 * k + 1], (float)boxes[4 * k], (float)boxes[4 * k + 3], (float)boxes[4 * k + 2]};
+            st = seg_run_sam2_points(plain, &img, NULL, 0, &one, NULL, 0, 0, &m, NULL, NULL, NULL);
+            for (i = 0, fg = 0; i < n; i++) fg += ref[i] != 0;
+            CHECK(st == SEG_OK && area_center(regions[k], &area, &row, &col) == H_MSG_TRUE && (size_t)area == fg && fg > 0,
+                  "boxes: region %d area %ld, plain mask %lu", k, (long)area, (unsigned long)fg);
+            printf("SAM boxes: region %d area %ld = the plain C API's single-box mask\n", k, (long)area);
+            clear_obj(regions[k]);
+            regions[k] = untouched;
+        }
+        err = segrt_halcon_sam_segment_boxes(image, sam, bad, 2, regions);
+        get_error_text((Hlong)err, text);
+        printf("SAM boxes, a reversed box: error %u: %s\n", err, text);
+        CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "prompt 1") != NULL && regions[0] == untouched && regions[1] == untouched,
+              "a reversed box gave %u %s", err, text);
+        err = segrt_halcon_sam_segment_boxes(image, sam, boxes, 0, regions);
+        CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && regions[0] == untouched, "0 boxes gave %u", err);
+    }
+
     CHECK(segrt_halcon_sam_close(sam) == H_MSG_TRUE, "sam close");
     CHECK(seg_free(plain) == SEG_OK, "plain free");
     clear_obj(image);

@@ -13,10 +13,11 @@ use super::handles::{lookup, register, Handle};
 use super::images::{SegImage, SegMask};
 use super::options::SegOptions;
 use super::sam2_types::{
-    SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint, SegSam2Result, SEG_SAM2_REFINE,
+    SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint, SegSam2Prompt, SegSam2PromptsInfo,
+    SegSam2Result, SEG_SAM2_REFINE,
 };
 use super::session::SegSession;
-use super::versioned::{fill_defaults, out_size, record_array, write_records, write_versioned};
+use super::versioned::{fill_defaults, out_size, read_records, record_array, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 /// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
@@ -301,6 +302,133 @@ unsafe fn prompt_from(
         bbox: unsafe { bbox.as_ref() }.map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
         refine: flags & SEG_SAM2_REFINE != 0,
         mask_input,
+    })
+}
+
+/// Segments many objects on one image in one call: prompt i's mask, 0/255 at the image's size, into
+/// `out_masks[i]` (a station's detector boxes, one mask each). The image is encoded once (the
+/// session's cached embedding, as for clicks); the decoder runs once per chunk of prompts where the
+/// decoder export has a prompt batch axis (prompts with the same number of points share a run; a
+/// box counts as its two corners), in chunks bounded by `max_memory_bytes`, and prompt by prompt
+/// where it has not. Each mask and score equal those of a `seg_run_sam2_points` call with the same
+/// points and box (flags 0, no mask input).
+///
+/// - `image`: the picture; NULL uses the image set last, as `seg_run_sam2_points` does.
+/// - `prompts`/`n_prompts`: an array of `n_prompts` records of `prompt_size` bytes
+///   (`sizeof(SegSam2Prompt)`); 1 to 4096 prompts, each with at least one point or a box.
+/// - `out_masks`: `n_prompts` caller-owned masks, each of the image's size.
+/// - `out_scores`: optional (NULL = not wanted), `n_prompts` floats: each chosen mask's predicted IoU.
+/// - `out_info`: optional; see `SegSam2PromptsInfo` (decoder runs, batch size, times).
+///
+/// Every argument is checked before anything runs (a bad one: `SEG_INVALID_ARGUMENT` naming the
+/// prompt or mask); outputs are written only on success. The session's previous mask (for
+/// `SEG_SAM2_REFINE`) is left as it was. Thread safety: any number of threads at once.
+///
+/// `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+/// progress (`SEG_STAGE_PROMPTS` between decoder runs, ending at 1.0; `SEG_CANCELLED`: no output
+/// written, the handle as before the call).
+///
+/// # Safety
+/// `prompts` must point to `n_prompts` records of `prompt_size` readable bytes, each prompt's
+/// `points` to its `n_points` points; `out_masks` to `n_prompts` masks describing writable rows;
+/// `out_scores` NULL or `n_prompts` writable floats; `out_info` NULL or a valid `SegSam2PromptsInfo`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_sam2_segment_prompts(
+    session: *mut SegSession,
+    image: *const SegImage,
+    prompts: *const SegSam2Prompt,
+    prompt_size: usize,
+    n_prompts: usize,
+    out_masks: *const SegMask,
+    out_scores: *mut f32,
+    out_info: *mut SegSam2PromptsInfo,
+    control: *mut SegCallControl,
+) -> SegStatus {
+    guard(|| {
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup(session)?;
+            let sam = handle.sam2()?;
+            if prompts.is_null() {
+                return Err(Error::null("prompts"));
+            }
+            let stride = record_array::<SegSam2Prompt>(prompt_size, n_prompts, "SegSam2Prompt")?;
+            if n_prompts == 0 {
+                return Err(Error::invalid("n_prompts is 0: give at least one prompt"));
+            }
+            if n_prompts > crate::sam2::MAX_PROMPTS {
+                return Err(Error::invalid(format!("{n_prompts} prompts: at most {} are accepted in one call", crate::sam2::MAX_PROMPTS)));
+            }
+            if out_masks.is_null() {
+                return Err(Error::null("out_masks"));
+            }
+            // SAFETY: NULL or a valid `SegSam2PromptsInfo` (the contract).
+            let info_size = unsafe { out_size(out_info)? };
+            // SAFETY: `n_prompts` records of `prompt_size` readable bytes (the contract), checked above.
+            let records = unsafe { read_records(prompts, stride, n_prompts, "SegSam2Prompt")? };
+            let mut list = Vec::with_capacity(n_prompts);
+            for (i, r) in records.iter().enumerate() {
+                let bad = |e: Error| e.context(format!("prompt {i}"));
+                if r.points.is_null() && r.n_points > 0 {
+                    return Err(bad(Error::null("points (n_points is not 0)")));
+                }
+                if r.has_box > 1 || r.reserved != 0 {
+                    return Err(bad(Error::invalid(format!(
+                        "has_box is {} and reserved {}: has_box must be 0 or 1, reserved 0",
+                        r.has_box, r.reserved
+                    ))));
+                }
+                let bbox = (r.has_box == 1).then_some(&r.bbox);
+                // SAFETY: the prompt's points are NULL (none) or valid for `n_points` (the contract).
+                list.push(
+                    unsafe {
+                        prompt_from(r.points, r.n_points, bbox.map_or(std::ptr::null(), |b| b as *const SegBox), std::ptr::null(), 0, 0, 0)
+                    }
+                    .map_err(bad)?,
+                );
+            }
+            // SAFETY: `n_prompts` readable masks (the contract).
+            let descs = unsafe { caller_slice(out_masks, n_prompts, "out_masks")? };
+            // SAFETY: not NULL, and describes readable pixels (the contract).
+            let view = if image.is_null() { None } else { Some(unsafe { (*image).view(sam.options().max_pixels)? }) };
+            let mut masks = Vec::with_capacity(n_prompts);
+            for (i, d) in descs.iter().enumerate() {
+                // SAFETY: each mask describes writable rows (the contract).
+                masks.push(unsafe { d.target() }.map_err(|e| e.context(format!("mask {i}")))?);
+            }
+            let scores = if out_scores.is_null() {
+                None
+            } else {
+                // SAFETY: not NULL, so `n_prompts` writable floats (the contract).
+                Some(unsafe { caller_slice_mut(out_scores, n_prompts, "out_scores")? })
+            };
+            // The pipeline checks every prompt and mask before running anything, and writes nothing on failure.
+            let run = sam.predict_many(view.as_ref(), &list, &mut masks).map_err(|e| {
+                if e.kind == ErrorKind::NoImage {
+                    Error::invalid("no image: pass one, or call seg_sam2_set_image first")
+                } else {
+                    e
+                }
+            })?;
+            if let Some(scores) = scores {
+                scores.copy_from_slice(&run.scores);
+            }
+            let s = &run.stats;
+            let info = SegSam2PromptsInfo {
+                struct_size: 0, // the caller's is kept
+                batched: (s.batch > 1) as u32,
+                batch: s.batch as u32,
+                prompts: s.prompts as u32,
+                decoder_runs: s.decoder_runs as u32,
+                encoder_reused: s.encoder_reused as u32,
+                encoder_ms: s.encoder_ms,
+                decoder_ms: s.decoder_ms,
+                postprocess_ms: s.postprocess_ms,
+            };
+            // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+            unsafe { write_versioned(&info, out_info, info_size) };
+            Ok(())
+        })
     })
 }
 

@@ -59,6 +59,43 @@ pub struct SegSam2Result {
     pub low_res_height: i32,
 }
 
+/// One prompt of `seg_sam2_segment_prompts`: clicks and/or a box, in original image pixels. Passed
+/// as an array with the caller's `sizeof(SegSam2Prompt)` (`prompt_size`), so the record can grow:
+/// a newer host's longer record is accepted when the bytes this library does not know are zero.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegSam2Prompt {
+    /// `n_points` clicks (label 1 = include, 0 = exclude); NULL when `n_points` is 0. Borrowed for
+    /// the call only.
+    pub points: *const SegPoint,
+    pub n_points: usize,
+    /// The box, read when `has_box` is 1 (it then counts as two model points, its corners).
+    pub bbox: SegBox,
+    /// 1 = `bbox` is given, 0 = no box (then at least one point).
+    pub has_box: u32,
+    /// Must be 0.
+    pub reserved: u32,
+}
+
+/// What `seg_sam2_segment_prompts` counted and measured. Set `struct_size = sizeof(SegSam2PromptsInfo)`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SegSam2PromptsInfo {
+    pub struct_size: u32,
+    /// 1 when the decoder ran many prompts per run (an export with a prompt batch axis).
+    pub batched: u32,
+    /// Most prompts in one decoder run.
+    pub batch: u32,
+    pub prompts: u32,
+    pub decoder_runs: u32,
+    /// 1 when the cached image embedding was used (no encoder run).
+    pub encoder_reused: u32,
+    /// Pre-processing + encoder run (0 when the cached embedding was reused).
+    pub encoder_ms: f64,
+    pub decoder_ms: f64,
+    pub postprocess_ms: f64,
+}
+
 /// Options of `seg_sam2_everything`, with the defaults and meaning of SAM2's automatic mask
 /// generator (`SAM2AutomaticMaskGenerator`):
 /// `SegEverythingOptions o = { .struct_size = sizeof o }; seg_everything_options_default(&o);`.
@@ -205,4 +242,8 @@ unsafe impl Versioned for SegEverythingOptions {
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
 unsafe impl Versioned for SegEverythingInfo {
     const NAME: &'static str = "SegEverythingInfo";
+}
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+unsafe impl Versioned for SegSam2PromptsInfo {
+    const NAME: &'static str = "SegSam2PromptsInfo";
 }

@@ -159,6 +159,35 @@ pub(crate) unsafe fn write_records<T: Copy>(dst: *mut T, record_size: usize, rec
     }
 }
 
+/// Reads a caller's array of `count` input records of `record_size` bytes (from `record_array`):
+/// the known prefix of each, at the caller's stride. The bytes beyond it, a newer host's fields,
+/// must be zero: a field this library does not know is refused, never ignored.
+///
+/// # Safety
+/// `src` must point to `count` records of `record_size` readable bytes each.
+pub(crate) unsafe fn read_records<T: Copy>(src: *const T, record_size: usize, count: usize, name: &str) -> Result<Vec<T>> {
+    let ours = size_of::<T>();
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: record `i` starts `i * record_size` bytes in (within isize, checked by
+        // `record_array`) and holds `record_size` >= `ours` readable bytes; read unaligned.
+        let p = unsafe { src.cast::<u8>().add(i * record_size) };
+        // SAFETY: as above.
+        let tail = unsafe { std::slice::from_raw_parts(p.add(ours), record_size - ours) };
+        if let Some(b) = tail.iter().position(|b| *b != 0) {
+            return Err(Error::invalid(format!(
+                "{name} record {i}: the record size is {record_size} but this segrt ({version}) knows {ours} bytes, and byte {offset} is not zero: \
+                 the host sets a field this library does not have; ship the segrt library of the host's release",
+                version = env!("CARGO_PKG_VERSION"),
+                offset = ours + b
+            )));
+        }
+        // SAFETY: `ours` readable bytes at `p`.
+        out.push(unsafe { std::ptr::read_unaligned(p.cast::<T>()) });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +281,24 @@ mod tests {
         assert_eq!(u32::from_ne_bytes(bytes[24..28].try_into().unwrap()), 3);
         assert!(bytes[16..20].iter().chain(&bytes[36..40]).all(|b| *b == 0xAA));
         assert!(record_array::<Demo>(12, 2, "Demo").is_err());
+    }
+
+    #[test]
+    fn input_records_are_read_at_the_callers_stride_and_unknown_bytes_must_be_zero() {
+        // 2 records at a stride of 20: the 16 known bytes of each, then 4 bytes of a newer host
+        let mut bytes = [0u8; 40];
+        for (i, a) in [7u32, 9].iter().enumerate() {
+            bytes[i * 20 + 4..i * 20 + 8].copy_from_slice(&a.to_ne_bytes());
+        }
+        let p = bytes.as_ptr().cast::<Demo>();
+        // SAFETY: 40 readable local bytes: 2 records of 20, only read unaligned.
+        let read = unsafe { read_records(p, 20, 2, "Demo") }.unwrap();
+        assert_eq!(read.iter().map(|d| d.a).collect::<Vec<_>>(), vec![7, 9]);
+        bytes[20 + 17] = 1;
+        let p = bytes.as_ptr().cast::<Demo>();
+        // SAFETY: as above.
+        let e = unsafe { read_records(p, 20, 2, "Demo") }.unwrap_err();
+        assert!(e.message.contains("Demo record 1") && e.message.contains("byte 17 is not zero"), "{}", e.message);
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub mod image;
 pub mod video;
 
 pub use image::{
-    everything, model_space, prompt, spec, validate_prompt, BoxPrompt, EncoderInput, EverythingObject, EverythingOptions, EverythingResult,
-    EverythingStats, Family, Feature, NumberType, Point, Prompt, Sam2Info, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats,
-    MAX_OBJECTS, MAX_POINTS,
+    everything, many, model_space, prompt, spec, validate_prompt, validate_prompts, BoxPrompt, EncoderInput, EverythingObject,
+    EverythingOptions, EverythingResult, EverythingStats, Family, Feature, ManyRun, ManyStats, NumberType, Point, Prompt, Sam2Info,
+    Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats, MAX_OBJECTS, MAX_POINTS, MAX_PROMPTS,
 };

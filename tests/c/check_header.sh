@@ -17,6 +17,7 @@ FIRST_IS_SIZE(SegEverythingOptions);
 FIRST_IS_SIZE(SegTrackOptions);
 FIRST_IS_SIZE(SegRunInfo);
 FIRST_IS_SIZE(SegSam2Result);
+FIRST_IS_SIZE(SegSam2PromptsInfo);
 FIRST_IS_SIZE(SegEverythingInfo);
 FIRST_IS_SIZE(SegTrackInfo);
 FIRST_IS_SIZE(SegTrackState);

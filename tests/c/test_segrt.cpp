@@ -252,6 +252,39 @@ int real_pair(const std::string &repo, const std::string &inputs) {
     return failures;
 }
 
+// Many objects in one call: each mask equals a single click's, in fewer decoder runs on the decoder
+// with a prompt batch axis; a prompt with neither point nor box throws before anything is written.
+int many_prompts(const std::string &repo, const SegImage &img) {
+    int failures = 0;
+    segrt::Session sam = segrt::Session::sam2(repo + "/models/sam2/sam2_tiny_sam2onnx_encoder.onnx",
+                                              repo + "/models/sam2/sam2_tiny_sam2onnx_batched_decoder.onnx");
+    std::vector<segrt::Sam2Prompt> prompts;
+    const SegBox boxes[] = {{5.0f, 5.0f, 50.0f, 40.0f}, {30.0f, 20.0f, 90.0f, 75.0f}, {0.0f, 0.0f, 96.0f, 80.0f}};
+    for (std::size_t i = 0; i < 3; i++) prompts.push_back(segrt::Sam2Prompt::from_box(boxes[i]));
+    prompts.push_back(segrt::Sam2Prompt::from_points(std::vector<SegPoint>(1, SegPoint{40.0f, 30.0f, 1})));
+    std::vector<float> scores;
+    SegSam2PromptsInfo info;  // sam2_segment_prompts sets its struct_size
+    std::vector<segrt::Mask> masks = sam.sam2_segment_prompts(&img, 96, 80, prompts, &scores, &info);
+    if (masks.size() != 4u || scores.size() != 4u || info.decoder_runs != 2u || info.batch != 3u) failures++;
+    for (std::size_t i = 0; i < prompts.size() && i < masks.size(); i++) {
+        float score = -1.0f;
+        segrt::Mask one = sam.sam2_click(nullptr, 96, 80, prompts[i].points, prompts[i].has_box ? &prompts[i].box : nullptr, false, &score);
+        if (one.data != masks[i].data || score != scores[i]) {
+            std::printf("many prompts: prompt %u differs from a single click\n", static_cast<unsigned>(i));
+            failures++;
+        }
+    }
+    prompts.push_back(segrt::Sam2Prompt());
+    try {
+        sam.sam2_segment_prompts(nullptr, 96, 80, prompts);
+        failures++;
+    } catch (const segrt::Error &e) {
+        if (e.status() != SEG_INVALID_ARGUMENT || std::string(e.what()).find("prompt 4") == std::string::npos) failures++;
+        std::printf("expected error: %s\n", e.what());
+    }
+    return failures;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -309,6 +342,7 @@ int main(int argc, char **argv) {
             if (all.labels.size() != 96u * 80u || all.objects[0].id != 1u) failures++;
             for (std::size_t i = 0; i < all.labels.size(); i++)
                 if (all.labels[i] > 27u) failures++;
+            failures += many_prompts(repo, img);
             eo.points_per_side = 0;
             try {
                 sam.sam2_everything(nullptr, 96, 80, &eo);

@@ -118,14 +118,14 @@ static partial class SegrtTests
             var progress = new SyncProgress();
             var r = unet.Segment(big, false, default(CancellationToken), progress);
             var reports = progress.Reports;
-            Check(reports.Count == r.Tiles && r.Tiles == 16, "one report per tile (batch 1): " + reports.Count + " for " + r.Tiles + " tiles");
+            Check(reports.Count == r.Tiles + 1 && r.Tiles == 16, "one report per tile (batch 1), then 1.0: " + reports.Count + " for " + r.Tiles + " tiles");
             Check(reports.All(p => p.Stage == ProgressStage.Tiles), "every report is ProgressStage.Tiles: " + string.Join(", ", reports.Select(p => p.Stage).Distinct()));
             Check(reports[0].Fraction == 0, "the first report is 0, got " + reports[0].Fraction);
             for (int i = 1; i < reports.Count; i++)
                 Check(reports[i].Fraction > reports[i - 1].Fraction, "fractions increase: " + reports[i - 1] + " then " + reports[i]);
             for (int i = 0; i < reports.Count; i++)
                 Check(Math.Abs(reports[i].Fraction - (double)i / r.Tiles) < 1e-5, "report " + i + " is " + i + "/" + r.Tiles + ": " + reports[i].Fraction);
-            Check(reports[reports.Count - 1].Fraction < 1, "all in [0, 1)");
+            Check(reports[reports.Count - 1].Fraction == 1, "the last report is 1: " + reports[reports.Count - 1]);
             Check(reports[1].ToString() == "Tiles 6%", "ToString: " + reports[1]);
         }
         using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
@@ -133,7 +133,8 @@ static partial class SegrtTests
         {
             var progress = new SyncProgress();
             var r = unet.Segment(bmp, false, default(CancellationToken), progress);
-            Check(r.Tiles <= 1 && progress.Count == 1 && progress.Reports[0].Stage == ProgressStage.Run, "an untiled run reports Run once: " +
+            Check(r.Tiles <= 1 && progress.Count == 2 && progress.Reports.All(p => p.Stage == ProgressStage.Run) &&
+                progress.Reports[0].Fraction == 0 && progress.Reports[1].Fraction == 1, "an untiled run reports Run at 0 and 1: " +
                 string.Join(", ", progress.Reports));
             // no reporter and no token: no control, the same mask
             Check(Same(unet.Segment(bmp).Mask, r.Mask), "the same mask without a reporter");

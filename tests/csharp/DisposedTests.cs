@@ -26,7 +26,7 @@ static partial class SegrtTests
     {
         { typeof(UnetSegmenter), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "Segment" } },
         { typeof(Sam2Segmenter), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "LowResSize",
-            "CreateAnnotator", "SetImage", "ForgetImage", "Segment", "SegmentEverything" } },
+            "CreateAnnotator", "SetImage", "ForgetImage", "Segment", "SegmentEverything", "SegmentPrompts" } },
         { typeof(Sam2VideoModel), new[] { "ProviderInUse", "Provider", "FallbackReason", "MemoryBytes", "SessionInfoJson", "SessionInfo", "CreateTracker" } },
         { typeof(Sam2Tracker), new[] { "State", "Reset", "AddFrame", "Next", "AddPoints", "AddBox", "AddPrompt", "TrackFrame" } },
     };
@@ -113,6 +113,7 @@ static partial class SegrtTests
         if (t == typeof(InputImage)) return (InputImage)bitmap;
         if (t == typeof(IList<Sam2Point>) || t == typeof(Sam2Point[])) return new[] { new Sam2Point(8, 8, true) };
         if (t == typeof(RectangleF) || t == typeof(RectangleF?)) return new RectangleF(4, 4, 16, 16);
+        if (t == typeof(IReadOnlyList<Sam2Prompt>)) return new[] { Sam2Prompt.FromBox(new RectangleF(4, 4, 16, 16)) };
         if (t == typeof(byte[])) return new byte[bitmap.Width * bitmap.Height];
         if (t == typeof(float[])) return null; // previousLowRes / probabilityBuffer: optional
         if (t == typeof(bool)) return false;

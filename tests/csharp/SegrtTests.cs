@@ -54,6 +54,7 @@ static partial class SegrtTests
         RunDisposedTests();
         RunCancelTests();
         RunEncodeAheadTests();
+        RunPromptsTests();
         RunRealModelTests();
 
         if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Drawing;
+using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Segrt.Native;
@@ -232,6 +233,44 @@ namespace Segrt
         }
 
         /// <summary>
+        /// Many objects in one call (e.g. the boxes a detector found): one mask per prompt, each equal to what
+        /// <see cref="Segment"/> gives for that prompt alone. The encoder runs once (only when the pixels differ from
+        /// the cached image); the decoder runs once for all prompts with the same number of points where the decoder
+        /// export has a prompt batch axis (a box counts as two points), in chunks bounded by
+        /// <see cref="SegmenterOptions"/>' memory budget, and prompt by prompt where it has not.
+        /// </summary>
+        /// <param name="image">The pixels (a Bitmap converts implicitly), read only during the call; or null for the image set last (see <see cref="Segment"/>).</param>
+        /// <param name="prompts">1 to 4096 prompts, each with at least one point or a box.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs (between decoder runs, or by terminating a model run).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Encode"/> reports when the encoder runs, then <see cref="ProgressStage.Prompts"/> (the fraction of decoder runs done, ending at 1); null for none.</param>
+        /// <returns>The masks and scores in the prompts' order, and the decoder runs made.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="prompts"/> or one of its elements is null.</exception>
+        /// <exception cref="ArgumentException">No prompts, more than 4096, or a prompt with neither a point nor a box.</exception>
+        /// <exception cref="InvalidOperationException"><paramref name="image"/> is null and no image has been set.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled, or the encode this call waited for was cancelled by a newer image (the segmenter stays usable).</exception>
+        /// <exception cref="SegrtException">segrt refused a prompt (InvalidArgument, naming it: a box with x2 &lt;= x1, a point outside the image, ...) or the image, or a model failed.</exception>
+        public Sam2PromptsResult SegmentPrompts(InputImage image, IReadOnlyList<Sam2Prompt> prompts,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
+        {
+            if (prompts == null) throw new ArgumentNullException(nameof(prompts));
+            if (prompts.Count == 0) throw new ArgumentException("give at least one prompt", nameof(prompts));
+            if (prompts.Count > MaxPrompts) throw new ArgumentException(prompts.Count + " prompts: at most " + MaxPrompts + " are segmented in one call", nameof(prompts));
+            for (int i = 0; i < prompts.Count; i++)
+            {
+                if (prompts[i] == null) throw new ArgumentNullException(nameof(prompts), "prompt " + i + " is null");
+                if (prompts[i].Points.Count == 0 && !prompts[i].Box.HasValue) throw new ArgumentException("prompt " + i + ": give at least one point or a box", nameof(prompts));
+            }
+            cancellationToken.ThrowIfCancellationRequested();
+            if (image == null) return RunPrompts(null, prompts, cancellationToken, progress);
+            using (var pixels = image.Lock())
+                return RunPrompts(pixels, prompts, cancellationToken, progress);
+        }
+
+        /// <summary>The most prompts <see cref="SegmentPrompts"/> takes in one call.</summary>
+        public const int MaxPrompts = 4096;
+
+        /// <summary>
         /// Every object in <paramref name="image"/>, as SAM2's automatic mask generator finds them (a grid of
         /// prompts, predicted-IoU and stability filters, box NMS). The encoder runs only when the pixels differ
         /// from the cached image.
@@ -375,6 +414,70 @@ namespace Segrt
                 LowResLogits = ownsLowRes ? lowResOut : null,
                 LowResWidth = lowResOut != null ? extra.low_res_width : 0,
                 LowResHeight = lowResOut != null ? extra.low_res_height : 0,
+            };
+        }
+
+        /// <summary>
+        /// seg_sam2_segment_prompts (image null: the image set last): every mask and points array pinned for the call.
+        /// </summary>
+        unsafe Sam2PromptsResult RunPrompts(LockedImage input, IReadOnlyList<Sam2Prompt> prompts, CancellationToken cancellationToken, IProgress<SegrtProgress> progress)
+        {
+            Size size = input != null ? new Size(input.Width, input.Height) : ImageSetLastSize();
+            int w = size.Width, h = size.Height, n = prompts.Count;
+            var masks = new byte[n][];
+            var pins = new List<GCHandle>(2 * n);
+            var records = new SegSam2Prompt[n];
+            var descs = new SegMask[n];
+            var scores = new float[n];
+            var info = new SegSam2PromptsInfo { struct_size = (uint)sizeof(SegSam2PromptsInfo) };
+            try
+            {
+                for (int i = 0; i < n; i++)
+                {
+                    masks[i] = new byte[(long)w * h];
+                    var mask = GCHandle.Alloc(masks[i], GCHandleType.Pinned);
+                    pins.Add(mask);
+                    descs[i] = new SegMask { data = (byte*)mask.AddrOfPinnedObject(), width = w, height = h, stride = 0 };
+                    int count = prompts[i].Points.Count;
+                    if (count > 0)
+                    {
+                        var points = GCHandle.Alloc(NativePrompts.Points(new List<Sam2Point>(prompts[i].Points)), GCHandleType.Pinned);
+                        pins.Add(points);
+                        records[i].points = (SegPoint*)points.AddrOfPinnedObject();
+                    }
+                    records[i].n_points = (UIntPtr)count;
+                    records[i].bbox = NativePrompts.Box(prompts[i].Box);
+                    records[i].has_box = prompts[i].Box.HasValue ? 1u : 0u;
+                }
+                using (var lease = Acquire())
+                using (var control = CallControl.Begin(cancellationToken, progress))
+                fixed (SegSam2Prompt* p = records)
+                fixed (SegMask* m = descs)
+                fixed (float* s = scores)
+                {
+                    SegImage desc = input != null ? input.Desc : default(SegImage);
+                    CallControl.Check(control, NativeMethods.seg_sam2_segment_prompts(lease.Session, input != null ? &desc : null, p,
+                        (UIntPtr)sizeof(SegSam2Prompt), (UIntPtr)n, m, s, &info, CallControl.NativeOf(control)));
+                }
+            }
+            finally
+            {
+                foreach (var pin in pins) pin.Free();
+            }
+            if (input != null && info.encoder_reused == 0) NoteEncoded(size);
+            return new Sam2PromptsResult
+            {
+                Width = w,
+                Height = h,
+                Masks = masks,
+                Scores = scores,
+                DecoderRuns = (int)info.decoder_runs,
+                Batch = (int)info.batch,
+                Batched = info.batched != 0,
+                EncoderReused = info.encoder_reused != 0,
+                EncoderMs = info.encoder_ms,
+                DecoderMs = info.decoder_ms,
+                PostprocessMs = info.postprocess_ms,
             };
         }
 

@@ -1,5 +1,6 @@
-//! `segrt sam2`: the object at clicks or inside a box, or with `--everything` every object (a
-//! 16-bit label image, an overlay and the records).
+//! `segrt sam2`: the object at clicks or inside a box, one object per box (several `--box` or
+//! `--boxes FILE`: one mask file per box, from one many-prompts call), or with `--everything` every
+//! object (a 16-bit label image, an overlay and the records).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -26,9 +27,14 @@ pub struct Sam2Args {
     /// A click X,Y[,LABEL] in image pixels; LABEL 1 = include (default), 0 = exclude. Repeatable
     #[arg(long = "point", value_name = "X,Y[,LABEL]", allow_hyphen_values = true)]
     points: Vec<String>,
-    /// A box X1,Y1,X2,Y2 in image pixels
+    /// A box X1,Y1,X2,Y2 in image pixels. Repeatable: with several boxes (or --boxes), each box is
+    /// one object, segmented in one call, and --out is a folder receiving box_0001.png, box_0002.png, ...
     #[arg(long = "box", value_name = "X1,Y1,X2,Y2", allow_hyphen_values = true)]
-    bbox: Option<String>,
+    bbox: Vec<String>,
+    /// A file of boxes, one X1,Y1,X2,Y2 per line (blank lines and lines starting with # skipped):
+    /// one object per box, after any --box, segmented in one call; --out is a folder (see --box)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["points", "refine"])]
+    boxes: Option<PathBuf>,
     /// Run the prompt a second time with the first result as mask input (refinement)
     #[arg(long)]
     refine: bool,
@@ -47,7 +53,7 @@ pub struct Sam2Args {
     arena: ArenaArgs,
     /// Segment everything (a grid of prompts, as SAM2's automatic mask generator): --out gets a
     /// 16-bit label image (0 = background, object k = k), --overlay colours each object
-    #[arg(long, conflicts_with_all = ["points", "bbox", "refine"])]
+    #[arg(long, conflicts_with_all = ["points", "bbox", "boxes", "refine"])]
     everything: bool,
     /// --everything: also write the objects' records here (JSON)
     #[arg(long, value_name = "FILE", requires = "everything")]
@@ -89,12 +95,15 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     if args.everything {
         return sam2_everything(args, ort);
     }
+    if args.boxes.is_some() || args.bbox.len() > 1 {
+        return sam2_boxes(args, ort);
+    }
     let mut prompt = Prompt { refine: false, ..Prompt::default() };
     for p in &args.points {
         let v = parse_numbers(p, "--point", &[2, 3])?;
         prompt.points.push(Point { x: v[0], y: v[1], label: v.get(2).map_or(1, |l| *l as i32) });
     }
-    if let Some(b) = &args.bbox {
+    if let Some(b) = args.bbox.first() {
         let v = parse_numbers(b, "--box", &[4])?;
         prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
     }
@@ -131,6 +140,91 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         make_overlay(&display_rgb(&img), &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     note!("mask written to {}", args.out.display());
+    Ok(())
+}
+
+/// The boxes of `--box` (each) and `--boxes FILE` (one X1,Y1,X2,Y2 per line), in that order.
+fn read_boxes(args: &Sam2Args) -> CliResult<Vec<BoxPrompt>> {
+    let to_box = |v: Vec<f32>| BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] };
+    let mut boxes = Vec::new();
+    for b in &args.bbox {
+        boxes.push(to_box(parse_numbers(b, "--box", &[4])?));
+    }
+    if let Some(path) = &args.boxes {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read --boxes {}: {e}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            boxes.push(to_box(parse_numbers(line, &format!("--boxes {} line {}", path.display(), i + 1), &[4])?));
+        }
+    }
+    if boxes.is_empty() {
+        return Err("no boxes: the --boxes file holds none (one X1,Y1,X2,Y2 per line)".into());
+    }
+    if boxes.len() > segrt::sam2::MAX_PROMPTS {
+        return Err(format!("{} boxes: at most {} are segmented in one call", boxes.len(), segrt::sam2::MAX_PROMPTS).into());
+    }
+    Ok(boxes)
+}
+
+/// `segrt sam2` with several boxes: one object per box from one many-prompts call; `--out` is a
+/// folder receiving `box_0001.png`, ... (0/255, the image's size, in the boxes' order), `--overlay`
+/// shows them all.
+fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+    let boxes = read_boxes(&args)?;
+    std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create the --out folder {}: {e}", args.out.display()))?;
+    let options =
+        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    let t = Instant::now();
+    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    note!(
+        "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
+        t.elapsed().as_secs_f64() * 1e3,
+        sam.spec().convention,
+        sam.provider().in_use,
+        if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
+    );
+    sam.set_intensity(args.intensity.intensity()?).map_err(|e| e.to_string())?;
+    let img = decode(&args.image)?;
+    let pixels = Pixels::of(&img);
+    let (w, h) = (pixels.width, pixels.height);
+    let view = pixels.view()?;
+    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().intensity);
+    let prompts: Vec<Prompt> = boxes.iter().map(|b| Prompt { bbox: Some(*b), ..Prompt::default() }).collect();
+    let mut buffers: Vec<Vec<u8>> = boxes.iter().map(|_| vec![0u8; w * h]).collect();
+    let mut masks =
+        buffers.iter_mut().map(|b| segrt::MaskMut::new(b, w, h, 0)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    let run = sam.predict_many(Some(&view), &prompts, &mut masks).map_err(|e| e.to_string())?;
+    drop(masks);
+    let s = &run.stats;
+    note!(
+        "{} boxes: encoder {:.1} ms | {} decoder runs (up to {} boxes each), {:.1} ms | upsample+threshold {:.1} ms",
+        s.prompts,
+        s.encoder_ms,
+        s.decoder_runs,
+        s.batch,
+        s.decoder_ms,
+        s.postprocess_ms
+    );
+    let mut union = vec![0u8; w * h];
+    for (i, (mask, score)) in buffers.into_iter().zip(&run.scores).enumerate() {
+        for (u, m) in union.iter_mut().zip(&mask) {
+            *u |= *m;
+        }
+        let path = args.out.join(format!("box_{:04}.png", i + 1));
+        GrayImage::from_raw(w as u32, h as u32, mask)
+            .ok_or("mask size mismatch")?
+            .save(&path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let b = boxes[i];
+        note!("box {} ({},{},{},{}): predicted IoU {score:.3} -> {}", i + 1, b.x1, b.y1, b.x2, b.y2, path.display());
+    }
+    if let Some(path) = &args.overlay {
+        let union = GrayImage::from_raw(w as u32, h as u32, union).ok_or("mask size mismatch")?;
+        make_overlay(&display_rgb(&img), &union).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     Ok(())
 }
 

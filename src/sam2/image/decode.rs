@@ -153,6 +153,74 @@ impl Sam2Segmenter {
         })
     }
 
+    /// The decoder on one prompt, no mask input, as [`decode_batch`](Self::decode_batch) returns a batch.
+    pub(super) fn decode_one(
+        &self,
+        session: &mut Session,
+        embedding: &Embedding,
+        prompt: &Prompt,
+    ) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
+        let d = self.decode(session, embedding, prompt, None)?;
+        let (shape, logits) = d.masks;
+        let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
+            .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [1,K,h,w]")))?
+            .map(|v| v.max(0) as usize);
+        Ok((shape, logits, d.iou))
+    }
+
+    /// The decoder on `b` prompts of `n` points each at once (`coords`: b x n x 2 in model space,
+    /// `labels`: b x n), no mask input: one run where the decoder has a prompt batch axis (else `b`
+    /// must be 1). Shared by segment-everything and the many-prompts call. Returns the mask output's
+    /// shape [B, K, h, w], its logits and the IoU predictions [B, K].
+    pub(super) fn decode_batch(
+        &self,
+        session: &mut Session,
+        embedding: &Embedding,
+        coords: &[f32],
+        labels: &[f32],
+        b: usize,
+    ) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
+        let spec = &self.spec;
+        let n = labels.len() / b.max(1);
+        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
+        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
+        for (role, name) in &spec.decoder_features {
+            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
+            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
+        }
+        inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([b, n, 2], coords.to_vec())).map_err(wrap)?.into()));
+        let labels = number_input(spec.label_type, vec![b as i64, n as i64], labels).map_err(wrap)?;
+        inputs.push((spec.point_labels.as_str().into(), labels));
+        let (mh, mw) = spec.mask_input_size;
+        let nb = if spec.mask_input_batch { b } else { 1 };
+        let zeros = alloc::vec_of(nb * mh * mw, 0f32, "the mask input")?;
+        inputs.push((spec.mask_input.as_str().into(), Tensor::from_array(([nb, 1, mh, mw], zeros)).map_err(wrap)?.into()));
+        let mut has_shape = spec.has_mask_input_shape.clone();
+        if spec.has_mask_input_batch {
+            if let Some(d) = has_shape.first_mut() {
+                *d = b as i64;
+            }
+        }
+        let count: i64 = has_shape.iter().product::<i64>().max(1);
+        inputs
+            .push((spec.has_mask_input.as_str().into(), Tensor::from_array((has_shape, vec![0f32; count as usize])).map_err(wrap)?.into()));
+        if let Some((name, ty)) = &spec.orig_im_size {
+            inputs.push((name.as_str().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
+        }
+        let (shape, logits, iou) = engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
+            let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
+            // The main mask output: where a decoder also has a low-res one (osam), that is clamped to
+            // +-32 while the main output is the unclamped logits upsampled in the graph, as the
+            // generator's own.
+            let (shape, logits) = read(&spec.masks_output)?;
+            Ok((shape, logits, read(&spec.iou_output)?.1))
+        })?;
+        let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
+            .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
+            .map(|v| v.max(0) as usize);
+        Ok((shape, logits, iou))
+    }
+
     /// The decoder's outputs into the caller's masks, and the chosen low-res logits.
     fn finish(&self, d: Decoded, mask: &mut MaskMut<'_>, all_masks: Option<&mut [u8]>) -> Result<Sam2Run> {
         let (w, h) = (mask.width(), mask.height());
@@ -170,9 +238,7 @@ impl Sam2Segmenter {
                 ));
             }
         }
-        // With 4 masks the first is the single-mask token: choose among the multimask outputs.
-        let first = if k == 4 { 1 } else { 0 };
-        let chosen = (first..k).max_by(|a, b| d.iou[*a].total_cmp(&d.iou[*b])).unwrap_or(0);
+        let chosen = choose(&d.iou[..k]);
         let plane = |i: usize| &logits[i * mh * mw..(i + 1) * mh * mw];
 
         // Low-res logits for refinement: the separate low-res output, the mask output when it is
@@ -207,7 +273,7 @@ impl Sam2Segmenter {
 
     /// One mask's logits of size (mw, mh) -> `logit > 0` at the mask's size; returns its foreground.
     /// SAM2 logits are upsampled and thresholded in one pass, straight into the caller's rows.
-    fn mask_into(&self, logits: &[f32], (mw, mh): (usize, usize), mask: &mut MaskMut<'_>) -> Result<u64> {
+    pub(super) fn mask_into(&self, logits: &[f32], (mw, mh): (usize, usize), mask: &mut MaskMut<'_>) -> Result<u64> {
         let (w, h) = (mask.width(), mask.height());
         if self.spec.family == Family::Sam2 && w >= mw && h >= mh {
             return Ok(upsampled_mask(logits, (mw, mh), mask, 0.0, false));
@@ -235,6 +301,13 @@ impl Sam2Segmenter {
             }
         }
     }
+}
+
+/// The mask a prediction keeps among the decoder's `k` outputs (their predicted IoU): the highest.
+/// With 4 masks the first is the single-mask token: the choice is among the multimask outputs.
+pub(super) fn choose(iou: &[f32]) -> usize {
+    let first = if iou.len() == 4 { 1 } else { 0 };
+    (first..iou.len()).max_by(|a, b| iou[*a].total_cmp(&iou[*b])).unwrap_or(0)
 }
 
 /// Reads a full-size map at the centres of a `(lw, lh)` grid with bilinear interpolation.

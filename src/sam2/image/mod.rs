@@ -5,12 +5,14 @@
 //! stretched to S x S; a click (x, y) maps to (x*S/W, y*S/H) (`prompt`); the padding point is added
 //! inside SAM2 graphs; the chosen low-res logits are upsampled straight to H x W (bilinear,
 //! half-pixel centres) and thresholded at 0. `spec` recognises the export conventions;
-//! `everything` finds every object from a grid of prompts.
+//! `everything` finds every object from a grid of prompts; `many` runs a caller's list of prompts
+//! (one mask each) in as few decoder runs as the export allows.
 
 mod decode;
 mod embedding;
 mod encoding;
 pub mod everything;
+pub mod many;
 pub mod prompt;
 pub mod spec;
 
@@ -32,6 +34,7 @@ use crate::options::Options;
 use crate::runtime::RuntimeInfo;
 
 pub use everything::{EverythingObject, EverythingOptions, EverythingResult, EverythingStats, MAX_OBJECTS};
+pub use many::{validate_prompts, ManyRun, ManyStats, MAX_PROMPTS};
 pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
 

@@ -42,7 +42,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::intensity::image_key;
 use crate::image::{check_size, ImageView};
 
-use super::decode::{number_input, objects_as_batch, orig_im_size_input};
+use super::decode::{number_input, objects_as_batch};
 use super::embedding::setting_key;
 use super::spec::Family;
 use super::{ms, Embedding, Sam2Segmenter};
@@ -309,28 +309,25 @@ impl Sam2Segmenter {
     fn decode_points(&self, session: &mut Session, embedding: &Embedding, points: &[[f32; 2]]) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
         let spec = &self.spec;
         let b = points.len();
+        let Some(boxes_name) = &spec.input_boxes else {
+            let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1]]).collect();
+            return self.decode_batch(session, embedding, &coords, &vec![1f32; b], b);
+        };
         let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
         let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
         for (role, name) in &spec.decoder_features {
             let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
             inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
         }
-        if let Some(boxes_name) = &spec.input_boxes {
-            // transformers' layout: one object per point, each the point and the (0, 0) / -1 padding
-            // point (no box), as `transformers_prompt` does for a click.
-            let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1], 0.0, 0.0]).collect();
-            inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, b, 2, 2], coords)).map_err(wrap)?.into()));
-            let labels: Vec<f32> = points.iter().flat_map(|_| [1.0, -1.0]).collect();
-            inputs.push((spec.point_labels.as_str().into(), number_input(spec.label_type, vec![1, b as i64, 2], &labels).map_err(wrap)?));
-            inputs.push((boxes_name.as_str().into(), Tensor::from_array(([1usize, 0, 4], Vec::<f32>::new())).map_err(wrap)?.into()));
-        } else {
-            self.push_point_prompts(&mut inputs, embedding, points)?;
-        }
+        // transformers' layout: one object per point, each the point and the (0, 0) / -1 padding
+        // point (no box), as `transformers_prompt` does for a click.
+        let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1], 0.0, 0.0]).collect();
+        inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, b, 2, 2], coords)).map_err(wrap)?.into()));
+        let labels: Vec<f32> = points.iter().flat_map(|_| [1.0, -1.0]).collect();
+        inputs.push((spec.point_labels.as_str().into(), number_input(spec.label_type, vec![1, b as i64, 2], &labels).map_err(wrap)?));
+        inputs.push((boxes_name.as_str().into(), Tensor::from_array(([1usize, 0, 4], Vec::<f32>::new())).map_err(wrap)?.into()));
         let (shape, logits, iou) = crate::engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
             let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
-            // The main mask output: where a decoder also has a low-res one (osam), that is clamped to
-            // +-32 while the main output is the unclamped logits upsampled in the graph, as the
-            // generator's own.
             let (shape, logits) = read(&spec.masks_output)?;
             Ok((objects_as_batch(&shape), logits, read(&spec.iou_output)?.1))
         })?;
@@ -338,39 +335,5 @@ impl Sam2Segmenter {
             .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
             .map(|v| v.max(0) as usize);
         Ok((shape, logits, iou))
-    }
-
-    /// The point_coords/point_labels/mask_input layout's prompt inputs for `points` (one label-1 point
-    /// each, no mask input).
-    fn push_point_prompts<'a>(
-        &self,
-        inputs: &mut Vec<(std::borrow::Cow<'a, str>, SessionInputValue<'a>)>,
-        embedding: &Embedding,
-        points: &[[f32; 2]],
-    ) -> Result<()> {
-        let spec = &self.spec;
-        let b = points.len();
-        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
-        let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1]]).collect();
-        inputs.push((spec.point_coords.clone().into(), Tensor::from_array(([b, 1usize, 2], coords)).map_err(wrap)?.into()));
-        let labels = number_input(spec.label_type, vec![b as i64, 1], &vec![1f32; b]).map_err(wrap)?;
-        inputs.push((spec.point_labels.clone().into(), labels));
-        let (mh, mw) = spec.mask_input_size;
-        let nb = if spec.mask_input_batch { b } else { 1 };
-        let zeros = alloc::vec_of(nb * mh * mw, 0f32, "the mask input")?;
-        inputs.push((spec.mask_input.clone().into(), Tensor::from_array(([nb, 1, mh, mw], zeros)).map_err(wrap)?.into()));
-        let mut has_shape = spec.has_mask_input_shape.clone();
-        if spec.has_mask_input_batch {
-            if let Some(d) = has_shape.first_mut() {
-                *d = b as i64;
-            }
-        }
-        let count: i64 = has_shape.iter().product::<i64>().max(1);
-        inputs
-            .push((spec.has_mask_input.clone().into(), Tensor::from_array((has_shape, vec![0f32; count as usize])).map_err(wrap)?.into()));
-        if let Some((name, ty)) = &spec.orig_im_size {
-            inputs.push((name.clone().into(), orig_im_size_input(*ty, embedding).map_err(wrap)?));
-        }
-        Ok(())
     }
 }
