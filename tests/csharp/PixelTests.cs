@@ -70,6 +70,22 @@ static partial class SegrtTests
                 Check(ReferenceEquals(unet.Intensity, t.Item3), t.Item1 + ": the getter answers the options set");
                 Check(Same(unet.Segment(t.Item2).Mask, reference), t.Item1 + ": the 8-bit image's mask");
             }
+            // Three separate unmanaged float planes (HALCON real with three channels) through FromPlanes.
+            int n = w * h;
+            var planes = new[] { new float[n], new float[n], new float[n] };
+            for (int i = 0; i < n; i++)
+                for (int c = 0; c < 3; c++) planes[c][i] = bgr[i * 3 + (2 - c)] / 256f - 0.5f;
+            var pins = planes.Select(p => GCHandle.Alloc(p, GCHandleType.Pinned)).ToArray();
+            try
+            {
+                unet.Intensity = IntensityOptions.Range(-0.5, -0.5 + 255.0 / 256);
+                var fromPlanes = InputImage.FromPlanes(pins[0].AddrOfPinnedObject(), pins[1].AddrOfPinnedObject(), pins[2].AddrOfPinnedObject(), w, h, 0, PixelLayout.PlanarRgb32F);
+                Check(fromPlanes.Layout == PixelLayout.PlanarRgb32F && Same(unet.Segment(fromPlanes).Mask, reference), "FromPlanes, PlanarRgb32F");
+            }
+            finally
+            {
+                foreach (var p in pins) p.Free();
+            }
             // Gray: u16 through Gray16 with 12 used bits (a Mono12 camera: v * 16) and a ushort[] via IntPtr.
             var gray8 = new byte[w * h];
             var gray12 = new ushort[w * h];
