@@ -384,6 +384,30 @@ typedef int32_t SegArena;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Which values of an image map onto `out_low..out_high`.
+enum SegIntensityRange
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // No mapping: values (after the rescale) pass through unchanged (float models that take raw HU).
+  SEG_INTENSITY_NONE = 0,
+  // The fixed window `low..high` (rescaled units); values outside are clipped.
+  SEG_INTENSITY_WINDOW = 1,
+  // The image's own minimum..maximum, over all its channels (HALCON's per-image min-max).
+  SEG_INTENSITY_MIN_MAX = 2,
+  // The image's `percentile_low`..`percentile_high` percentiles (numpy's linear interpolation),
+  // over all its channels; values outside are clipped.
+  SEG_INTENSITY_PERCENTILES = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegIntensityRange SegIntensityRange;
+#else
+typedef int32_t SegIntensityRange;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // An opaque call control: cancellation and progress of the calls that can take long, given as their
 // last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
 // `seg_control_create`, release with `seg_control_free`.

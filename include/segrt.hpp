@@ -160,6 +160,118 @@ inline SegImage planar_image(const void *r, const void *g, const void *b, int wi
     return img;
 }
 
+/// Unsigned 16-bit pixels (camera Mono10/12/16 words, HALCON uint2, 16-bit PNG/TIFF): SEG_FORMAT_GRAY16 or
+/// SEG_FORMAT_RGB48. `stride` in BYTES (0 = packed), a multiple of 2. How the values reach the model is the
+/// session's Intensity (default: each image's min-max to 0..255).
+inline SegImage image(const std::uint16_t *pixels, int width, int height, int stride, SegPixelFormat format = SEG_FORMAT_GRAY16) {
+    if (format != SEG_FORMAT_GRAY16 && format != SEG_FORMAT_RGB48)
+        throw Error(SEG_INVALID_ARGUMENT, "uint16_t pixels are SEG_FORMAT_GRAY16 or SEG_FORMAT_RGB48 (planes: planar_image)");
+    return image(static_cast<const void *>(pixels), width, height, stride, format);
+}
+
+/// Signed 16-bit pixels (CT, HALCON int2): SEG_FORMAT_GRAY16S or SEG_FORMAT_RGB48S; `stride` in bytes.
+inline SegImage image(const std::int16_t *pixels, int width, int height, int stride, SegPixelFormat format = SEG_FORMAT_GRAY16S) {
+    if (format != SEG_FORMAT_GRAY16S && format != SEG_FORMAT_RGB48S)
+        throw Error(SEG_INVALID_ARGUMENT, "int16_t pixels are SEG_FORMAT_GRAY16S or SEG_FORMAT_RGB48S (planes: planar_image)");
+    return image(static_cast<const void *>(pixels), width, height, stride, format);
+}
+
+/// 32-bit float pixels (HALCON real, HU): SEG_FORMAT_GRAY32F or SEG_FORMAT_RGB96F; `stride` in bytes, a
+/// multiple of 4. NaN and infinity are refused by the call (SEG_INVALID_ARGUMENT).
+inline SegImage image(const float *pixels, int width, int height, int stride, SegPixelFormat format = SEG_FORMAT_GRAY32F) {
+    if (format != SEG_FORMAT_GRAY32F && format != SEG_FORMAT_RGB96F)
+        throw Error(SEG_INVALID_ARGUMENT, "float pixels are SEG_FORMAT_GRAY32F or SEG_FORMAT_RGB96F (planes: planar_image)");
+    return image(static_cast<const void *>(pixels), width, height, stride, format);
+}
+
+/// Three unsigned 16-bit planes (HALCON uint2 with three channels): SEG_FORMAT_PLANAR_RGB16.
+inline SegImage planar_image(const std::uint16_t *r, const std::uint16_t *g, const std::uint16_t *b, int width, int height, int stride) {
+    SegImage img = image(static_cast<const void *>(r), width, height, stride, SEG_FORMAT_PLANAR_RGB16);
+    img.plane1 = reinterpret_cast<const std::uint8_t *>(g);
+    img.plane2 = reinterpret_cast<const std::uint8_t *>(b);
+    return img;
+}
+
+/// Three signed 16-bit planes (HALCON int2 with three channels): SEG_FORMAT_PLANAR_RGB16S.
+inline SegImage planar_image(const std::int16_t *r, const std::int16_t *g, const std::int16_t *b, int width, int height, int stride) {
+    SegImage img = image(static_cast<const void *>(r), width, height, stride, SEG_FORMAT_PLANAR_RGB16S);
+    img.plane1 = reinterpret_cast<const std::uint8_t *>(g);
+    img.plane2 = reinterpret_cast<const std::uint8_t *>(b);
+    return img;
+}
+
+/// Three float planes (HALCON real with three channels): SEG_FORMAT_PLANAR_RGB32F.
+inline SegImage planar_image(const float *r, const float *g, const float *b, int width, int height, int stride) {
+    SegImage img = image(static_cast<const void *>(r), width, height, stride, SEG_FORMAT_PLANAR_RGB32F);
+    img.plane1 = reinterpret_cast<const std::uint8_t *>(g);
+    img.plane2 = reinterpret_cast<const std::uint8_t *>(b);
+    return img;
+}
+
+/// The intensity stage (SegIntensity, `struct_size` set), built step by step:
+/// `segrt::Intensity::window(40, 400).rescale(1, -1024)`; set it with Session::set_intensity. The named
+/// constructors start from seg_intensity_default; segrt checks the values when they are set
+/// (segrt::Error with SEG_INVALID_ARGUMENT), window() already checks its width.
+class Intensity {
+public:
+    /// segrt's default: each image's min-max to 0..255, all bits, no rescale.
+    static Intensity min_max() { return Intensity(); }
+    /// A window given as centre and width (seg_intensity_set_window: low = c - w/2, high = c + w/2);
+    /// throws segrt::Error (SEG_INVALID_ARGUMENT) for a width that is not positive.
+    static Intensity window(double centre, double width) {
+        Intensity i;
+        check(seg_intensity_set_window(&i.value_, centre, width));
+        return i;
+    }
+    /// A window given by its ends: low..high map onto the output range, values outside are clipped.
+    static Intensity range(double low, double high) {
+        Intensity i;
+        i.value_.range = SEG_INTENSITY_WINDOW;
+        i.value_.low = low;
+        i.value_.high = high;
+        return i;
+    }
+    /// Each image's percentiles `low`..`high` (0..100) map onto the output range.
+    static Intensity percentiles(double low, double high) {
+        Intensity i;
+        i.value_.range = SEG_INTENSITY_PERCENTILES;
+        i.value_.percentile_low = low;
+        i.value_.percentile_high = high;
+        return i;
+    }
+    /// No mapping: the rescaled values pass through (float models that take raw HU).
+    static Intensity none() {
+        Intensity i;
+        i.value_.range = SEG_INTENSITY_NONE;
+        return i;
+    }
+    /// The modality rescale v = stored * slope + intercept (DICOM), before the range.
+    Intensity &rescale(double slope, double intercept) {
+        value_.slope = slope;
+        value_.intercept = intercept;
+        return *this;
+    }
+    /// Used bits of integer images (e.g. 12 for Mono12 or a HALCON uint2 image with 12 bits); 0 = all.
+    Intensity &bits(std::uint32_t used_bits) {
+        value_.bits = used_bits;
+        return *this;
+    }
+    /// The output range (default 0..255).
+    Intensity &output(double low, double high) {
+        value_.out_low = low;
+        value_.out_high = high;
+        return *this;
+    }
+    const SegIntensity &get() const { return value_; }
+
+private:
+    Intensity() : value_() {
+        value_.struct_size = sizeof(SegIntensity);
+        check(seg_intensity_default(&value_));
+    }
+    SegIntensity value_;
+};
+
 /// A SAM2 prediction: the mask, its predicted IoU, and the chosen low-res logits for refinement.
 struct Sam2Prediction {
     Mask mask;
@@ -236,6 +348,12 @@ public:
         check(seg_create_sam2(encoder.c_str(), decoder.c_str(), options, &s));
         return Session(s);
     }
+
+    /// Sets the intensity stage for every later call on this session, from any thread (segrt::Error with
+    /// SEG_INVALID_ARGUMENT for a bad setting, the one in force kept); a call already running keeps its own.
+    void set_intensity(const Intensity &intensity) const { check(seg_set_intensity(handle_, &intensity.get())); }
+    /// Back to segrt's default stage (8-bit images as without it, 16-bit and float by per-image min-max).
+    void reset_intensity() const { check(seg_set_intensity(handle_, nullptr)); }
 
     /// Runs a UNet session; `info` (optional) receives timings and classes; `control` (optional)
     /// cancels it or receives its progress (SEG_STAGE_RUN, or SEG_STAGE_TILES when tiled).
@@ -402,6 +520,12 @@ public:
     VideoModel(const VideoModel &) = delete;
     VideoModel &operator=(const VideoModel &) = delete;
     ~VideoModel() { seg_free(handle_); }
+
+    /// The intensity stage for the frames every track of this model adds later (a fixed window: min-max
+    /// stretches each frame on its own; keep the output range 0..255).
+    void set_intensity(const Intensity &intensity) const { check(seg_set_intensity(handle_, &intensity.get())); }
+    /// Back to segrt's default stage.
+    void reset_intensity() const { check(seg_set_intensity(handle_, nullptr)); }
 
     SegSession *get() const { return handle_; }
 

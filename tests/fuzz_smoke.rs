@@ -79,7 +79,8 @@ fn drive<T: for<'a> Arbitrary<'a>>(target: &str, seed: u64, run: fn(T)) -> (usiz
 #[test]
 fn image_descriptors() {
     let (saved, n) = drive("image_descriptor", 0x5E6A_0001, image_descriptor::run);
-    println!("image_descriptor: {saved} saved inputs replayed, {n} random inputs");
+    let wide = image_descriptor::WIDE_OK.load(std::sync::atomic::Ordering::Relaxed);
+    println!("image_descriptor: {saved} saved inputs replayed, {n} random inputs, {wide} masks from 16-bit or float images");
 }
 
 #[test]
@@ -162,6 +163,9 @@ fn a_panic_inside_segrt_fails_the_harness() {
         want_probability: false,
         fill: 100,
         cancel_at: None,
+        intensity: None,
+        shape: None,
+        pattern: Vec::new(),
     };
     std::env::set_var("SEGRT_INJECT_PANIC", "1");
     let caught = std::panic::catch_unwind(|| image_descriptor::run(input));

@@ -20,6 +20,8 @@ namespace Segrt
     {
         internal readonly SessionHandle Handle;
         SessionInfo _firstInfo;
+        readonly object _intensityGate = new object();
+        volatile IntensityOptions _intensity;
 
         /// <param name="handle">The new native session.</param>
         /// <param name="modelBytes">Size of the model files the session was made from (a floor for the memory declared).</param>
@@ -136,6 +138,48 @@ namespace Segrt
             {
                 ThrowIfDisposed();
                 return _firstInfo.Provider != null ? _firstInfo.Provider.FallbackReason : null;
+            }
+        }
+
+        /// <summary>
+        /// The intensity stage of this segmenter (<see cref="IntensityOptions"/>): how the values of 16-bit, signed 16-bit
+        /// and float images (<see cref="InputImage.FromPixels(ushort[], int, int, int, PixelLayout)"/> and its siblings)
+        /// reach the model; null (the default) = segrt's default: 8-bit images exactly as without the stage, 16-bit and
+        /// float images by each image's own min-max to 0..255. On a <see cref="Sam2VideoModel"/> it applies to the frames
+        /// every one of its trackers adds later (use a fixed window there: min-max stretches each frame on its own).
+        /// </summary>
+        /// <remarks>
+        /// Thread-safe, as segrt's <c>seg_set_intensity</c>: it may be set from any thread at any time; a call already
+        /// running keeps the setting it started with, every later call takes the new one. On a <see cref="Sam2Segmenter"/>
+        /// an image encoded under the old setting is encoded again when a call passes it again. The getter answers the
+        /// options last set through this property (null = the default).
+        /// </remarks>
+        /// <exception cref="SegrtException">segrt refused the options (<see cref="Status.InvalidArgument"/>: a window of zero or negative width, percentiles out of order, a slope of 0, more than 16 used bits, a value that is not finite); the setting in force is unchanged.</exception>
+        /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
+        public IntensityOptions Intensity
+        {
+            get
+            {
+                ThrowIfDisposed();
+                return _intensity;
+            }
+            set
+            {
+                lock (_intensityGate)
+                {
+                    using (var lease = Handle.Acquire(this))
+                        unsafe
+                        {
+                            if (value == null)
+                                Interop.Check(NativeMethods.seg_set_intensity(lease.Session, null));
+                            else
+                            {
+                                SegIntensity n = value.ToNative();
+                                Interop.Check(NativeMethods.seg_set_intensity(lease.Session, &n));
+                            }
+                        }
+                    _intensity = value;
+                }
             }
         }
 

@@ -4,8 +4,10 @@
  * Names and parameter lists follow HALCON/C (HalconC.h, HALCON 11 and later, where pixel pointers travel
  * as Hlong) and the Extension Package Interface (HSetErrText); operator success is H_MSG_TRUE (2).
  * The behaviour is a toy with the properties the glue relies on:
- *   - byte images are planar: one tightly packed plane per channel (row stride = width),
- *     get_image_pointer3 gives the R, G, B planes, get_image_pointer1 the first plane;
+ *   - images of the types "byte" (1 byte a pixel), "uint2", "int2" (2 bytes, native order) and "real", "int4"
+ *     (4 bytes) are planar: one tightly packed plane per channel (row stride = width * pixel size),
+ *     get_image_pointer3 gives the R, G, B planes, get_image_pointer1 the first plane, both with the type;
+ *     (HALCON also records the used bits of a uint2/int2 image; the stand-in does not model them);
  *   - gen_image1 / gen_image3 copy the pixels (the caller may free its buffer right after);
  *   - get_image_pointer3 on a 1-channel image fails, as in HALCON;
  *   - HSetErrText sets the text the next get_error_text returns for a code > 10000, once.

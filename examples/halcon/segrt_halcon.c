@@ -36,42 +36,76 @@ Herror segrt_halcon_open(const char *model_path, SegSession **out_session) {
     return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
 }
 
-/* 1. Pixel pointers of a byte image of 1 or 3 channels. HALCON keeps one plane per channel with rows
- *    tightly packed (row stride = width), so the planes go to segrt as they are: no interleaving copy. */
+/* HALCON pixel types segrt reads, with their size and the segrt formats for 1 and 3 channels. */
+static const struct {
+    const char *type;
+    int size;
+    int32_t gray, planar;
+} pixel_types[] = {
+    {"byte", 1, SEG_FORMAT_GRAY8, SEG_FORMAT_PLANAR_RGB8},
+    {"uint2", 2, SEG_FORMAT_GRAY16, SEG_FORMAT_PLANAR_RGB16},
+    {"int2", 2, SEG_FORMAT_GRAY16S, SEG_FORMAT_PLANAR_RGB16S},
+    {"real", 4, SEG_FORMAT_GRAY32F, SEG_FORMAT_PLANAR_RGB32F},
+};
+
+/* 1. Pixel pointers of a byte, uint2, int2 or real image of 1 or 3 channels. HALCON keeps one plane per
+ *    channel with rows tightly packed (row stride = width * pixel size), so the planes go to segrt as they
+ *    are: no interleaving copy, no conversion (segrt's intensity stage maps uint2/int2/real values). */
 static Herror image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *out_height) {
     char type[MAX_STRING], msg[MAX_STRING];
     Hlong channels = 0, width = 0, height = 0, red = 0, green = 0, blue = 0;
+    size_t t, n_types = sizeof pixel_types / sizeof pixel_types[0];
     Herror err = count_channels(image, &channels);
     if (err != H_MSG_TRUE) return err;
     memset(img, 0, sizeof *img);
     if (channels == 3) {
         err = get_image_pointer3(image, &red, &green, &blue, type, &width, &height);
         if (err != H_MSG_TRUE) return err;
-        img->format = SEG_FORMAT_PLANAR_RGB8;
         img->data = (const uint8_t *)red;
         img->plane1 = (const uint8_t *)green;
         img->plane2 = (const uint8_t *)blue;
     } else if (channels == 1) {
         err = get_image_pointer1(image, &red, type, &width, &height);
         if (err != H_MSG_TRUE) return err;
-        img->format = SEG_FORMAT_GRAY8;
         img->data = (const uint8_t *)red;
     } else {
         snprintf(msg, sizeof msg, "the image has %ld channels; segrt takes 1 (gray) or 3 (R, G, B)", (long)channels);
         return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
     }
-    if (strcmp(type, "byte") != 0) {
-        snprintf(msg, sizeof msg, "the image type is '%.32s'; segrt takes 'byte' (convert_image_type(Image, &Byte, 'byte') first)", type);
+    for (t = 0; t < n_types; t++)
+        if (strcmp(type, pixel_types[t].type) == 0) break;
+    if (t == n_types) {
+        snprintf(msg, sizeof msg,
+                 "the image type is '%.32s'; segrt takes 'byte', 'uint2', 'int2' or 'real' (convert_image_type first)", type);
         return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
     }
-    if (width <= 0 || height <= 0 || width > INT32_MAX || height > INT32_MAX)
-        return glue_failure(SEG_IMAGE_TOO_LARGE, "the image size does not fit segrt's 32-bit width/height");
+    img->format = channels == 3 ? pixel_types[t].planar : pixel_types[t].gray;
+    if (width <= 0 || height <= 0 || width > INT32_MAX / pixel_types[t].size || height > INT32_MAX)
+        return glue_failure(SEG_IMAGE_TOO_LARGE, "the image size does not fit segrt's 32-bit width/height/stride");
     img->width = (int32_t)width;
     img->height = (int32_t)height;
-    img->stride = (int32_t)width;   /* plane stride: HALCON rows have no padding */
+    img->stride = (int32_t)width * pixel_types[t].size;   /* plane stride in bytes: HALCON rows have no padding */
     *out_width = width;
     *out_height = height;
     return H_MSG_TRUE;
+}
+
+Herror segrt_halcon_set_intensity(SegSession *session, const SegIntensity *intensity) {
+    SegStatus st = seg_set_intensity(session, intensity);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+}
+
+Herror segrt_halcon_set_window(SegSession *session, double centre, double width, Hlong used_bits) {
+    SegIntensity i;
+    SegStatus st;
+    memset(&i, 0, sizeof i);
+    i.struct_size = sizeof i;
+    if (used_bits < 0 || used_bits > 16) return glue_failure(SEG_INVALID_ARGUMENT, "used_bits must be 0 (all) .. 16");
+    st = seg_intensity_default(&i);
+    if (st == SEG_OK) st = seg_intensity_set_window(&i, centre, width);
+    if (st != SEG_OK) return segrt_failure(st);
+    i.bits = (uint32_t)used_bits;
+    return segrt_halcon_set_intensity(session, &i);
 }
 
 /* 3. The mask as a HALCON byte image (gen_image1 copies the pixels, so the caller frees its buffer

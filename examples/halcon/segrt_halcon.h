@@ -1,4 +1,4 @@
-/* segrt from HALCON/C: segment a HALCON byte image with a UNet and get the mask back as a HALCON image
+/* segrt from HALCON/C: segment a HALCON byte, uint2, int2 or real image with a UNet and get the mask back as a HALCON image
  * and region. See README.md in this folder for the call sequence and what was (not) tested.
  *
  * Every function returns H_MSG_TRUE on success. A segrt failure returns SEGRT_H_ERR(status), a code
@@ -25,7 +25,9 @@
  * (UTF-8 path). Release the session with segrt_halcon_close. */
 Herror segrt_halcon_open(const char *model_path, SegSession **out_session);
 
-/* Segments `image` (a "byte" image with 1 channel, gray, or 3 channels, R G B as HALCON keeps them).
+/* Segments `image` (a "byte", "uint2", "int2" or "real" image with 1 channel, gray, or 3 channels, R G B
+ * as HALCON keeps them; the planes go to segrt as they are). uint2, int2 and real values reach the model
+ * through the session's intensity stage (segrt_halcon_set_intensity; default: each image's min-max).
  * Outputs (each may be NULL, not both; written only on success; the caller clears them with clear_obj):
  *   mask_image: a "byte" image of the same size, 255 = foreground (multi-class models: the class index);
  *   region:     the foreground (every pixel that is not 0), as threshold(mask, region, 1, 255) gives it.
@@ -35,13 +37,25 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
 /* Releases the session (NULL is fine). */
 Herror segrt_halcon_close(SegSession *session);
 
+/* The intensity stage of any session of the glue (UNet, SAM or the video session of a track): how the
+ * values of uint2, int2 and real images (and, once set, byte images) reach the model, for every later
+ * call; NULL = segrt's default (byte images unchanged, others by each image's min-max to 0..255). See
+ * SegIntensity in segrt.h. A bad setting fails with SEGRT_H_ERR(SEG_INVALID_ARGUMENT), the one in force
+ * kept. Any thread. */
+Herror segrt_halcon_set_intensity(SegSession *session, const SegIntensity *intensity);
+
+/* The same with a window given as centre and width (DICOM WindowCenter/WindowWidth, in pixel values) and
+ * the used bits of uint2/int2 images (HALCON records them with the image, e.g. 12; 0 = all 16): values
+ * above the used bits are refused, not masked. Output 0..255, no rescale. */
+Herror segrt_halcon_set_window(SegSession *session, double centre, double width, Hlong used_bits);
+
 /* ---- Interactive SAM on one image (a SAM2 or SAM1-style encoder + decoder pair, see
  * docs/src/pipelines/sam2.md). Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
 
 /* Opens an image-encoder + prompt-decoder pair (UTF-8 paths). Release with segrt_halcon_sam_close. */
 Herror segrt_halcon_sam_open(const char *encoder_path, const char *decoder_path, SegSession **out_session);
 
-/* Optional: encodes `image` (byte, 1 or 3 channels, as for segrt_halcon_segment) now, e.g. when the
+/* Optional: encodes `image` (byte, uint2, int2 or real, 1 or 3 channels, as for segrt_halcon_segment) now, e.g. when the
  * user opens it, so that the clicks on it only run the decoder. */
 Herror segrt_halcon_sam_set_image(Hobject image, SegSession *session);
 
@@ -67,8 +81,9 @@ Herror segrt_halcon_sam_segment_boxes(Hobject image, SegSession *session, const 
 Herror segrt_halcon_sam_close(SegSession *session);
 
 /* ---- SAM2 tracking through video frames or the slices of a volume (see
- * docs/src/pipelines/sam2-tracking.md). Frames are byte images of 1 or 3 channels, all of one
- * size, added in order. Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
+ * docs/src/pipelines/sam2-tracking.md). Frames are byte, uint2, int2 or real images of 1 or 3 channels,
+ * all of one size, added in order (set a fixed window on the video session for uint2/int2/real frames:
+ * segrt_halcon_set_window(video, ...); min-max would stretch each frame on its own). Coordinates are HALCON's (Row, Column) = segrt's (y, x). ---- */
 
 /* Loads the video modules in `models_dir` (UTF-8) and starts a track on them (default options: the
  * last 8 frames held). Release both with segrt_halcon_track_close. */

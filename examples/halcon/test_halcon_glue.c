@@ -4,7 +4,10 @@
  *   - a gray HALCON image runs through the 1-channel test model, equal to the plain C API on GRAY8,
  *     IoU > 0.9;
  *   - failures come back as a HALCON error code > 10000 with segrt's message through get_error_text:
- *     a missing model, a 'real' image, a freed session; outputs are not written on failure;
+ *     a missing model, an 'int4' image, a freed session; outputs are not written on failure;
+ *   - uint2, int2 and real images (1 and 3 channels, and a uint2 image with 12 used bits), under the window
+ *     that maps their values back to the byte ones, give the byte image's masks in UNet, a SAM click and
+ *     tracking (3 frames); a value above the used bits and a zero-width window fail with segrt's message;
  *   - tracking: 8 synthetic R, G, B frames (a disc moving over a gradient) through the glue give, frame by
  *     frame, the region areas and present flags of the plain C API tracking the same frames as interleaved
  *     BGR; a frame of another size and a click on a frame never added fail with segrt's message;
@@ -333,6 +336,203 @@ static void check_real_sam(const char *repo, const char *inputs) {
     free(bgr); free(r); free(g); free(b);
 }
 
+/* ---- uint2, int2 and real images: each type's copy of a byte image, under the window that maps its
+ * values back to the byte ones (powers-of-two scales, integer offsets: exact), gives the byte image's
+ * mask through the same entries. ---- */
+
+enum { T_UINT2, T_INT2, T_REAL, T_UINT2_12BITS };
+static const char *const type_names[] = {"uint2", "int2", "real", "uint2"};
+/* centre, width of each encoding's window (segrt_halcon_set_window): low = c - w/2, high = c + w/2 */
+static const double windows[][2] = {
+    {100.0 + 255.0 * 128.0, 255.0 * 256.0},   /* v * 256 + 100: 100 .. 100 + 255*256 */
+    {-2000.0 + 255.0 * 8.0, 255.0 * 16.0},    /* v * 16 - 2000 */
+    {-0.5 + 127.5 / 256.0, 255.0 / 256.0},    /* v / 256 - 0.5 */
+    {255.0 * 8.0, 255.0 * 16.0},              /* v * 16: a 12-bit camera */
+};
+
+/* A HALCON image of `kind` from byte planes (1 or 3), encoded as above. */
+static Hobject typed_image(int kind, const unsigned char *const *planes, int channels, int w, int h) {
+    size_t n = (size_t)w * h, i;
+    void *buf[3] = {NULL, NULL, NULL};
+    Hobject out = NULL;
+    int c;
+    for (c = 0; c < channels; c++) {
+        buf[c] = malloc(n * (kind == T_REAL ? 4 : 2));
+        for (i = 0; i < n; i++) {
+            unsigned v = planes[c][i];
+            if (kind == T_UINT2) ((unsigned short *)buf[c])[i] = (unsigned short)(v * 256 + 100);
+            if (kind == T_UINT2_12BITS) ((unsigned short *)buf[c])[i] = (unsigned short)(v * 16);
+            if (kind == T_INT2) ((short *)buf[c])[i] = (short)((int)v * 16 - 2000);
+            if (kind == T_REAL) ((float *)buf[c])[i] = (float)v / 256.0f - 0.5f;
+        }
+    }
+    if (channels == 3)
+        CHECK(gen_image3(&out, type_names[kind], w, h, (Hlong)buf[0], (Hlong)buf[1], (Hlong)buf[2]) == H_MSG_TRUE, "gen_image3 %s", type_names[kind]);
+    else
+        CHECK(gen_image1(&out, type_names[kind], w, h, (Hlong)buf[0]) == H_MSG_TRUE, "gen_image1 %s", type_names[kind]);
+    for (c = 0; c < channels; c++) free(buf[c]);   /* gen_image* copied them */
+    return out;
+}
+
+/* The glue's UNet mask of `image` into `out` (w x h); H_MSG_TRUE or the glue's error. */
+static Herror glue_mask(SegSession *s, Hobject image, int w, int h, unsigned char *out) {
+    Hobject mask = NULL;
+    Herror err = segrt_halcon_segment(image, s, &mask, NULL);
+    if (err == H_MSG_TRUE) {
+        memcpy(out, mask_pixels(mask, w, h), (size_t)w * h);
+        clear_obj(mask);
+    }
+    return err;
+}
+
+static void check_wide(const char *repo, const unsigned char *r, const unsigned char *g, const unsigned char *b,
+                       const unsigned char *gray, int w, int h) {
+    char path[4096], text[MAX_STRING];
+    const unsigned char *rgb_planes[3], *gray_plane[1];
+    size_t n = (size_t)w * h;
+    unsigned char *ref = malloc(n), *got = malloc(n);
+    SegSession *s = NULL, *s_gray = NULL, *sam = NULL;
+    Hobject image, mask, untouched = (Hobject)&untouched;
+    Herror err;
+    int kind, channels;
+    rgb_planes[0] = r; rgb_planes[1] = g; rgb_planes[2] = b;
+    gray_plane[0] = gray;
+
+    snprintf(path, sizeof path, "%s/models/demo_unet.onnx", repo);
+    CHECK(segrt_halcon_open(path, &s) == H_MSG_TRUE, "open");
+    snprintf(path, sizeof path, "%s/models/test/unet_gray.onnx", repo);
+    CHECK(segrt_halcon_open(path, &s_gray) == H_MSG_TRUE, "open gray model");
+    for (channels = 1; channels <= 3; channels += 2) {
+        SegSession *ss = channels == 3 ? s : s_gray;
+        const unsigned char *const *planes = channels == 3 ? rgb_planes : gray_plane;
+        /* the byte image through a window that keeps every value: the reference */
+        CHECK(segrt_halcon_set_window(ss, 127.5, 255.0, 0) == H_MSG_TRUE, "window 0..255");
+        if (channels == 3)
+            CHECK(gen_image3(&image, "byte", w, h, (Hlong)r, (Hlong)g, (Hlong)b) == H_MSG_TRUE, "gen_image3 byte");
+        else
+            CHECK(gen_image1(&image, "byte", w, h, (Hlong)gray) == H_MSG_TRUE, "gen_image1 byte");
+        CHECK(glue_mask(ss, image, w, h, ref) == H_MSG_TRUE, "byte, %d channels", channels);
+        clear_obj(image);
+        for (kind = T_UINT2; kind <= T_UINT2_12BITS; kind++) {
+            image = typed_image(kind, planes, channels, w, h);
+            err = segrt_halcon_set_window(ss, windows[kind][0], windows[kind][1], kind == T_UINT2_12BITS ? 12 : 0);
+            CHECK(err == H_MSG_TRUE, "set_window %s: %u", type_names[kind], err);
+            err = glue_mask(ss, image, w, h, got);
+            get_error_text((Hlong)err, text);
+            CHECK(err == H_MSG_TRUE && memcmp(got, ref, n) == 0, "%s%s, %d channel(s): %u %s, mask %s", type_names[kind],
+                  kind == T_UINT2_12BITS ? " (12 bits)" : "", channels, err, err == H_MSG_TRUE ? "" : text,
+                  err == H_MSG_TRUE && memcmp(got, ref, n) != 0 ? "differs" : "ok");
+            clear_obj(image);
+        }
+    }
+    printf("uint2, int2, real and 12-bit uint2 images, 1 and 3 channels: the byte image's UNet masks under their windows\n");
+
+    /* refused: a uint2 value above the declared 12 bits, a zero-width window, a bad used_bits */
+    {
+        unsigned short *px = calloc(n, 2);
+        px[7] = 4096;
+        CHECK(gen_image1(&image, "uint2", w, h, (Hlong)px) == H_MSG_TRUE, "gen_image1 uint2");
+        free(px);
+        CHECK(segrt_halcon_set_window(s_gray, 2048.0, 4096.0, 12) == H_MSG_TRUE, "12-bit window");
+        mask = untouched;
+        err = segrt_halcon_segment(image, s_gray, &mask, NULL);
+        get_error_text((Hlong)err, text);
+        printf("uint2 value above 12 bits: error %u: %s\n", err, text);
+        CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "12") != NULL && mask == untouched, "above the used bits gave %u %s", err, text);
+        clear_obj(image);
+    }
+    err = segrt_halcon_set_window(s, 40.0, 0.0, 0);
+    get_error_text((Hlong)err, text);
+    printf("zero-width window: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "width") != NULL, "zero-width window gave %u %s", err, text);
+    CHECK(segrt_halcon_set_window(s, 40.0, 400.0, 17) == SEGRT_H_ERR(SEG_INVALID_ARGUMENT), "17 used bits");
+    CHECK(segrt_halcon_set_intensity(s, NULL) == H_MSG_TRUE, "back to the default");
+    CHECK(segrt_halcon_set_intensity(NULL, NULL) == SEGRT_H_ERR(SEG_INVALID_HANDLE), "NULL session");
+
+    /* SAM: a click on the uint2, int2 and real copies of an R, G, B image gives the byte image's mask */
+    {
+        char enc[4096], dec[4096];
+        unsigned char *fr = malloc(TW * TH), *fg_ = malloc(TW * TH), *fb = malloc(TW * TH), *bgr = malloc(3 * TW * TH);
+        unsigned char *sam_ref = malloc(TW * TH);
+        const unsigned char *fplanes[3];
+        snprintf(enc, sizeof enc, "%s/models/sam2/sam2_tiny_samexporter_encoder.onnx", repo);
+        snprintf(dec, sizeof dec, "%s/models/sam2/sam2_tiny_samexporter_decoder.onnx", repo);
+        CHECK(segrt_halcon_sam_open(enc, dec, &sam) == H_MSG_TRUE, "sam open");
+        make_frame(0, fr, fg_, fb, bgr);
+        fplanes[0] = fr; fplanes[1] = fg_; fplanes[2] = fb;
+        CHECK(segrt_halcon_set_window(sam, 127.5, 255.0, 0) == H_MSG_TRUE, "sam window 0..255");
+        CHECK(gen_image3(&image, "byte", TW, TH, (Hlong)fr, (Hlong)fg_, (Hlong)fb) == H_MSG_TRUE, "gen_image3");
+        err = segrt_halcon_sam_segment(image, sam, 120.0, 80.0, 1, NULL, &mask, NULL);
+        CHECK(err == H_MSG_TRUE, "byte click: %u", err);
+        if (err == H_MSG_TRUE) { memcpy(sam_ref, mask_pixels(mask, TW, TH), TW * TH); clear_obj(mask); }
+        clear_obj(image);
+        for (kind = T_UINT2; kind <= T_REAL; kind++) {
+            image = typed_image(kind, fplanes, 3, TW, TH);
+            CHECK(segrt_halcon_set_window(sam, windows[kind][0], windows[kind][1], 0) == H_MSG_TRUE, "sam window %s", type_names[kind]);
+            CHECK(segrt_halcon_sam_set_image(image, sam) == H_MSG_TRUE, "sam_set_image %s", type_names[kind]);
+            err = segrt_halcon_sam_segment(image, sam, 120.0, 80.0, 1, NULL, &mask, NULL);
+            get_error_text((Hlong)err, text);
+            CHECK(err == H_MSG_TRUE, "%s click: %u %s", type_names[kind], err, text);
+            if (err == H_MSG_TRUE) {
+                CHECK(memcmp(mask_pixels(mask, TW, TH), sam_ref, TW * TH) == 0, "%s click: mask differs from the byte image's", type_names[kind]);
+                clear_obj(mask);
+            }
+            clear_obj(image);
+        }
+        printf("SAM: a click on uint2, int2 and real R, G, B images gives the byte image's mask\n");
+        CHECK(segrt_halcon_sam_close(sam) == H_MSG_TRUE, "sam close");
+
+        /* tracking: 3 uint2 / real frames through the video session's window: the byte frames' regions */
+        {
+            Hlong areas[3][3];
+            int kinds[3] = {-1, T_UINT2, T_REAL}, k, t;
+            snprintf(path, sizeof path, "%s/models/sam2/video", repo);
+            for (k = 0; k < 3; k++) {
+                SegSession *video = NULL;
+                SegTrack *track = NULL;
+                Hobject region = NULL;
+                double row, col;
+                err = segrt_halcon_track_open(path, &video, &track);
+                CHECK(err == H_MSG_TRUE, "track open: %u", err);
+                if (err != H_MSG_TRUE) break;
+                CHECK(segrt_halcon_set_window(video, k == 0 ? 127.5 : windows[kinds[k]][0], k == 0 ? 255.0 : windows[kinds[k]][1], 0) == H_MSG_TRUE, "video window");
+                for (t = 0; t < 3; t++) {
+                    make_frame(t, fr, fg_, fb, bgr);
+                    if (k == 0)
+                        CHECK(gen_image3(&image, "byte", TW, TH, (Hlong)fr, (Hlong)fg_, (Hlong)fb) == H_MSG_TRUE, "gen_image3");
+                    else
+                        image = typed_image(kinds[k], fplanes, 3, TW, TH);
+                    CHECK(segrt_halcon_track_add(image, track, NULL) == H_MSG_TRUE, "track add");
+                    clear_obj(image);
+                }
+                for (t = 0; t < 3; t++) {
+                    Hlong present = 0;
+                    err = t == 0 ? segrt_halcon_track_click(track, 0, 1, 120.0, 80.0, 1, &region)
+                                 : segrt_halcon_track_frame(track, t, 1, &region, &present);
+                    get_error_text((Hlong)err, text);
+                    CHECK(err == H_MSG_TRUE, "track frame %d: %u %s", t, err, text);
+                    areas[k][t] = -1;
+                    if (err == H_MSG_TRUE) {
+                        CHECK(area_center(region, &areas[k][t], &row, &col) == H_MSG_TRUE, "area_center");
+                        clear_obj(region);
+                    }
+                }
+                CHECK(segrt_halcon_track_close(video, track) == H_MSG_TRUE, "track close");
+                if (k > 0)
+                    for (t = 0; t < 3; t++)
+                        CHECK(areas[k][t] == areas[0][t] && areas[0][t] > 0, "%s frame %d: area %ld, byte frames %ld", type_names[kinds[k]], t,
+                              (long)areas[k][t], (long)areas[0][t]);
+            }
+            printf("tracking: uint2 and real frames through the video session's window give the byte frames' regions (%ld, %ld, %ld px)\n",
+                   (long)areas[0][0], (long)areas[0][1], (long)areas[0][2]);
+        }
+        free(fr); free(fg_); free(fb); free(bgr); free(sam_ref);
+    }
+    CHECK(segrt_halcon_close(s) == H_MSG_TRUE && segrt_halcon_close(s_gray) == H_MSG_TRUE, "close");
+    free(ref);
+    free(got);
+}
+
 int main(int argc, char **argv) {
     char path[4096], text[MAX_STRING];
     Image rgb, gt;
@@ -411,13 +611,13 @@ int main(int argc, char **argv) {
     CHECK(strstr(text, "/no/such/model.onnx") != NULL, "message does not name the file: %s", text);
     CHECK(missing == NULL, "session written on failure");
 
-    CHECK(gen_image_const(&real, "real", 64, 48) == H_MSG_TRUE, "gen_image_const");
+    CHECK(gen_image_const(&real, "int4", 64, 48) == H_MSG_TRUE, "gen_image_const");
     untouched = (Hobject)&untouched;   /* any recognisable value */
     mask = untouched;
     err = segrt_halcon_segment(real, s, &mask, NULL);
     get_error_text((Hlong)err, text);
-    printf("'real' image: error %u: %s\n", err, text);
-    CHECK(err == SEGRT_H_ERR(SEG_UNSUPPORTED_FORMAT) && strstr(text, "'real'") != NULL, "real image gave %u %s", err, text);
+    printf("'int4' image: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_UNSUPPORTED_FORMAT) && strstr(text, "'int4'") != NULL, "int4 image gave %u %s", err, text);
     CHECK(mask == untouched, "mask written on failure");
 
     CHECK(segrt_halcon_close(s) == H_MSG_TRUE, "close");
@@ -429,6 +629,7 @@ int main(int argc, char **argv) {
 
     check_tracking(argv[1]);
     check_sam(argv[1]);
+    check_wide(argv[1], r, g, b, gray, rgb.w, rgb.h);
     check_real_sam(argv[1], argv[2]);
 
     clear_obj(color); clear_obj(mono); clear_obj(real);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds tests/c/test_segrt.c, tests/c/test_track.c (SAM2 video tracking) and tests/c/test_edges.c (the
-# contract's edges) against include/segrt.h
+# Builds tests/c/test_segrt.c, tests/c/test_track.c (SAM2 video tracking), tests/c/test_edges.c (the
+# contract's edges) and tests/c/test_pixels.c (16-bit, signed 16-bit and float images) against include/segrt.h
 # and the built libsegrt.so, and runs them plain
 # and with AddressSanitizer + UBSan; with --valgrind also under valgrind (errors and definite leaks
 # fail the run; 6 to 9 minutes on 2 cores, as ONNX Runtime runs some 100x slower under valgrind);
@@ -44,6 +44,13 @@ gcc -O1 "${edges[@]}" -o "$build/test_edges"
 "$build/test_edges" .
 gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${edges[@]}" -o "$build/test_edges_asan"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_edges_asan" .
+
+echo "-- wide pixels (tests/c/test_pixels.c: 16-bit, signed 16-bit and float images, the intensity stage, bad pixels and settings), plain and ASan + UBSan"
+pixels=(-std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_pixels.c -lm -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+gcc -O1 "${pixels[@]}" -o "$build/test_pixels"
+"$build/test_pixels" . "$build/inputs"
+gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${pixels[@]}" -o "$build/test_pixels_asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_pixels_asan" . "$build/inputs"
 
 echo "-- cancellation soak (tests/c/cancel_soak.c: calls cancelled at random moments), plain and ASan + UBSan + LeakSanitizer"
 soak=(-std=c11 -pthread -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/cancel_soak.c -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -287,6 +288,95 @@ int many_prompts(const std::string &repo, const SegImage &img) {
 
 }  // namespace
 
+/// A binary PPM (P6, maxval 255) from tests/c/make_inputs.py: width, height, R,G,B bytes.
+bool read_ppm(const std::string &path, int &w, int &h, std::vector<unsigned char> &rgb) {
+    std::ifstream f(path, std::ios::binary);
+    std::string magic;
+    int maxval = 0;
+    if (!(f >> magic >> w >> h >> maxval) || magic != "P6" || maxval != 255) return false;
+    f.get();
+    rgb.resize(static_cast<std::size_t>(w) * h * 3);
+    return static_cast<bool>(f.read(reinterpret_cast<char *>(rgb.data()), static_cast<std::streamsize>(rgb.size())));
+}
+
+/// 16-bit, signed 16-bit and float images through segrt::image / planar_image and segrt::Intensity: under
+/// the window that maps their values back to the 8-bit ones, UNet and a SAM2 click give the 8-bit masks.
+int wide_pixels(const std::string &repo, const std::string &inputs) {
+    int failures = 0;
+    int w = 0, h = 0;
+    std::vector<unsigned char> rgb;
+    if (!read_ppm(inputs + "/lesion_01.ppm", w, h, rgb)) return 1;
+    const std::size_t n = static_cast<std::size_t>(w) * h;
+    std::vector<std::uint16_t> u16(n * 3);                      // R,G,B: v * 256 + 100
+    std::vector<std::int16_t> r16(n), g16(n), b16(n);           // three planes: v * 16 - 2000
+    std::vector<float> f32(n * 3);                              // R,G,B: v / 256 - 0.5
+    for (std::size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 3; c++) {
+            const int v = rgb[i * 3 + c];
+            u16[i * 3 + c] = static_cast<std::uint16_t>(v * 256 + 100);
+            f32[i * 3 + c] = static_cast<float>(v) / 256.0f - 0.5f;
+        }
+        r16[i] = static_cast<std::int16_t>(rgb[i * 3] * 16 - 2000);
+        g16[i] = static_cast<std::int16_t>(rgb[i * 3 + 1] * 16 - 2000);
+        b16[i] = static_cast<std::int16_t>(rgb[i * 3 + 2] * 16 - 2000);
+    }
+    segrt::Session unet = segrt::Session::unet(repo + "/models/demo_unet.onnx");
+    unet.set_intensity(segrt::Intensity::range(0, 255));
+    const segrt::Mask ref = unet.run_unet(segrt::image(rgb.data(), w, h, 0, SEG_FORMAT_RGB24));
+    unet.set_intensity(segrt::Intensity::range(100, 100 + 255 * 256));
+    EXPECT(unet.run_unet(segrt::image(u16.data(), w, h, 0, SEG_FORMAT_RGB48)).data == ref.data);
+    unet.set_intensity(segrt::Intensity::range(-2000, -2000 + 255 * 16));
+    EXPECT(unet.run_unet(segrt::planar_image(r16.data(), g16.data(), b16.data(), w, h, 0)).data == ref.data);
+    unet.set_intensity(segrt::Intensity::range(-0.5, -0.5 + 255.0 / 256.0));
+    EXPECT(unet.run_unet(segrt::image(f32.data(), w, h, 0, SEG_FORMAT_RGB96F)).data == ref.data);
+    // Gray u16 with 12 used bits and a rescale: stored v * 16 - 1000 read back as v.
+    std::vector<unsigned char> gray(n);
+    std::vector<std::uint16_t> gray12(n);
+    for (std::size_t i = 0; i < n; i++) {
+        gray[i] = rgb[i * 3 + 1];
+        gray12[i] = static_cast<std::uint16_t>(gray[i] * 16);
+    }
+    unet.set_intensity(segrt::Intensity::range(0, 255));
+    const segrt::Mask gray_ref = unet.run_unet(segrt::image(gray.data(), w, h, 0, SEG_FORMAT_GRAY8));
+    unet.set_intensity(segrt::Intensity::range(-1000, -1000 + 255).rescale(1.0 / 16.0, -1000).bits(12));
+    EXPECT(unet.run_unet(segrt::image(gray12.data(), w, h, 0)).data == gray_ref.data);
+    // Bad settings and images: segrt::Error with SEG_INVALID_ARGUMENT.
+    unet.set_intensity(segrt::Intensity::range(0, 255));
+    int refused = 0;
+    try { segrt::Intensity::window(40, 0); } catch (const segrt::Error &e) { refused += e.status() == SEG_INVALID_ARGUMENT; }
+    try { unet.set_intensity(segrt::Intensity::range(5, 5)); } catch (const segrt::Error &e) { refused += e.status() == SEG_INVALID_ARGUMENT; }
+    try { unet.set_intensity(segrt::Intensity::min_max().rescale(0, 1)); } catch (const segrt::Error &e) { refused += e.status() == SEG_INVALID_ARGUMENT; }
+    try { segrt::image(u16.data(), w, h, 0, SEG_FORMAT_GRAY32F); } catch (const segrt::Error &e) { refused += e.status() == SEG_INVALID_ARGUMENT; }
+    try { unet.run_unet(segrt::image(gray12.data(), w - 1, h, w * 2 - 1)); } catch (const segrt::Error &e) { refused += e.status() == SEG_INVALID_ARGUMENT; }
+    f32[7] = std::numeric_limits<float>::quiet_NaN();
+    try { unet.run_unet(segrt::image(f32.data(), w, h, 0, SEG_FORMAT_RGB96F)); } catch (const segrt::Error &e) { refused += e.status() == SEG_INVALID_ARGUMENT; }
+    EXPECT(refused == 6);
+    // The refused settings left range(0, 255) in force; reset returns to the default.
+    EXPECT(unet.run_unet(segrt::image(gray.data(), w, h, 0, SEG_FORMAT_GRAY8)).data == gray_ref.data);
+    unet.reset_intensity();
+    EXPECT(unet.info().find("default") != std::string::npos);
+
+    // A SAM2 click on the u16 image under its window: the 8-bit image's mask.
+    std::vector<unsigned char> img0;
+    if (!read_ppm(inputs + "/img0.ppm", w, h, img0)) return failures + 1;
+    std::vector<std::uint16_t> img0_16(img0.size());
+    for (std::size_t i = 0; i < img0.size(); i++) img0_16[i] = static_cast<std::uint16_t>(img0[i] * 256 + 100);
+    segrt::Session sam = segrt::Session::sam2(repo + "/models/sam2/sam2_tiny_samexporter_encoder.onnx",
+                                              repo + "/models/sam2/sam2_tiny_samexporter_decoder.onnx");
+    const std::vector<SegPoint> click = {{105.0f, 105.0f, 1}};
+    sam.set_intensity(segrt::Intensity::range(0, 255));
+    SegImage eight = segrt::image(img0.data(), w, h, 0, SEG_FORMAT_RGB24);
+    const segrt::Mask sam_ref = sam.sam2_click(&eight, w, h, click);
+    sam.set_intensity(segrt::Intensity::range(100, 100 + 255 * 256));
+    SegImage wide = segrt::image(img0_16.data(), w, h, 0, SEG_FORMAT_RGB48);
+    EXPECT(sam.sam2_click(&wide, w, h, click).data == sam_ref.data);
+    std::size_t area = 0;
+    for (unsigned char v : sam_ref.data) area += v != 0;
+    EXPECT(area > 100);
+    std::printf("wide pixels: u16, i16 planes, float, 12-bit gray and a SAM2 click give the 8-bit masks (%zu px)\n", area);
+    return failures;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || argc > 4) return 2;
     const std::string repo = argv[1];
@@ -352,6 +442,7 @@ int main(int argc, char **argv) {
                 std::printf("expected error: %s\n", e.what());
             }
             failures += real_pair(repo, inputs);
+            if (!inputs.empty()) failures += wide_pixels(repo, inputs);
         }
         try {
             segrt::Session::unet("/no/such/model.onnx");

@@ -49,6 +49,7 @@ static partial class SegrtTests
         RunApiTests();
         RunRuleTests();
         RunImageTests();
+        RunPixelTests();
         RunPoolTests();
         RunTrackTests();
         RunDisposedTests();

@@ -40,7 +40,7 @@ namespace Segrt
             {
                 _pin = GCHandle.Alloc(image.SourcePixels, GCHandleType.Pinned);
                 byte* first = (byte*)_pin.AddrOfPinnedObject();
-                // A bottom-up byte[] keeps its top row last.
+                // A bottom-up array keeps its top row last.
                 if (image.Stride < 0) first += (long)(image.Height - 1) * -(long)image.Stride;
                 Desc = Describe(first, image.Width, image.Height, image.Stride, image.Layout);
             }
@@ -114,7 +114,7 @@ namespace Segrt
             var layout = (PixelLayout)Desc.format;
             long row = (long)Desc.width * InputImage.BytesPerPixel(layout);
             long stride = Desc.stride == 0 ? row : Desc.stride;
-            int planes = layout == PixelLayout.PlanarRgb8 ? 3 : 1;
+            int planes = InputImage.IsPlanar(layout) ? 3 : 1;
             var copy = new byte[row * Desc.height * planes];
             fixed (byte* dst = copy)
             {
@@ -137,9 +137,9 @@ namespace Segrt
             d.height = height;
             d.stride = stride;
             d.format = (int)layout;
-            if (layout == PixelLayout.PlanarRgb8)
+            if (InputImage.IsPlanar(layout))
             {
-                long plane = (long)height * (stride == 0 ? width : stride);
+                long plane = (long)height * (stride == 0 ? (long)width * InputImage.ValueSize(layout) : stride);
                 d.plane1 = data + plane;
                 d.plane2 = data + 2 * plane;
             }
