@@ -150,7 +150,8 @@ static partial class SegrtTests
             Console.WriteLine("      SegmentEverything: " + progress.Count + " reports: " + string.Join(", ", progress.Reports.Take(4)) + ", ...");
             Check(stages.Length >= 3 && stages[0] == ProgressStage.Encode && stages.Last() == ProgressStage.Prompts, "Encode first, then Prompts");
             var prompts = progress.Reports.Where(p => p.Stage == ProgressStage.Prompts).Select(p => p.Fraction).ToArray();
-            Check(prompts.Length >= 2 && prompts.Length <= r.Prompts && prompts[0] == 0 && prompts.Last() < 1, "Prompts reports in [0, 1): " + prompts.Length);
+            Check(prompts.Length >= 2 && prompts.Length <= r.Prompts + 1 && prompts[0] == 0 && prompts.Last() == 1,
+                "Prompts reports from 0, one per decoder run, ending at 1: " + prompts.Length);
             for (int i = 1; i < prompts.Length; i++) Check(prompts[i] > prompts[i - 1], "Prompts fractions increase");
             Check(r.Prompts == 64, "64 prompts");
             // The annotator's SetImage reports the encoder (the cache was reset: it runs).
