@@ -367,3 +367,45 @@ fn sam2_takes_a_dicom_slice_with_its_window() {
     let (ok, err) = segrt(&["sam2", "--encoder", "e.onnx", "--decoder", "d.onnx", "--slice", "1", "--out", "m.png", dcm.to_str().unwrap()]);
     assert!(!ok && err.contains("--slice 1:"), "{err}");
 }
+
+#[test]
+fn track_follows_an_object_through_a_nifti_volume_and_writes_its_mask_volume() {
+    let dir = tmp("track");
+    // The reference clip's first frames, in gray, as the slices of a volume (the test modules follow
+    // the object on frame 0 only in gray; the point is the volume's path, not the tracking).
+    let frames = repo().join("models/sam2/video/reference/frames");
+    let slices: Vec<Vec<u8>> = (0..4).map(|k| image::open(frames.join(format!("{k:05}.png"))).unwrap().to_luma8().into_raw()).collect();
+    let header = write_nifti(&dir.join("clip.nii.gz"), 320, 240, &slices);
+    let out = dir.join("out");
+    let args = [
+        "track",
+        "--models",
+        repo().join("models/sam2/video").to_str().unwrap().to_string().leak(),
+        "--frames",
+        dir.join("clip.nii.gz").to_str().unwrap().to_string().leak(),
+        "--range",
+        "-896,1144",
+        "--point",
+        "60,100",
+        "--out",
+        out.to_str().unwrap().to_string().leak(),
+        "--threads",
+        "2",
+    ];
+    let (ok, err) = segrt(&args);
+    assert!(ok, "{err}");
+    assert!(err.contains("NIfTI volume 320x240x4"), "{err}");
+    let mut masks = Vec::new();
+    for k in 0..4 {
+        let m = mask(&out.join(format!("clip_{k:03}_obj1.png")));
+        if k == 0 {
+            assert!(m.iter().filter(|v| **v != 0).count() > 1000, "the clicked object is missing");
+        }
+        masks.extend(m);
+    }
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(out.join("clip_obj1_mask.nii.gz")).unwrap()).read_to_end(&mut bytes).unwrap();
+    assert_eq!(&bytes[40..56], &header[40..56], "dimensions");
+    assert_eq!(&bytes[252..344], &header[252..344], "qform and sform");
+    assert_eq!(&bytes[352..], &masks[..], "the mask volume holds the slice masks");
+}
