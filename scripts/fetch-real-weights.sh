@@ -14,8 +14,8 @@
 #                                           125 labelled nuclei (BSD-3 package, CC0 data)
 #   photos/*                                PyPI scikit-image 0.25.2 sample photos (public domain/CC0)
 #   medical/CT_small.dcm, MR_small*.dcm     PyPI pydicom 3.0.2 test files: a real CT slice (128x128,
-#                                           int16, RescaleIntercept -1024), a real MR slice and its
-#                                           RLE-compressed copy (MIT package)
+#                                           int16, RescaleIntercept -1024), a real MR slice, its
+#                                           big-endian, implicit-VR and RLE-compressed copies (MIT)
 #   medical/anatomical.nii                  PyPI nibabel 5.4.2 test data: a real 33x41x25 big-endian
 #                                           int16 volume (MIT package)
 #
@@ -55,6 +55,8 @@ SOURCES = [
         ("pydicom/data/test_files/CT_small.dcm", "medical/CT_small.dcm", "3dd31e5cc835b3f2cdd46c9da1982f59251e78518fefa8163d914631c66437d6"),
         ("pydicom/data/test_files/MR_small.dcm", "medical/MR_small.dcm", "3f27d1c22f1a66e80d7bb7c911e8610fd0bb70325a76746a7adb1c0ddefcf2bb"),
         ("pydicom/data/test_files/MR_small_RLE.dcm", "medical/MR_small_RLE.dcm", "2e5cb60878dc0acc494298ccdad28fce2cf14c51096e5d8cedab40248ea02e6c"),
+        ("pydicom/data/test_files/MR_small_bigendian.dcm", "medical/MR_small_bigendian.dcm", "3e4c8c9fe70de4f3be149bbd673fa56f211c8e8e2ff9bac63f70f9dc31b5d108"),
+        ("pydicom/data/test_files/MR_small_implicit.dcm", "medical/MR_small_implicit.dcm", "6077442c42a56fc7fcc7db8411a657dded9fc109e6d3275765c4de358292b299"),
     ]),
     ("PyPI nibabel==5.4.2", ("pip", "nibabel==5.4.2"), [
         ("nibabel/tests/data/anatomical.nii", "medical/anatomical.nii", "1c089f37b6597a38bb4157a1e1b3f7f13f1bc9d4e7a8cfdfaf91d85cd8f66594"),

@@ -19,6 +19,11 @@ log=$(run ct "$M/CT_small.dcm") || fail "CT_small: $log"
 grep -q 'DICOM 128x128, signed 16-bit stored in 16 bits, rescale v \* 1 + -1024' <<<"$log" || fail "CT_small: $log"
 log=$(run mr "$M/MR_small.dcm") || fail "MR_small: $log"
 grep -q 'window from the file: WindowCenter 600, WindowWidth 1600' <<<"$log" || fail "MR_small: $log"
+# The same MR slice in explicit big endian and implicit VR little endian: the same mask.
+for syntax in bigendian implicit; do
+  log=$(run "mr_$syntax" "$M/MR_small_$syntax.dcm") || fail "MR_small_$syntax: $log"
+  cmp -s "$out/mr/MR_small_mask.png" "$out/mr_$syntax/MR_small_${syntax}_mask.png" || fail "MR_small_$syntax: another mask than MR_small's"
+done
 if log=$(run rle "$M/MR_small_RLE.dcm"); then fail "MR_small_RLE accepted: $log"; fi
 grep -q '(RLE Lossless) is compressed' <<<"$log" || fail "MR_small_RLE: $log"
 [ "$(wc -l <<<"$log")" = 1 ] || fail "MR_small_RLE: more than one line: $log"
@@ -33,4 +38,4 @@ diff = [o for o in range(348) if a[o] != b[o] and o not in changed]
 assert not diff, f"header bytes {diff} differ"
 assert len(b) == 352 + 33 * 41 * 25, len(b)
 PY
-echo "medical: CT_small (signed, HU), MR_small (file window), MR_small_RLE (refused), anatomical.nii (mask volume header) ok"
+echo "medical: CT_small (signed, HU), MR_small (file window; big endian and implicit VR alike), MR_small_RLE (refused), anatomical.nii (mask volume header) ok"
