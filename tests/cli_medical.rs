@@ -186,6 +186,11 @@ fn a_ct_slice_is_rescaled_to_hu_with_unused_high_bits_ignored_and_windowed_by_th
     let (ok, err) = unet(&out, &["--range", "-896,1144", dcm.to_str().unwrap()]);
     assert!(ok && !err.contains("from the file"), "{err}");
     assert_same_mask(&mask(&out.join("ct_mask.png")), &want, "--range in HU");
+    // An image with the same stem would be written over: refused before anything is written.
+    let png = dir.join("ct.png");
+    image::GrayImage::from_raw(g.w as u32, g.h as u32, g.values.clone()).unwrap().save(&png).unwrap();
+    let (ok, err) = unet(&dir.join("clash"), &[png.to_str().unwrap(), dcm.to_str().unwrap()]);
+    assert!(!ok && err.contains("would both be written as ct_mask.png") && !dir.join("clash").exists(), "{err}");
     // --rescale would apply a second rescale: refused.
     let (ok, err) = unet(&out, &["--rescale", "1,-1024", dcm.to_str().unwrap()]);
     assert!(!ok && err.contains("carry their own rescale"), "{err}");

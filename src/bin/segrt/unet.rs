@@ -93,6 +93,20 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         return Err("no image files found in the given inputs".into());
     }
     let names = output_names(&inputs)?;
+    // A volume's outputs (<stem>_mask.png, <stem>_<k>_mask.png) must not overwrite another input's.
+    let mut taken: std::collections::HashMap<String, &Path> =
+        names.iter().zip(&inputs).map(|(n, p)| (n.to_lowercase(), p.as_path())).collect();
+    for (path, _) in &volumes {
+        let stem = medical::stem(path);
+        if let Some(other) = taken.insert(stem.to_lowercase(), path) {
+            return Err(format!(
+                "{} and {} would both be written as {stem}_mask.png: segment them in separate runs (each with its own --out) or rename one",
+                other.display(),
+                path.display()
+            )
+            .into());
+        }
+    }
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
     seg.set_intensity(intensity).map_err(|e| e.to_string())?;
     let p = seg.provider();
