@@ -259,7 +259,7 @@ impl Nifti {
         let err = |what: String| format!("{}: {what}", path.display());
         let raw = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let gz = raw.starts_with(&[0x1f, 0x8b]);
-        let bytes = if gz {
+        let mut bytes = if gz {
             let mut out = Vec::new();
             flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out).map_err(|e| err(format!("not a gzip stream: {e}")))?;
             out
@@ -308,16 +308,11 @@ impl Nifti {
             (s, i) if s != 0.0 && s.is_finite() && i.is_finite() => (s, i),
             _ => (1.0, 0.0),
         };
-        Ok(Nifti {
-            header: bytes[..348].to_vec(),
-            big_endian,
-            gz,
-            dims,
-            datatype,
-            slope,
-            intercept,
-            data: bytes[offset..offset + len].to_vec(),
-        })
+        let header = bytes[..348].to_vec();
+        // The voxels, as stored, in the buffer already read (one copy of the volume, not two).
+        bytes.truncate(offset + len);
+        bytes.drain(..offset);
+        Ok(Nifti { header, big_endian, gz, dims, datatype, slope, intercept, data: bytes })
     }
 
     fn slice(&self, k: usize) -> Slice {
