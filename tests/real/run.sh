@@ -2,7 +2,8 @@
 # Tests on real trained models and real pictures, fetched at run time (never committed):
 #   1. parity of segrt (C ABI) with plain onnxruntime + numpy + Pillow references: the MobileSAM-class
 #      SAM pair, U^2-Net-P and the PP-OCR text detector on real photos, RGB, BGR and gray buffers;
-#   2. accuracy of the SAM pair on the 125 labelled nuclei of stardist's DSB-2018 image.
+#   2. accuracy of the SAM pair on the 125 labelled nuclei of stardist's DSB-2018 image;
+#   3. the CLI on real DICOM and NIfTI files (tests/real/medical.sh).
 # When a registry cannot be reached, scripts/fetch-real-weights.sh exits 3: then this prints one line
 # and succeeds, unless SEGRT_REQUIRE_REAL_WEIGHTS=1 (CI), which fails instead.
 #
@@ -35,5 +36,12 @@ start=$(date +%s)
 status=0
 "$python" tests/real/parity_real.py --lib "$lib" || status=1
 "$python" tests/real/accuracy_nuclei.py --lib "$lib" || status=1
+# 3. the CLI on real DICOM and NIfTI files (the segrt beside the library; about a second).
+segrt_bin="$(dirname "$lib")/segrt"
+if [ -x "$segrt_bin" ]; then
+  tests/real/medical.sh "$segrt_bin" || status=1
+else
+  echo "medical: skipped ($segrt_bin not built)"
+fi
 echo "real weights: tests took $(( $(date +%s) - start )) s"
 exit "$status"

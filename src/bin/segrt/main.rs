@@ -129,6 +129,7 @@ mod bench;
 mod demo;
 mod files;
 mod info;
+mod medical;
 mod providers;
 mod resident;
 mod sam2;

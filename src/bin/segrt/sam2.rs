@@ -5,13 +5,15 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use image::GrayImage;
+use image::{GrayImage, RgbImage};
 
+use segrt::image::intensity::Intensity;
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::Options;
 
 use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs, IntensityArgs};
 use crate::files::{create_parent_folders, decode, display_rgb, make_overlay, same_file_name, Pixels};
+use crate::medical::{self, Volume};
 use crate::CliResult;
 
 #[derive(clap::Args)]
@@ -22,8 +24,12 @@ pub struct Sam2Args {
     /// The SAM2 prompt decoder (.onnx) exported with that encoder: run once per prompt
     #[arg(long)]
     decoder: PathBuf,
-    /// The image to segment (PNG, JPEG, BMP, TIFF or PNM)
+    /// The image to segment (PNG, JPEG, BMP, TIFF or PNM), a DICOM file, a DICOM series (a folder of
+    /// .dcm files) or a NIfTI volume (.nii, .nii.gz)
     image: PathBuf,
+    /// The slice of a DICOM series or NIfTI volume, 0 = the first in the series' order [default: the middle one]
+    #[arg(long, value_name = "K", value_parser = count)]
+    slice: Option<usize>,
     /// A click X,Y[,LABEL] in image pixels; LABEL 1 = include (default), 0 = exclude. Repeatable
     #[arg(long = "point", value_name = "X,Y[,LABEL]", allow_hyphen_values = true)]
     points: Vec<String>,
@@ -86,14 +92,55 @@ pub struct Sam2Args {
     intensity: IntensityArgs,
 }
 
+/// The image to segment, read before any model loads: its pixels, the picture for overlays, the
+/// intensity stage (a DICOM file's own window when no flag is given) and a line for the report.
+struct Input {
+    pixels: Pixels,
+    display: RgbImage,
+    intensity: Option<Intensity>,
+    note: String,
+}
+
+fn load_input(args: &Sam2Args) -> CliResult<Input> {
+    let flags = args.intensity.intensity()?;
+    let path = &args.image;
+    if medical::is_medical(path) {
+        if args.intensity.rescale.is_some() {
+            return Err("--rescale: DICOM and NIfTI inputs carry their own rescale (RescaleSlope/Intercept, scl_slope/scl_inter), which segrt applies".into());
+        }
+        let volume = Volume::open(path)?;
+        let n = volume.slice_count();
+        let k = args.slice.unwrap_or(n / 2);
+        if k >= n {
+            return Err(format!("--slice {k}: {} has {n} slice(s), numbered from 0", path.display()).into());
+        }
+        let (intensity, from_file) = volume.intensity(flags);
+        let slice = volume.slice(k)?;
+        let display = slice.display_rgb(Volume::display_range(intensity.as_ref()));
+        let note = format!(
+            "{}{}{}",
+            volume.describe(),
+            if n > 1 { format!("; slice {k} of {n}") } else { String::new() },
+            from_file.map(|f| format!("; {f}")).unwrap_or_default()
+        );
+        return Ok(Input { pixels: slice.pixels(), display, intensity, note });
+    }
+    if args.slice.is_some() {
+        return Err("--slice: only for DICOM series and NIfTI volumes".into());
+    }
+    let img = decode(path)?;
+    Ok(Input { pixels: Pixels::of(&img), display: display_rgb(&img), intensity: flags, note: String::new() })
+}
+
 pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
         return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
     }
+    let input = load_input(&args)?;
     // `--out out\mask.png` in a fresh folder: make `out` first, and before the models load.
     create_parent_folders([Some(&args.out), args.overlay.as_ref(), args.json.as_ref()].into_iter().flatten())?;
     if args.everything {
-        return sam2_everything(args, ort);
+        return sam2_everything(args, ort, input);
     }
     if args.boxes.is_some() || args.bbox.len() > 1 {
         return sam2_boxes(args, ort);
@@ -110,9 +157,8 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let t = Instant::now();
-    let intensity = args.intensity.intensity()?;
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    sam.set_intensity(intensity).map_err(|e| e.to_string())?;
+    sam.set_intensity(input.intensity).map_err(|e| e.to_string())?;
     let info = sam.info();
     note!(
         "models loaded in {:.1} ms; convention {}; provider {}; model cache: encoder {}, decoder {}",
@@ -122,10 +168,12 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         info.encoder_cache.status.as_str(),
         info.decoder_cache.status.as_str()
     );
-    let img = decode(&args.image)?;
-    let pixels = Pixels::of(&img);
+    let pixels = &input.pixels;
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
+    if !input.note.is_empty() {
+        note!("{}", input.note);
+    }
     note!("image {w}x{h} {}; intensity: {}", pixels.describe(), info.intensity);
     let mut out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
     report_click(&out, "click");
@@ -137,9 +185,9 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let mask = GrayImage::from_raw(w as u32, h as u32, out.mask).ok_or("mask size mismatch")?;
     mask.save(&args.out).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     if let Some(path) = &args.overlay {
-        make_overlay(&display_rgb(&img), &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        make_overlay(&input.display, &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    note!("mask written to {}", args.out.display());
+    note!("mask written to {} ({} pixels)", args.out.display(), mask.as_raw().iter().filter(|v| **v != 0).count());
     Ok(())
 }
 
@@ -229,7 +277,7 @@ fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
 }
 
 /// `segrt sam2 --everything`: the label image, an overlay and the records.
-fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliResult {
     if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
         return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
     }
@@ -248,9 +296,8 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
     let t = Instant::now();
-    let intensity = args.intensity.intensity()?;
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    sam.set_intensity(intensity).map_err(|e| e.to_string())?;
+    sam.set_intensity(input.intensity).map_err(|e| e.to_string())?;
     note!(
         "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
         t.elapsed().as_secs_f64() * 1e3,
@@ -258,9 +305,11 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         sam.provider().in_use,
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
-    let img = decode(&args.image)?;
-    let rgb = display_rgb(&img);
-    let pixels = Pixels::of(&img);
+    let rgb = input.display;
+    let pixels = input.pixels;
+    if !input.note.is_empty() {
+        note!("{}", input.note);
+    }
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
     note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().intensity);

@@ -14,7 +14,8 @@ use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
 use segrt::Options;
 
 use crate::args::{count, parse_numbers, ArenaArgs, IntensityArgs};
-use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, stem, Pixels, IMAGE_EXTENSIONS};
+use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels, IMAGE_EXTENSIONS};
+use crate::medical::{self, Volume};
 use crate::{print_line, CliResult};
 
 #[derive(clap::Args)]
@@ -24,7 +25,9 @@ pub struct TrackArgs {
     models: PathBuf,
     /// The frames: a folder (its image files, sorted by name) or a glob pattern whose wildcards
     /// (* ? [abc]) are in the file name only, e.g. 'clip/frame_*.png' (sorted by name). Every frame
-    /// must have the first frame's size
+    /// must have the first frame's size. Or a volume's slices: a DICOM series (a folder of .dcm
+    /// files, in the series' order) or a NIfTI volume (.nii, .nii.gz; also gets one mask volume per
+    /// object, <stem>_obj<N>_mask.nii[.gz], with its header)
     #[arg(long, value_name = "FOLDER_OR_GLOB")]
     frames: String,
     /// A click X,Y[,LABEL] on the first frame, in frame pixels; LABEL 1 = include (default), 0 =
@@ -272,15 +275,30 @@ struct FrameRecord {
 }
 
 pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
-    let files = list_frames(&args.frames)?;
+    // A DICOM series or NIfTI volume: its slices are the frames (headers read, refusals made, here).
+    let frames_path = Path::new(&args.frames);
+    let volume = if medical::is_medical(frames_path) { Some(Volume::open(frames_path)?) } else { None };
+    if volume.is_some() && args.intensity.rescale.is_some() {
+        return Err(
+            "--rescale: DICOM and NIfTI inputs carry their own rescale (RescaleSlope/Intercept, scl_slope/scl_inter), which segrt applies"
+                .into(),
+        );
+    }
+    let files = match &volume {
+        Some(v) => vec![frames_path.to_path_buf(); v.slice_count()],
+        None => list_frames(&args.frames)?,
+    };
     let clicks = collect_clicks(&args, files.len())?;
     if args.keep_frames == Some(0) {
         return Err("--keep-frames 0: keep at least 1 frame".into());
     }
     // Every frame's size from its header, before anything is computed or written.
     let size_of = |p: &Path| image::image_dimensions(p).map_err(|e| format!("cannot read image {}: {e}", p.display()));
-    let first = size_of(&files[0])?;
-    for f in &files[1..] {
+    let first = match &volume {
+        Some(v) => (v.size().0 as u32, v.size().1 as u32),
+        None => size_of(&files[0])?,
+    };
+    for f in files[1..].iter().filter(|_| volume.is_none()) {
         let s = size_of(f)?;
         if s != first {
             return Err(format!(
@@ -295,13 +313,23 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
             .into());
         }
     }
-    let names = output_names(&files)?;
+    let names = match &volume {
+        Some(_) => (0..files.len()).map(|k| format!("{}_{k:03}", medical::stem(frames_path))).collect(),
+        None => output_names(&files)?,
+    };
     let t = Instant::now();
     let options = Options { ort_path: ort, intra_threads: args.threads, arena: args.arena.policy(), ..Options::default() };
-    let intensity = args.intensity.intensity()?;
+    let (intensity, from_file) = match &volume {
+        Some(v) => v.intensity(args.intensity.intensity()?),
+        None => (args.intensity.intensity()?, None),
+    };
+    let display = Volume::display_range(intensity.as_ref());
     let model = Arc::new(VideoModel::from_dir(&args.models, options).map_err(|e| format!("{}: {e}", args.models.display()))?);
     model.set_intensity(intensity).map_err(|e| e.to_string())?;
-    note!("intensity: {}", model.info().intensity);
+    if let Some(v) = &volume {
+        note!("{}: {}", frames_path.display(), v.describe());
+    }
+    note!("intensity: {}{}", model.info().intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.
     let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep) })?;
@@ -326,10 +354,19 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     let bar = ProgressBar::new(files.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut records = Vec::with_capacity(files.len());
+    // A NIfTI volume's mask volumes: each object's masks, slice after slice.
+    let mut mask_volumes: Vec<(i32, Vec<u8>)> = Vec::new();
     for (t, (path, name)) in files.iter().zip(&names).enumerate() {
-        let decoded = decode(path)?;
-        let img = display_rgb(&decoded);
-        let pixels = Pixels::of(&decoded);
+        let (img, pixels) = match &volume {
+            Some(v) => {
+                let slice = v.slice(t)?;
+                (slice.display_rgb(display), slice.pixels())
+            }
+            None => {
+                let decoded = decode(path)?;
+                (display_rgb(&decoded), Pixels::of(&decoded))
+            }
+        };
         let (w, h) = (pixels.width, pixels.height);
         let view = pixels.view().map_err(|e| format!("{}: {e}", path.display()))?;
         let t0 = Instant::now();
@@ -357,6 +394,12 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
                     }
                 }
             }
+            if volume.is_some() {
+                match mask_volumes.iter_mut().find(|(id, _)| *id == ob.object_id) {
+                    Some((_, m)) => m.extend_from_slice(&ob.mask),
+                    None => mask_volumes.push((ob.object_id, ob.mask.clone())),
+                }
+            }
             GrayImage::from_raw(w as u32, h as u32, ob.mask.clone())
                 .ok_or("mask size mismatch")?
                 .save(&mask_path)
@@ -371,13 +414,21 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         let record = FrameRecord { frame: t, file: path.clone(), ms: encode_ms + track_ms, encode_ms, track_ms, objects: objs };
         bar.set_message(format!("{} {:.1} ms", file_name(path), record.ms));
         if !args.json {
-            let line = frame_line(&record, path);
+            let line = frame_line(&record, name);
             bar.suspend(|| print_line(format_args!("{line}")))?;
         }
         records.push(record);
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(v) = &volume {
+        let stem = medical::stem(frames_path);
+        for (id, masks) in mask_volumes.iter().filter(|(_, m)| m.len() == first.0 as usize * first.1 as usize * files.len()) {
+            if let Some(p) = v.write_mask_volume(&args.out, &format!("{stem}_obj{id}"), masks)? {
+                note!("object {id}: mask volume {}", p.display());
+            }
+        }
+    }
     let n = records.len() as f64;
     let mean_ms = records.iter().map(|r| r.ms).sum::<f64>() / n;
     let present: Vec<usize> = records.iter().map(|r| r.objects.iter().filter(|o| o.present).count()).collect();
@@ -405,7 +456,7 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     Ok(())
 }
 
-fn frame_line(r: &FrameRecord, path: &Path) -> String {
+fn frame_line(r: &FrameRecord, name: &str) -> String {
     let objs: Vec<String> = r
         .objects
         .iter()
@@ -419,7 +470,7 @@ fn frame_line(r: &FrameRecord, path: &Path) -> String {
             )
         })
         .collect();
-    format!("frame {:>4} {:<16} {:>7.1} ms | {}", r.frame, stem(path), r.ms, objs.join(" | "))
+    format!("frame {:>4} {:<16} {:>7.1} ms | {}", r.frame, name, r.ms, objs.join(" | "))
 }
 
 #[cfg(test)]

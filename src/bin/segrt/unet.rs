@@ -6,11 +6,13 @@ use std::time::Instant;
 use image::{DynamicImage, GrayImage};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use segrt::image::intensity::Intensity;
 use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
 use segrt::{Options, UnetSegmenter};
 
 use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, IntensityArgs, ModelArgs};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels};
+use crate::medical::{self, Volume};
 use crate::CliResult;
 
 #[derive(clap::Args)]
@@ -65,9 +67,11 @@ pub struct UnetArgs {
     model_args: ModelArgs,
     #[command(flatten)]
     intensity: IntensityArgs,
-    /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders).
+    /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders),
+    /// DICOM files, DICOM series (a folder of .dcm files) and NIfTI volumes (.nii, .nii.gz).
     /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
-    /// extension added (l05_jpg_mask.png, l05_bmp_mask.png)
+    /// extension added (l05_jpg_mask.png, l05_bmp_mask.png). A volume's slices give
+    /// <stem>_<slice>_mask.png, and a NIfTI volume also <stem>_mask.nii[.gz] with its geometry
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
 }
@@ -75,11 +79,34 @@ pub struct UnetArgs {
 pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     let intensity = args.intensity.intensity()?;
     let options = unet_options(&args, ort)?;
-    let inputs = list_images(&args.inputs)?;
-    if inputs.is_empty() {
+    // DICOM and NIfTI inputs: every header is read (and every refusal made) before anything is written.
+    let (volume_paths, image_paths): (Vec<PathBuf>, Vec<PathBuf>) = args.inputs.iter().cloned().partition(|p| medical::is_medical(p));
+    let volumes = volume_paths.iter().map(|p| Ok((p.clone(), Volume::open(p)?))).collect::<CliResult<Vec<_>>>()?;
+    if !volumes.is_empty() && args.intensity.rescale.is_some() {
+        return Err(
+            "--rescale: DICOM and NIfTI inputs carry their own rescale (RescaleSlope/Intercept, scl_slope/scl_inter), which segrt applies"
+                .into(),
+        );
+    }
+    let inputs = if image_paths.is_empty() { Vec::new() } else { list_images(&image_paths)? };
+    if inputs.is_empty() && volumes.is_empty() {
         return Err("no image files found in the given inputs".into());
     }
     let names = output_names(&inputs)?;
+    // A volume's outputs (<stem>_mask.png, <stem>_<k>_mask.png) must not overwrite another input's.
+    let mut taken: std::collections::HashMap<String, &Path> =
+        names.iter().zip(&inputs).map(|(n, p)| (n.to_lowercase(), p.as_path())).collect();
+    for (path, _) in &volumes {
+        let stem = medical::stem(path);
+        if let Some(other) = taken.insert(stem.to_lowercase(), path) {
+            return Err(format!(
+                "{} and {} would both be written as {stem}_mask.png: segment them in separate runs (each with its own --out) or rename one",
+                other.display(),
+                path.display()
+            )
+            .into());
+        }
+    }
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
     seg.set_intensity(intensity).map_err(|e| e.to_string())?;
     let p = seg.provider();
@@ -89,7 +116,7 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         note!("warning: running on the CPU: {reason}");
     }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
-    let bar = ProgressBar::new(inputs.len() as u64);
+    let bar = ProgressBar::new((inputs.len() + volumes.iter().map(|(_, v)| v.slice_count()).sum::<usize>()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut failures = 0;
     for (path, name) in inputs.iter().zip(&names) {
@@ -104,11 +131,69 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         }
         bar.inc(1);
     }
+    for (path, volume) in &volumes {
+        let (chosen, from_file) = volume.intensity(intensity);
+        let outcome = seg.set_intensity(chosen).map_err(|e| e.to_string().into()).and_then(|_| {
+            bar.suspend(|| {
+                note!("{}: {}", path.display(), volume.describe());
+                note!("intensity: {}{}", seg.info().intensity, from_file.map(|n| format!(" ({n})")).unwrap_or_default());
+            });
+            segment_volume(&seg, volume, chosen.as_ref(), &args, &medical::stem(path), &bar)
+        });
+        if let Err(e) = outcome {
+            bar.suspend(|| note!("segrt: error: {}: {e}", path.display()));
+            failures += 1;
+        }
+    }
     bar.finish_and_clear();
-    note!("{} of {} images segmented into {}", inputs.len() - failures, inputs.len(), args.out.display());
+    let total = inputs.len() + volumes.len();
+    let what = if volumes.is_empty() { "images" } else { "inputs" };
+    note!("{} of {total} {what} segmented into {}", total - failures, args.out.display());
     if failures > 0 {
         return Err(format!("{failures} image(s) failed").into());
     }
+    Ok(())
+}
+
+/// A volume slice by slice: `<name>_<k>_mask.png` (and overlays) per slice, then the mask volume
+/// (NIfTI in -> `<name>_mask.nii[.gz]` with the input's header). One slice's floats at a time.
+fn segment_volume(
+    seg: &UnetSegmenter,
+    volume: &Volume,
+    intensity: Option<&Intensity>,
+    args: &UnetArgs,
+    name: &str,
+    bar: &ProgressBar,
+) -> CliResult {
+    let n = volume.slice_count();
+    let (w, h) = volume.size();
+    let display = Volume::display_range(intensity);
+    let mut masks = Vec::with_capacity(w * h * n);
+    let mut foreground = 0usize;
+    for k in 0..n {
+        bar.set_message(format!("{name} slice {k}"));
+        let slice = volume.slice(k)?;
+        let pixels = slice.pixels();
+        let s = seg.segment(&pixels.view()?, false).map_err(|e| e.to_string())?;
+        let mask = GrayImage::from_raw(w as u32, h as u32, s.mask).ok_or("mask size mismatch")?;
+        let slice_name = if n == 1 { name.to_string() } else { format!("{name}_{k:03}") };
+        let mask_path = args.out.join(format!("{slice_name}_mask.png"));
+        mask.save(&mask_path).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
+        if args.overlay {
+            let path = args.out.join(format!("{slice_name}_overlay.png"));
+            make_overlay(&slice.display_rgb(display), &mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        foreground += mask.as_raw().iter().filter(|v| **v != 0).count();
+        masks.extend_from_slice(mask.as_raw());
+        bar.inc(1);
+    }
+    let volume_file = volume.write_mask_volume(&args.out, name, &masks)?;
+    bar.suspend(|| {
+        note!(
+            "{name}: {n} slice(s), {foreground} mask voxels{}",
+            volume_file.map(|p| format!("; mask volume {}", p.display())).unwrap_or_default()
+        )
+    });
     Ok(())
 }
 

