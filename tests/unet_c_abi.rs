@@ -318,7 +318,9 @@ fn a_pool_that_cannot_save_its_graph_still_grows_without_sharing() {
     // A temporary folder that does not exist: ONNX Runtime cannot write the graph there. (Each test
     // runs in a process of its own under nextest; nothing else here reads the temporary folder's
     // variables: TMPDIR on Linux, TMP and TEMP on Windows.)
-    let missing = std::env::temp_dir().join("segrt-no-such-folder").join("deeper");
+    // Named per process: a folder left by another run (a test harness running tests in threads of one
+    // process shares TMPDIR, and a test there may create it) must not decide this one.
+    let missing = std::env::temp_dir().join(format!("segrt-no-such-folder-{}", std::process::id())).join("deeper");
     for var in ["TMPDIR", "TMP", "TEMP"] {
         // SAFETY: set before any thread of this test starts.
         unsafe { std::env::set_var(var, &missing) };
