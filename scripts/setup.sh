@@ -27,8 +27,11 @@ for group in "${groups[@]}"; do
     valgrind) pkgs=(valgrind) ;;
     windows)
       pkgs=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64)
-      # Bookworm's own rustc-web is 1.85 (no win7 target); bookworm-security has 1.96.
-      if installed rustc-web && ! /usr/bin/rustc --print target-list 2>/dev/null | grep -qx "$windows_target"; then
+      # Bookworm's own rustc-web is 1.85 (no win7 target); bookworm-security has 1.96. Package lists
+      # older than that update (a new machine's) would install 1.85: update them first.
+      if ! installed rustc-web; then
+        apt_update_first=true
+      elif ! /usr/bin/rustc --print target-list 2>/dev/null | grep -qx "$windows_target"; then
         apt_missing+=(rustc-web cargo-web rust-web-src); apt_update_first=true
       fi ;;
     *) echo "scripts/setup.sh: unknown group '$group' (python, mono, valgrind, windows)"; exit 2 ;;
