@@ -201,7 +201,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let meta = model.metadata().clone();
     let keep = args.keep_frames.unwrap_or(Some(meta.num_maskmem));
-    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: None, keep_frames: keep })?;
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: None, keep_frames: keep, ..Default::default() })?;
     let rss_loaded = rss_mib();
 
     let source = match &args.dir {

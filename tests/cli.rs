@@ -719,7 +719,7 @@ fn track_box_prompts_reach_the_tracker() {
     let got = track_reference(dir.join("frames").to_str().unwrap(), &prompts, &out);
     let options = segrt::Options { intra_threads: 2, ..segrt::Options::default() };
     let model = std::sync::Arc::new(VideoModel::from_dir(&repo().join("models/sam2/video"), options).unwrap());
-    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(14), keep_frames: Some(7) }).unwrap();
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(14), keep_frames: Some(7), ..Default::default() }).unwrap();
     for (t, rec) in got.iter().enumerate() {
         let rgb = load_rgb(&dir.join(format!("frames/{t:05}.png")));
         tracker.add_frame(&segrt::ImageView::new(&rgb.data, rgb.w, rgb.h, 0, segrt::PixelFormat::Rgb24).unwrap()).unwrap();

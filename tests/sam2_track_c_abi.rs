@@ -291,7 +291,7 @@ fn streaming_equals_the_rust_tracker() {
     let t = track(&session, Some(track_options(0, 2)));
     let options = Options { intra_threads: 2, ..Options::default() };
     let model = Arc::new(VideoModel::from_dir(&video_dir(), options).unwrap());
-    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: None, keep_frames: Some(2) }).unwrap();
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: None, keep_frames: Some(2), ..Default::default() }).unwrap();
     fn view(f: &Rgb) -> ImageView<'_> {
         ImageView::new(&f.data, f.w, f.h, 0, PixelFormat::Rgb24).unwrap()
     }
@@ -408,11 +408,13 @@ fn bad_input_is_refused_before_anything_changes() {
     assert_eq!(unsafe { seg_track_create(session.0, &bad, &mut t2) }, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(t2.is_null());
 
-    // Tracking has started: no new objects; the known one still takes corrections.
+    // Tracking has started: a new object counts in the buffers' check (refused here with the count,
+    // the track unchanged); the known one still takes corrections.
     next(&t, 1, &frames[1]).unwrap();
-    let (st, msg) = status(prompt(&t, 2, size, -1, 9, &[click(10.0, 10.0, 1)], None));
-    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
-    assert!(msg.contains("object 9 is unknown and tracking has started"), "{msg}");
+    let (st, msg) = status(prompt(&t, 1, size, -1, 9, &[click(10.0, 10.0, 1)], None));
+    assert_eq!(st, SegStatus::SEG_BUFFER_TOO_SMALL);
+    assert!(msg.contains("the track has 2"), "{msg}");
+    assert_eq!(state(&t).objects, 1);
     let f = prompt(&t, 1, size, -1, 1, &[click(70.0, 100.0, 1)], None).unwrap();
     assert_eq!(f.info.frame, 1);
     // Tracking a frame no longer held (keep_frames 8 by default) is refused with the reason.

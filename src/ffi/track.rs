@@ -216,7 +216,7 @@ pub unsafe extern "C" fn seg_track_add_prompt(
             // SAFETY: NULL or a readable `SegBox` (the contract).
             let bbox = unsafe { bbox.as_ref() }.map(|b| [b.x1, b.y1, b.x2, b.y2]);
             let t = frame_index(&tracker, frame)?;
-            let new_object = !tracker.object_ids().contains(&object_id) && !tracker.tracking_started();
+            let new_object = !tracker.object_ids().contains(&object_id);
             let n = tracker.object_ids().len() + new_object as usize;
             let size = tracker.frame_size();
             // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).

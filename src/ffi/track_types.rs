@@ -117,6 +117,7 @@ impl SegTrackOptions {
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
             keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
+            ..Default::default()
         })
     }
 }

@@ -332,7 +332,7 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     note!("intensity: {}{}", model.info().intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.
-    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep) })?;
+    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep), ..Default::default() })?;
     let objects: Vec<i32> = {
         let mut seen = Vec::new();
         for c in clicks.iter().filter(|c| c.frame == 0) {

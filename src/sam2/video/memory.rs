@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 
 use super::model::{input_error, owned, Array, Module};
 use super::numeric::bf16_round;
-use super::tracker::Tracker;
+use super::tracker::{Direction, Tracker};
 
 /// The image encoder's outputs for one frame.
 pub(super) struct Features {
@@ -19,6 +19,8 @@ pub(super) struct Features {
     pub(super) vision_pos_enc: Array,
     pub(super) high_res_0: Array,
     pub(super) high_res_1: Array,
+    /// When the tracker last used them (a volume evicts the least recently used).
+    pub(super) last_use: std::sync::atomic::AtomicU64,
 }
 
 /// One object's output on one frame (`FrameOut` of the specification).
@@ -38,22 +40,57 @@ pub(super) struct ObjectState {
     pub(super) non_cond: BTreeMap<usize, FrameOut>,
     pub(super) temp_cond: BTreeMap<usize, FrameOut>,
     pub(super) temp_non_cond: BTreeMap<usize, FrameOut>,
-    pub(super) tracked: BTreeSet<usize>,
+    /// Frames tracked for this object, and whether in reverse (`frames_tracked_per_obj`): a
+    /// correction on a tracked frame selects its memories in the direction the frame was tracked.
+    pub(super) tracked: BTreeMap<usize, Direction>,
+}
+
+impl ObjectState {
+    pub(super) fn is_empty(&self) -> bool {
+        self.cond.is_empty() && self.non_cond.is_empty() && self.temp_cond.is_empty() && self.temp_non_cond.is_empty()
+    }
 }
 
 impl Tracker {
-    /// Applies `keep_frames` (see the module documentation).
+    /// Frames whose encoder outputs are pinned: pending clicks (the next consolidation encodes their
+    /// memory) and, for a volume, conditioning frames (clicked again most often).
+    fn pinned_frames(&self) -> BTreeSet<usize> {
+        let volume = self.options.volume;
+        self.objects
+            .iter()
+            .flat_map(|(_, o)| {
+                let cond = o.cond.keys().filter(move |_| volume);
+                o.temp_cond.keys().chain(o.temp_non_cond.keys()).chain(cond).copied()
+            })
+            .collect()
+    }
+
+    /// Applies `keep_frames` (see the module documentation). A streamed track drops the encoder
+    /// outputs of all but the most recent frames, and the tracked outputs no reachable frame can
+    /// select; a volume keeps every output and evicts the least recently used encoder outputs
+    /// (their frames are encoded again when needed).
     pub(super) fn release_old(&mut self) {
         let Some(k) = self.options.keep_frames else { return };
+        let pinned = self.pinned_frames();
+        if self.options.volume {
+            while self.features.len() > k {
+                let victim = self
+                    .features
+                    .iter()
+                    .filter(|(t, _)| !pinned.contains(t))
+                    .min_by_key(|(_, f)| f.last_use.load(std::sync::atomic::Ordering::Relaxed));
+                let Some((&t, _)) = victim else { break };
+                self.features.remove(&t);
+            }
+            return;
+        }
         let oldest = self.frames_added.saturating_sub(k);
-        let pending: BTreeSet<usize> =
-            self.objects.iter().flat_map(|(_, o)| o.temp_cond.keys().chain(o.temp_non_cond.keys()).copied()).collect();
-        self.features.retain(|t, _| *t >= oldest || pending.contains(t));
+        self.features.retain(|t, _| *t >= oldest || pinned.contains(t));
         let window = (self.meta().num_maskmem - 1).max(self.max_ptrs() - 1);
         let keep_from = oldest.saturating_sub(window);
         for (_, o) in &mut self.objects {
             o.non_cond.retain(|t, _| *t >= keep_from);
-            o.tracked.retain(|t| *t >= keep_from);
+            o.tracked.retain(|t, _| *t >= keep_from);
         }
     }
 
@@ -122,7 +159,10 @@ impl Tracker {
 
     /// `_prepare_memory_conditioned_features`: the memory attention over the selected memories and
     /// object pointers of object `k` for frame `t`.
-    fn memory_conditioned(&self, t: usize, feats: &Features, k: usize) -> Result<Array> {
+    ///
+    /// Tracking in reverse, the previous frames are those after `t`, and pointer distances change sign
+    /// (`track_in_reverse` in `sam2_base.py`).
+    fn memory_conditioned(&self, t: usize, feats: &Features, k: usize, direction: Direction) -> Result<Array> {
         let md = self.meta();
         let o = &self.objects[k].1;
         let nm = md.num_maskmem;
@@ -132,24 +172,30 @@ impl Tracker {
         for out in o.cond.values() {
             mems.push((out.maskmem.as_deref().ok_or_else(|| Error::internal("conditioning frame without memory"))?, 0));
         }
+        let reverse = direction == Direction::Reverse && !self.ablate_reverse_memory;
+        // The frame `d` frames before `t` in the tracking direction (None: outside the video).
+        let before = |d: usize| if reverse { Some(t + d).filter(|s| *s < self.frames_added) } else { t.checked_sub(d) };
         for t_pos in 1..nm {
             let t_rel = nm - t_pos;
-            let Some(prev) = t.checked_sub(t_rel) else { continue };
+            let Some(prev) = before(t_rel) else { continue };
             if let Some(m) = o.non_cond.get(&prev).and_then(|out| out.maskmem.as_deref()) {
                 mems.push((m, t_pos as i64));
             }
         }
-        // Object pointers: conditioning frames up to t, then the previous max_ptrs - 1 frames.
+        // Object pointers: conditioning frames up to t (in the tracking direction), then the
+        // previous max_ptrs - 1 frames.
         let max_ptrs = self.max_ptrs();
+        let sign = if reverse { -1 } else { 1 };
         let mut ptrs: Vec<(i64, &[f32])> = Vec::new();
         for (&s, out) in &o.cond {
-            if !md.only_obj_ptrs_in_the_past_for_eval || s <= t {
+            let in_the_past = if reverse { s >= t } else { s <= t };
+            if !md.only_obj_ptrs_in_the_past_for_eval || in_the_past {
                 let d = t as i64 - s as i64;
-                ptrs.push((if md.use_signed_tpos_enc_to_obj_ptrs { d } else { d.abs() }, &out.obj_ptr));
+                ptrs.push((if md.use_signed_tpos_enc_to_obj_ptrs { d * sign } else { d.abs() }, &out.obj_ptr));
             }
         }
         for t_diff in 1..max_ptrs {
-            let Some(s) = t.checked_sub(t_diff) else { break };
+            let Some(s) = before(t_diff) else { break };
             if let Some(out) = o.non_cond.get(&s) {
                 ptrs.push((t_diff as i64, &out.obj_ptr));
             }
@@ -194,12 +240,13 @@ impl Tracker {
         is_init_cond: bool,
         points: Option<(&[f32], &[i32])>,
         k: usize,
+        direction: Direction,
         run_mem_encoder: bool,
         prev_logits: Option<Vec<f32>>,
     ) -> Result<FrameOut> {
         let m = self.model.clone();
         let md = m.metadata();
-        let pix = if is_init_cond { feats.image_embed.clone() } else { self.memory_conditioned(t, feats, k)? };
+        let pix = if is_init_cond { feats.image_embed.clone() } else { self.memory_conditioned(t, feats, k, direction)? };
         let (coords, labels) = match points {
             Some((c, l)) => (c.to_vec(), l.to_vec()),
             None => (vec![0.0, 0.0], vec![-1]),

@@ -95,11 +95,8 @@ impl VideoMetadata {
         if !self.directly_add_no_mem_embed {
             return unsupported("directly_add_no_mem_embed = false");
         }
-        if self.predictor.add_all_frames_to_correct_as_cond
-            || self.predictor.clear_non_cond_mem_around_input
-            || self.predictor.non_overlap_masks
-        {
-            return unsupported("add_all_frames_to_correct_as_cond / clear_non_cond_mem_around_input / non_overlap_masks");
+        if self.predictor.clear_non_cond_mem_around_input || self.predictor.non_overlap_masks {
+            return unsupported("clear_non_cond_mem_around_input / non_overlap_masks");
         }
         if !matches!(self.maskmem_features_storage_dtype.as_str(), "bfloat16" | "float32") {
             return unsupported(&format!("maskmem_features_storage_dtype '{}'", self.maskmem_features_storage_dtype));

@@ -39,4 +39,4 @@ pub use metadata::{ModuleIo, PredictorSettings, Preprocessing, VideoFiles, Video
 pub use model::{VideoInfo, VideoModel};
 pub use numeric::{bf16_round, upsample_bilinear};
 pub use timings::ModuleTimes;
-pub use tracker::{FrameMasks, ObjectMask, Tracker, TrackerOptions, MAX_VIDEO_POINTS};
+pub use tracker::{Direction, FrameMasks, ObjectMask, Propagation, PropagationDirection, Tracker, TrackerOptions, MAX_VIDEO_POINTS};

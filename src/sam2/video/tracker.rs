@@ -29,8 +29,55 @@ pub struct TrackerOptions {
     /// `min(num_frames, max_obj_ptrs_in_encoder) - 1`; `None` assumes a video of at least
     /// `max_obj_ptrs_in_encoder` frames (exact for every such video, the streaming case).
     pub num_frames: Option<usize>,
-    /// Keep the encoder outputs of this many most recent frames only (`None`: all).
+    /// Keep the encoder outputs of this many frames only (`None`: all): the most recent frames of a
+    /// streamed track, the most recently used frames of a volume.
     pub keep_frames: Option<usize>,
+    /// A volume (or a video known in full): every frame's 8-bit pixels are kept so any frame can be
+    /// reached in either direction; frames are encoded when first needed, and again when their
+    /// encoder outputs were evicted under `keep_frames`. `false`: a streamed track, frames encoded
+    /// when added, frames older than `keep_frames` unreachable.
+    pub volume: bool,
+    /// A prompt on a tracked frame makes it a conditioning frame (the predictor's
+    /// `add_all_frames_to_correct_as_cond`), so propagating over it keeps the correction; by default
+    /// (as sam2 1.1.0's configurations) a correction is a non-conditioning output that a propagation
+    /// passing over its frame recomputes.
+    pub corrections_as_conditioning: bool,
+}
+
+/// The direction frames are tracked in: in reverse, a frame's memory comes from the frames after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Direction {
+    #[default]
+    Forward,
+    Reverse,
+}
+
+/// Which way [`Tracker::propagate_with`] goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PropagationDirection {
+    #[default]
+    Forward,
+    Reverse,
+    /// Forward from the start frame, then in reverse from it (two `propagate_in_video` calls; the start
+    /// frame is delivered by both).
+    BothWays,
+}
+
+/// A propagation request: `propagate_in_video(start_frame_idx, max_frame_num_to_track, reverse)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Propagation {
+    /// The frame to start from (`None`: the earliest conditioning frame of any object, as the predictor).
+    pub start_frame: Option<usize>,
+    pub direction: PropagationDirection,
+    /// Frames to track past the start in each direction (`None`: to the end of the track).
+    pub max_frames: Option<usize>,
+}
+
+/// A volume frame's pixels: 8-bit RGB (after the intensity stage) at the size it is encoded from.
+pub(super) struct StoredFrame {
+    rgb: Vec<u8>,
+    width: usize,
+    height: usize,
 }
 
 /// One object on one frame.
@@ -68,6 +115,10 @@ pub struct Tracker {
     pub(super) size: Option<(usize, usize)>,
     pub(super) frames_added: usize,
     pub(super) features: BTreeMap<usize, Arc<Features>>,
+    /// A volume's frames (`TrackerOptions::volume`), to encode them when needed.
+    pub(super) pixels: BTreeMap<usize, Arc<StoredFrame>>,
+    /// Counts feature uses (least recently used eviction).
+    pub(super) clock: u64,
     /// Objects in the order they were first prompted.
     pub(super) objects: Vec<(i32, ObjectState)>,
     /// `_get_maskmem_pos_enc`: one constant for all frames and objects, from the first encoding.
@@ -81,6 +132,9 @@ pub struct Tracker {
     /// Test hook: keep memory features in float32.
     #[doc(hidden)]
     pub ablate_bf16: bool,
+    /// Test hook: select memories and pointers as forward tracking does, also in reverse.
+    #[doc(hidden)]
+    pub ablate_reverse_memory: bool,
 }
 
 impl Tracker {
@@ -97,12 +151,15 @@ impl Tracker {
             size: None,
             frames_added: 0,
             features: BTreeMap::new(),
+            pixels: BTreeMap::new(),
+            clock: 0,
             objects: Vec::new(),
             maskmem_pos_enc: None,
             tracking_started: false,
             timings: Cell::default(),
             ablate_pointers: false,
             ablate_bf16: false,
+            ablate_reverse_memory: false,
         })
     }
 
@@ -124,7 +181,7 @@ impl Tracker {
         self.options
     }
 
-    /// True once a frame was tracked: objects can no longer be added.
+    /// True once a frame was tracked.
     pub fn tracking_started(&self) -> bool {
         self.tracking_started
     }
@@ -177,17 +234,27 @@ impl Tracker {
     /// bit-exact: `resize_pil_bicubic`; no resize when the frame already is S x S), `u8 / 255`, then
     /// ImageNet mean / std, NCHW float32.
     pub fn preprocess(&self, image: &ImageView<'_>) -> Result<Vec<f32>> {
+        self.tensor(&self.frame_rgb(image)?, (image.width(), image.height()))
+    }
+
+    /// The frame through the intensity stage when it applies, rounded to 8 bits (the tracker's resize
+    /// is PIL's 8-bit bicubic), RGB.
+    fn frame_rgb(&self, image: &ImageView<'_>) -> Result<Vec<u8>> {
+        match mapping_for(self.model.intensity().as_ref(), image)? {
+            Some(mapping) => mapped_rgb8(image, &mapping),
+            None => image.try_to_rgb8(),
+        }
+    }
+
+    /// The encoder's input tensor of an 8-bit RGB frame of `(w, h)`.
+    fn tensor(&self, rgb: &[u8], (w, h): (usize, usize)) -> Result<Vec<f32>> {
         let s = self.meta().image_size;
-        // Through the intensity stage when it applies, rounded to 8 bits: the tracker's resize is
-        // PIL's 8-bit bicubic.
-        let rgb = match mapping_for(self.model.intensity().as_ref(), image)? {
-            Some(mapping) => mapped_rgb8(image, &mapping)?,
-            None => image.try_to_rgb8()?,
-        };
-        let rgb = if (image.width(), image.height()) == (s, s) {
+        let resized;
+        let rgb = if (w, h) == (s, s) {
             rgb
         } else {
-            resize_pil_bicubic(&rgb, (image.width(), image.height()), 3, (s, s))?
+            resized = resize_pil_bicubic(rgb, (w, h), 3, (s, s))?;
+            &resized
         };
         let p = &self.meta().preprocessing;
         let mut out = crate::alloc::vec_of(3 * s * s, 0f32, "a video frame tensor")?;
@@ -235,35 +302,77 @@ impl Tracker {
 
     fn add_frame_sized(&mut self, image: &ImageView<'_>, (w, h): (usize, usize)) -> Result<usize> {
         self.check_frame_size((w, h))?;
+        let start = Instant::now();
+        let frame = StoredFrame { rgb: self.frame_rgb(image)?, width: image.width(), height: image.height() };
+        self.add_time(|t| &mut t.preprocess_ms, start);
+        let t = self.frames_added;
+        if self.options.volume {
+            // Encoded when first needed.
+            self.pixels.insert(t, Arc::new(frame));
+        } else {
+            let features = self.encode(&frame)?;
+            self.features.insert(t, Arc::new(features));
+        }
+        self.size = Some((w, h));
+        self.frames_added += 1;
+        self.release_old();
+        Ok(t)
+    }
+
+    /// Runs the image encoder on a frame.
+    fn encode(&self, frame: &StoredFrame) -> Result<Features> {
         let s = self.meta().image_size as i64;
         let start = Instant::now();
-        let tensor = Array { shape: vec![1, 3, s, s], data: self.preprocess(image)? };
+        let tensor = Array { shape: vec![1, 3, s, s], data: self.tensor(&frame.rgb, (frame.width, frame.height))? };
         self.add_time(|t| &mut t.preprocess_ms, start);
         let mut o = self.run(Module::ImageEncoder, vec![tensor.view()?])?;
         if o.len() != 5 {
             return Err(Error::unsupported_model("video image encoder: expected 5 outputs"));
         }
         let mut take = || o.remove(0);
-        let features =
-            Features { image_embed: take(), vision_feat: take(), vision_pos_enc: take(), high_res_0: take(), high_res_1: take() };
-        let t = self.frames_added;
-        self.size = Some((w, h));
-        self.features.insert(t, Arc::new(features));
-        self.frames_added += 1;
-        self.release_old();
-        Ok(t)
+        Ok(Features {
+            image_embed: take(),
+            vision_feat: take(),
+            vision_pos_enc: take(),
+            high_res_0: take(),
+            high_res_1: take(),
+            last_use: Default::default(),
+        })
     }
 
-    pub(super) fn features(&self, t: usize) -> Result<Arc<Features>> {
+    /// Frame `t`'s encoder outputs: held, or (a volume) encoded now.
+    pub(super) fn features(&mut self, t: usize) -> Result<Arc<Features>> {
+        self.check_reachable(t)?;
+        let feats = match self.features.get(&t) {
+            Some(f) => f.clone(),
+            None => {
+                let frame = self.pixels.get(&t).cloned().ok_or_else(|| Error::internal(format!("frame {t} has no pixels")))?;
+                let f = Arc::new(self.encode(&frame)?);
+                self.features.insert(t, f.clone());
+                f
+            }
+        };
+        self.clock += 1;
+        feats.last_use.store(self.clock, std::sync::atomic::Ordering::Relaxed);
+        if self.options.volume {
+            self.release_old();
+        }
+        Ok(feats)
+    }
+
+    /// Refuses a frame never added, or one a streamed track no longer holds.
+    pub fn check_reachable(&self, t: usize) -> Result<()> {
         if t >= self.frames_added {
             return Err(Error::invalid(format!("frame {t} was never added ({} frames so far)", self.frames_added)));
         }
-        self.features.get(&t).cloned().ok_or_else(|| {
-            Error::invalid(format!(
-                "frame {t} is no longer held (keep_frames = {:?} keeps only the most recent frames)",
-                self.options.keep_frames
-            ))
-        })
+        if !self.features.contains_key(&t) && !self.pixels.contains_key(&t) {
+            return Err(Error::invalid(format!(
+                "frame {t} is no longer held: a streamed track keeps only its {} most recent frames \
+                 (make the track a volume to reach every frame in both directions)",
+                self.options.keep_frames.unwrap_or(0)
+            )));
+        }
+        Ok(())
     }
 
     /// `min(num_frames, max_obj_ptrs_in_encoder)`.
@@ -287,8 +396,10 @@ impl Tracker {
     /// placed before the clicks, as the predictor does. Returns every object on that frame (the
     /// prompted one with its new mask).
     /// A frame not tracked yet for this object becomes a conditioning frame; a prompt on a tracked
-    /// frame is a correction (memory-conditioned, previous logits as mask input) and stays a
-    /// non-conditioning frame. New objects can be added only before tracking starts.
+    /// frame is a correction (memory-conditioned in the direction the frame was tracked, previous
+    /// logits as mask input) and stays a non-conditioning frame unless
+    /// `corrections_as_conditioning`. A new `object_id` adds an object, also after tracking started
+    /// (each object is tracked on its own, as the predictor does).
     pub fn add_prompt(
         &mut self,
         frame: usize,
@@ -297,7 +408,7 @@ impl Tracker {
         labels: &[i32],
         bbox: Option<[f32; 4]>,
     ) -> Result<FrameMasks> {
-        let feats = self.features(frame)?;
+        self.check_reachable(frame)?;
         let (w, h) = self.size.ok_or_else(|| Error::internal("no frame size"))?;
         if (points.is_empty() && bbox.is_none()) || points.len() != labels.len() || points.len() > MAX_VIDEO_POINTS {
             return Err(Error::invalid(format!(
@@ -322,14 +433,9 @@ impl Tracker {
             points.splice(0..0, [[b[0], b[1]], [b[2], b[3]]]);
             labels.splice(0..0, [2, 3]);
         }
+        let feats = self.features(frame)?;
         let k = match self.object_index(object_id) {
             Some(k) => k,
-            None if self.tracking_started => {
-                return Err(Error::invalid(format!(
-                    "object {object_id} is unknown and tracking has started: objects {:?} only (start a new tracker to add objects)",
-                    self.object_ids()
-                )))
-            }
             None => {
                 self.objects.push((object_id, ObjectState::default()));
                 self.objects.len() - 1
@@ -340,55 +446,156 @@ impl Tracker {
         let coords: Vec<f32> = points.iter().flat_map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect();
         let labels = labels.as_slice();
         let o = &self.objects[k].1;
-        let is_init_cond = !o.tracked.contains(&frame);
-        let temp = if is_init_cond { &o.temp_cond } else { &o.temp_non_cond };
+        let tracked = o.tracked.get(&frame).copied();
+        let is_init_cond = tracked.is_none();
+        let is_cond = is_init_cond || self.corrections_as_conditioning();
+        let temp = if is_cond { &o.temp_cond } else { &o.temp_non_cond };
         let prev = temp.get(&frame).or_else(|| o.cond.get(&frame)).or_else(|| o.non_cond.get(&frame));
         let clamp = self.meta().mask_input_clamp;
         let prev_logits: Option<Vec<f32>> = prev.map(|p| p.pred_masks.iter().map(|v| v.clamp(-clamp, clamp)).collect());
-        let out = match self.track_step(frame, &feats, is_init_cond, Some((&coords, labels)), k, false, prev_logits) {
+        let direction = tracked.unwrap_or_default();
+        let out = match self.track_step(frame, &feats, is_init_cond, Some((&coords, labels)), k, direction, false, prev_logits) {
             Ok(out) => out,
             Err(e) => {
                 // An object created by this call and never predicted is forgotten again.
-                let o = &self.objects[k].1;
-                if o.cond.is_empty() && o.non_cond.is_empty() && o.temp_cond.is_empty() && o.temp_non_cond.is_empty() {
+                if self.objects[k].1.is_empty() {
                     self.objects.remove(k);
                 }
                 return Err(e);
             }
         };
         let o = &mut self.objects[k].1;
-        if is_init_cond {
+        if is_cond {
             o.temp_cond.insert(frame, out);
         } else {
             o.temp_non_cond.insert(frame, out);
         }
-        Ok(self.frame_masks(frame, Some(is_init_cond)))
+        Ok(self.frame_masks(frame, Some(is_cond)))
     }
 
-    /// `propagate_in_video` (forward): consolidates pending clicks, then tracks every frame from the
-    /// first conditioning frame to the last frame added (re-tracking frames tracked before, as the
-    /// predictor does). Returns each frame's masks.
+    fn corrections_as_conditioning(&self) -> bool {
+        self.options.corrections_as_conditioning || self.meta().predictor.add_all_frames_to_correct_as_cond
+    }
+
+    /// `propagate_in_video` (forward, from the earliest conditioning frame to the last frame added);
+    /// returns each frame's masks. See [`Tracker::propagate_with`].
     pub fn propagate(&mut self) -> Result<Vec<FrameMasks>> {
-        self.preflight()?;
-        let start = self.objects.iter().filter_map(|(_, o)| o.cond.keys().next().copied()).min().unwrap_or(0);
-        (start..self.frames_added).map(|t| self.track_frame(t)).collect()
+        let mut frames = Vec::new();
+        self.propagate_with(Propagation::default(), |fm| {
+            frames.push(fm.clone());
+            Ok(())
+        })?;
+        Ok(frames)
     }
 
-    /// Tracks one frame (consolidating pending clicks first): every object without a conditioning
-    /// output on it gets a memory-conditioned prediction, stored (with its memory) as a
+    /// The frames `request` visits, in order, with their direction (checked before anything runs:
+    /// the start inside the track, every frame reachable).
+    pub fn propagation_order(&self, request: Propagation) -> Result<Vec<(usize, Direction)>> {
+        if self.objects.is_empty() {
+            return Err(Error::invalid("no object to track: add points first"));
+        }
+        let n = self.frames_added;
+        let start = match request.start_frame {
+            Some(t) if t >= n => {
+                return Err(Error::invalid(format!("start frame {t}: the track has {n} frames (0 to {})", n.saturating_sub(1))))
+            }
+            Some(t) => t,
+            // The earliest conditioning frame (pending prompts become conditioning frames first).
+            None => self
+                .objects
+                .iter()
+                .flat_map(|(_, o)| o.cond.keys().chain(o.temp_cond.keys()).next())
+                .min()
+                .copied()
+                .ok_or_else(|| Error::invalid("no conditioning frame: prompt an object on a frame it was not tracked on"))?,
+        };
+        let max = request.max_frames.unwrap_or(n);
+        let forward = (start..=start.saturating_add(max).min(n - 1)).map(|t| (t, Direction::Forward));
+        // Reverse from frame 0 tracks nothing, as the predictor.
+        let reverse = (start.saturating_sub(max)..=start).rev().filter(|_| start > 0).map(|t| (t, Direction::Reverse));
+        let order: Vec<(usize, Direction)> = match request.direction {
+            PropagationDirection::Forward => forward.collect(),
+            PropagationDirection::Reverse => reverse.collect(),
+            PropagationDirection::BothWays => forward.chain(reverse).collect(),
+        };
+        for (t, _) in &order {
+            self.check_reachable(*t)?;
+        }
+        Ok(order)
+    }
+
+    /// `propagate_in_video(start_frame_idx, max_frame_num_to_track, reverse)` (both ways: forward,
+    /// then in reverse from the same start): consolidates pending prompts, then tracks each frame
+    /// of the request for every object (re-tracking frames tracked before, as the predictor does;
+    /// conditioning frames keep their output) and hands each frame's masks to `on_frame`, which may
+    /// stop the propagation by returning an error (frames handed over stay tracked).
+    pub fn propagate_with(&mut self, request: Propagation, mut on_frame: impl FnMut(&FrameMasks) -> Result<()>) -> Result<()> {
+        let order = self.propagation_order(request)?;
+        self.preflight()?;
+        for (t, direction) in order {
+            let fm = self.track_frame_in(t, direction)?;
+            on_frame(&fm)?;
+        }
+        Ok(())
+    }
+
+    /// Tracks one frame forward (consolidating pending clicks first): every object without a
+    /// conditioning output on it gets a memory-conditioned prediction, stored (with its memory) as a
     /// non-conditioning output. Streaming use: `add_frame` then `track_frame` on its index.
     pub fn track_frame(&mut self, frame: usize) -> Result<FrameMasks> {
+        self.check_reachable(frame)?;
         self.preflight()?;
+        self.track_frame_in(frame, Direction::Forward)
+    }
+
+    /// One frame of `propagate_in_video` in `direction` (pending prompts already consolidated).
+    fn track_frame_in(&mut self, frame: usize, direction: Direction) -> Result<FrameMasks> {
         let feats = self.features(frame)?;
         self.tracking_started = true;
         for k in 0..self.objects.len() {
             if !self.objects[k].1.cond.contains_key(&frame) {
-                let out = self.track_step(frame, &feats, false, None, k, true, None)?;
+                let out = self.track_step(frame, &feats, false, None, k, direction, true, None)?;
                 self.objects[k].1.non_cond.insert(frame, out);
             }
-            self.objects[k].1.tracked.insert(frame);
+            self.objects[k].1.tracked.insert(frame, direction);
         }
         Ok(self.frame_masks(frame, None))
+    }
+
+    /// `remove_object(strict=True)`: forgets the object and everything tracked for it; the other
+    /// objects are unchanged (each is tracked on its own). An unknown id is an error.
+    pub fn remove_object(&mut self, object_id: i32) -> Result<()> {
+        let k = self.object_index(object_id).ok_or_else(|| self.unknown_object(object_id))?;
+        self.objects.remove(k);
+        if self.objects.is_empty() {
+            // reset_state: the frames stay, tracking results go.
+            self.tracking_started = false;
+        }
+        self.release_old();
+        Ok(())
+    }
+
+    /// `clear_all_prompts_in_frame`: forgets the object's prompts on `frame`; a conditioning output
+    /// there becomes a non-conditioning one (and the frame counts as not tracked for the object).
+    /// Returns every object on that frame.
+    pub fn clear_prompts(&mut self, frame: usize, object_id: i32) -> Result<FrameMasks> {
+        if frame >= self.frames_added {
+            return Err(Error::invalid(format!("frame {frame} was never added ({} frames so far)", self.frames_added)));
+        }
+        let k = self.object_index(object_id).ok_or_else(|| self.unknown_object(object_id))?;
+        let o = &mut self.objects[k].1;
+        o.temp_cond.remove(&frame);
+        o.temp_non_cond.remove(&frame);
+        if let Some(out) = o.cond.remove(&frame) {
+            o.non_cond.insert(frame, out);
+            o.tracked.remove(&frame);
+        }
+        let is_cond = self.objects.iter().any(|(_, o)| o.temp_cond.contains_key(&frame));
+        Ok(self.frame_masks(frame, Some(is_cond)))
+    }
+
+    fn unknown_object(&self, object_id: i32) -> Error {
+        Error::invalid(format!("object {object_id} is not in the track (objects {:?})", self.object_ids()))
     }
 
     /// `_consolidate_temp_output_across_obj` + `_get_orig_video_res_output` for frame `t`; with
