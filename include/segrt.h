@@ -163,6 +163,8 @@ enum SegStage
   SEG_STAGE_RUN = 4,
   // A tracking call's model runs (each: 0 at its start, 1 at its end).
   SEG_STAGE_FRAMES = 5,
+  // `seg_track_propagate`'s frames (the fraction of the request's frames done; 1 when all are).
+  SEG_STAGE_PROPAGATION = 6,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -405,6 +407,27 @@ enum SegIntensityRange
 typedef enum SegIntensityRange SegIntensityRange;
 #else
 typedef int32_t SegIntensityRange;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Which way `seg_track_propagate` goes.
+enum SegTrackDirection
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // From the start frame towards the last frame.
+  SEG_TRACK_FORWARD = 0,
+  // From the start frame towards frame 0 (memory then comes from the frames after each frame).
+  SEG_TRACK_REVERSE = 1,
+  // Forward from the start frame, then in reverse from it (the start frame is delivered twice).
+  SEG_TRACK_BOTH_WAYS = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegTrackDirection SegTrackDirection;
+#else
+typedef int32_t SegTrackDirection;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -765,11 +788,22 @@ typedef struct SegTrackOptions {
   // distance of object pointers by `min(num_frames, 16) - 1`: give it for videos or volumes of
   // fewer than 16 frames to match the official predictor exactly.
   uint32_t num_frames;
-  // The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
-  // predictor does: memory grows with the video). Default 8: memory stays bounded; prompts and
-  // `seg_track_frame` reach only the frames still held.
+  // The encoder outputs of this many frames are kept (0 = every frame, as the official predictor
+  // does: memory grows with the video). Default 8: memory stays bounded. A streamed track keeps
+  // its most recent frames, and prompts and tracking reach only those; a volume (`volume`) keeps
+  // the most recently used ones and encodes any other frame again when it is needed.
   uint32_t keep_frames;
   uint32_t reserved;
+  // 1: the track is a volume (or a video known in full): every frame's pixels are kept (8-bit RGB
+  // after the intensity stage: 0.75 MB per 512x512 slice), frames are encoded when first needed,
+  // and every frame stays reachable in both directions (`seg_track_propagate`). 0 (the default):
+  // a streamed track, each frame encoded when added.
+  uint32_t volume;
+  // 1: a prompt on a tracked frame makes it a conditioning frame, so a later propagation over it
+  // keeps the correction (SAM2's `add_all_frames_to_correct_as_cond`). 0 (the default, as SAM2's
+  // own configurations): the correction guides the frames tracked after it, and a propagation that
+  // passes over its frame recomputes that frame.
+  uint32_t corrections_as_conditioning;
 } SegTrackOptions;
 
 // What one track call did. Set `struct_size = sizeof(SegTrackInfo)`; segrt writes no more than that.
@@ -810,6 +844,27 @@ typedef struct SegTrackObject {
   int32_t y1;
 } SegTrackObject;
 
+// A propagation request (`seg_track_propagate`; NULL = the defaults):
+// `SegPropagation p = { .struct_size = sizeof p }; seg_propagation_default(&p);`.
+typedef struct SegPropagation {
+  uint32_t struct_size;
+  // A `SegTrackDirection` (default `SEG_TRACK_FORWARD`).
+  int32_t direction;
+  // 1: start at `start_frame`; 0 (the default): at the earliest frame an object was prompted on
+  // (as the official predictor).
+  uint32_t use_start_frame;
+  uint32_t reserved;
+  // The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).
+  int64_t start_frame;
+  // Frames to track past the start in each direction; -1 (the default) = to the end of the track.
+  int64_t max_frames;
+} SegPropagation;
+
+// Called by `seg_track_propagate` after each frame, with the frame's outputs in the buffers the
+// call was given (valid until the callback returns): the frame's index and the number of objects.
+// Return 0 to go on, anything else to stop (the call then returns `SEG_CANCELLED`).
+typedef int32_t (*SegTrackFrameCallback)(int64_t frame, size_t count, void *user_data);
+
 // The state of a track (`seg_track_state`). Set `struct_size = sizeof(SegTrackState)`.
 typedef struct SegTrackState {
   uint32_t struct_size;
@@ -827,9 +882,12 @@ typedef struct SegTrackState {
   // The options the track was created with.
   uint32_t num_frames;
   uint32_t keep_frames;
-  // 1 once a frame was tracked: new objects can no longer be added (reset the track for that).
+  // 1 once a frame was tracked (objects can still be added, as in SAM2's predictor).
   uint32_t tracking_started;
   uint32_t reserved;
+  // The options the track was created with.
+  uint32_t volume;
+  uint32_t corrections_as_conditioning;
 } SegTrackState;
 
 #define SegStatus_ALL { SEG_OK, SEG_INVALID_ARGUMENT, SEG_NULL_POINTER, SEG_INVALID_HANDLE, SEG_BUFFER_TOO_SMALL, SEG_IMAGE_TOO_LARGE, SEG_UNSUPPORTED_FORMAT, SEG_WRONG_SESSION_KIND, SEG_OUT_OF_MEMORY, SEG_RUNTIME_NOT_FOUND, SEG_RUNTIME_INIT_FAILED, SEG_MODEL_NOT_FOUND, SEG_MODEL_INVALID, SEG_MODEL_UNSUPPORTED, SEG_PROVIDER_UNAVAILABLE, SEG_INFERENCE_FAILED, SEG_CANCELLED, SEG_PANIC, SEG_INTERNAL, }
@@ -1316,9 +1374,11 @@ SegStatus seg_track_add_frame(struct SegTrack *track,
 // Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
 // the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
 // the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
-// `object_id` starts a new object (allowed until the first frame is tracked). A prompt on a frame
+// `object_id` starts a new object, on any frame, also after tracking started (each object is
+// tracked on its own; it has no output on frames before it was tracked there). A prompt on a frame
 // not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects
-// the mask there and the correction is used as memory when tracking goes on.
+// the mask there and the correction is used as memory when tracking goes on (see
+// `SegTrackOptions::corrections_as_conditioning` for propagations that pass over that frame).
 //
 // Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
 // `seg_track_frame`.
@@ -1393,6 +1453,72 @@ SegStatus seg_track_next(struct SegTrack *track,
                          size_t *out_count,
                          struct SegTrackInfo *out_info,
                          struct SegCallControl *control);
+
+// Fills `*request` with the defaults (forward from the earliest prompted frame to the end):
+// `SegPropagation p = { .struct_size = sizeof p }; seg_propagation_default(&p);`.
+//
+// # Safety
+// `request` must be NULL or point to `request->struct_size` writable bytes.
+SegStatus seg_propagation_default(struct SegPropagation *request);
+
+// Propagates every object through the track's frames, as SAM2's `propagate_in_video`: from a start
+// frame (by default the earliest frame an object was prompted on) forward, in reverse, or both ways
+// (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
+// (conditioning frames keep their output; frames tracked before are tracked again). Prompts given
+// since the last tracking are consolidated first. This is the volume workflow: click a structure on
+// a middle slice, propagate both ways, correct a slice, propagate again from there.
+//
+// After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
+// `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
+// out, and return non-zero to stop. Frames are visited in order (both ways: the start frame to the
+// last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
+// last frame done. Every frame of the request must be reachable before anything runs (a streamed
+// track reaches only the frames it still holds; make the track a volume to go back over all).
+//
+// Stopping (`on_frame` returning non-zero, or `control` cancelled: `SEG_CANCELLED`) or an error
+// keeps the frames already handed to `on_frame` tracked; the frame in progress is as before.
+// Progress: `SEG_STAGE_PROPAGATION` with the fraction of frames done (and `SEG_STAGE_FRAMES` per
+// model run).
+//
+// # Safety
+// `request` NULL or valid for its `struct_size`; outputs as in `seg_track_frame`; `on_frame` NULL or
+// a function callable with `user_data` from this thread while the call runs.
+SegStatus seg_track_propagate(struct SegTrack *track,
+                              const struct SegPropagation *request,
+                              struct SegTrackObject *out_objects,
+                              size_t object_size,
+                              const struct SegMask *out_masks,
+                              size_t capacity,
+                              size_t *out_count,
+                              SegTrackFrameCallback on_frame,
+                              void *user_data,
+                              struct SegTrackInfo *out_info,
+                              struct SegCallControl *control);
+
+// Removes an object from the track (SAM2's `remove_object`): its prompts, outputs and memory; the
+// other objects are unchanged. An id not in the track (e.g. removed already) is
+// `SEG_INVALID_ARGUMENT`, the track unchanged. Removing the last object leaves the frames.
+//
+// # Safety
+// Any value may be passed as `track`.
+SegStatus seg_track_remove_object(struct SegTrack *track, int32_t object_id);
+
+// Clears one object's prompts on one frame (SAM2's `clear_all_prompts_in_frame`): if the frame was
+// a conditioning frame of the object, its output there stays as a tracked (non-conditioning) output
+// and later prompts there start afresh. Writes every object of that frame as `seg_track_frame`
+// does. An object not in the track is `SEG_INVALID_ARGUMENT`.
+//
+// # Safety
+// Outputs as in `seg_track_frame`.
+SegStatus seg_track_clear_prompts(struct SegTrack *track,
+                                  int64_t frame,
+                                  int32_t object_id,
+                                  struct SegTrackObject *out_objects,
+                                  size_t object_size,
+                                  const struct SegMask *out_masks,
+                                  size_t capacity,
+                                  size_t *out_count,
+                                  struct SegTrackInfo *out_info);
 
 // Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
 // `held_outputs` stay bounded with `keep_frames`). Set `out_state->struct_size` first.

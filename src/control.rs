@@ -31,6 +31,8 @@ pub enum Stage {
     Run,
     /// A tracking call's model runs (each: 0 at its start, 1 at its end).
     Frames,
+    /// A propagation through a track's frames (the fraction of its frames done; 1 when all are).
+    Propagation,
 }
 
 /// Called with the stage and the fraction done (0..=1); returns `false` to stop the call.

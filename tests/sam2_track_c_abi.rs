@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use common::*;
 use segrt::ffi::*;
-use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
+use segrt::sam2::video::{Propagation, PropagationDirection, Tracker, TrackerOptions, VideoModel};
 use segrt::{ImageView, Options, PixelFormat};
 use serde_json::Value;
 
@@ -52,7 +52,14 @@ impl Drop for Track {
 }
 
 fn track_options(num_frames: u32, keep_frames: u32) -> SegTrackOptions {
-    let mut o = SegTrackOptions { struct_size: std::mem::size_of::<SegTrackOptions>() as u32, num_frames: 0, keep_frames: 0, reserved: 0 };
+    let mut o = SegTrackOptions {
+        struct_size: std::mem::size_of::<SegTrackOptions>() as u32,
+        num_frames: 0,
+        keep_frames: 0,
+        reserved: 0,
+        volume: 0,
+        corrections_as_conditioning: 0,
+    };
     assert_eq!(unsafe { seg_track_options_default(&mut o) }, SegStatus::SEG_OK);
     o.num_frames = num_frames;
     o.keep_frames = keep_frames;
@@ -720,4 +727,230 @@ fn wide_frames_through_the_sessions_window_give_the_8bit_masks() {
     assert_eq!(set_window(5.0, 5.0), SegStatus::SEG_INVALID_ARGUMENT);
     assert!(last_error().contains("zero or negative width"), "{}", last_error());
     assert!(session_info(session.0)["intensity"].as_str().unwrap().contains("window 0..0.99609375"));
+}
+
+/// What `seg_track_propagate` handed its frame callback: per frame, the records and masks.
+#[derive(Default)]
+struct Delivered {
+    frames: Vec<(i64, Vec<SegTrackObjectEq>, Vec<Vec<u8>>)>,
+    out: Option<Outputs>,
+    stop_after: Option<usize>,
+}
+
+unsafe extern "C" fn on_frame(frame: i64, count: usize, user_data: *mut std::ffi::c_void) -> i32 {
+    let d = unsafe { &mut *(user_data as *mut Delivered) };
+    let out = d.out.as_ref().unwrap();
+    assert_eq!(count, out.count);
+    let records = out.objects[..count].iter().map(Into::into).collect();
+    d.frames.push((frame, records, out.mask_data[..count].to_vec()));
+    (d.stop_after != Some(d.frames.len())) as i32
+}
+
+fn propagation(direction: SegTrackDirection, start: Option<i64>, max_frames: i64) -> SegPropagation {
+    let mut p = SegPropagation { struct_size: std::mem::size_of::<SegPropagation>() as u32, ..unsafe { std::mem::zeroed() } };
+    assert_eq!(unsafe { seg_propagation_default(&mut p) }, SegStatus::SEG_OK);
+    assert_eq!((p.direction, p.use_start_frame, p.max_frames), (SegTrackDirection::SEG_TRACK_FORWARD as i32, 0, -1));
+    p.direction = direction as i32;
+    if let Some(s) = start {
+        (p.use_start_frame, p.start_frame) = (1, s);
+    }
+    p.max_frames = max_frames;
+    p
+}
+
+/// Runs `seg_track_propagate` with buffers for `n` objects; returns the status and what was delivered.
+fn propagate(
+    t: &Track,
+    n: usize,
+    size: (usize, usize),
+    request: Option<&SegPropagation>,
+    stop_after: Option<usize>,
+    control: *mut SegCallControl,
+) -> (SegStatus, Delivered) {
+    let mut d = Delivered { out: Some(Outputs::new(n, size.0, size.1)), stop_after, ..Default::default() };
+    let out = d.out.as_mut().unwrap();
+    let (objects, masks, count, info) =
+        (out.objects.as_mut_ptr(), out.masks.as_ptr(), &mut out.count as *mut usize, &mut out.info as *mut SegTrackInfo);
+    let st = unsafe {
+        seg_track_propagate(
+            t.0,
+            request.map_or(ptr::null(), |r| r as *const _),
+            objects,
+            std::mem::size_of::<SegTrackObject>(),
+            masks,
+            n,
+            count,
+            Some(on_frame),
+            &mut d as *mut Delivered as *mut std::ffi::c_void,
+            info,
+            control,
+        )
+    };
+    (st, d)
+}
+
+fn volume_options(keep_frames: u32) -> SegTrackOptions {
+    let mut o = track_options(14, keep_frames);
+    o.volume = 1;
+    o
+}
+
+/// The volume workflow through the C ABI: slices fed without encoding, a middle slice clicked,
+/// both ways, a second object added after tracking, both ways from its slice; every delivered frame
+/// equals the Rust tracker's (which the official predictor's parity tests cover).
+#[test]
+fn a_volume_propagates_both_ways_through_the_abi_as_the_tracker_does() {
+    let session = video_session();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let t = track(&session, Some(volume_options(2)));
+    for f in &frames {
+        let mut info = SegTrackInfo { struct_size: std::mem::size_of::<SegTrackInfo>() as u32, ..Default::default() };
+        assert_eq!(unsafe { seg_track_add_frame(t.0, &rgb_image(f), ptr::null_mut(), &mut info, ptr::null_mut()) }, SegStatus::SEG_OK);
+        assert_eq!(info.image_encoder_ms, 0.0, "a volume's slices are encoded when needed");
+    }
+    let s = state(&t);
+    assert_eq!((s.frames, s.held_frames, s.volume), (14, 0, 1));
+    let c = frames[7].w as f32 / 2.0;
+    prompt(&t, 1, size, 7, 1, &[click(c, 100.0, 1)], None).unwrap();
+    let both = propagation(SegTrackDirection::SEG_TRACK_BOTH_WAYS, None, -1);
+    let (st, first) = propagate(&t, 1, size, Some(&both), None, ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    let order: Vec<i64> = first.frames.iter().map(|f| f.0).collect();
+    assert_eq!(order, [7, 8, 9, 10, 11, 12, 13, 7, 6, 5, 4, 3, 2, 1, 0]);
+    assert_eq!(first.out.as_ref().unwrap().info.frame, 0);
+    assert!(state(&t).held_frames <= 3, "2 cached + the conditioning slice");
+    // A second object after tracking started, on slice 10; both ways from there.
+    let f = prompt(&t, 2, size, 10, 2, &[click(190.0, 140.0, 1)], None).unwrap();
+    assert_eq!(f.objects.len(), 2);
+    let from10 = propagation(SegTrackDirection::SEG_TRACK_BOTH_WAYS, Some(10), -1);
+    let (st, second) = propagate(&t, 2, size, Some(&from10), None, ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    assert_eq!(second.frames.len(), 4 + 11);
+
+    // The same with the Rust tracker, every frame held.
+    let model = Arc::new(VideoModel::from_dir(&video_dir(), Options { intra_threads: 2, ..Options::default() }).unwrap());
+    let mut r = Tracker::new(model, TrackerOptions { num_frames: Some(14), ..Default::default() }).unwrap();
+    for f in &frames {
+        r.add_frame(&ImageView::new(&f.data, f.w, f.h, 0, PixelFormat::Rgb24).unwrap()).unwrap();
+    }
+    r.add_points(7, 1, &[[c, 100.0]], &[1]).unwrap();
+    let mut expected = Vec::new();
+    let mut collect = |_: &Tracker, fm: &segrt::sam2::video::FrameMasks| {
+        expected.push((fm.frame as i64, fm.objects.iter().map(|o| o.mask.clone()).collect::<Vec<_>>()));
+        Ok(())
+    };
+    r.propagate_with(Propagation { direction: PropagationDirection::BothWays, ..Default::default() }, &mut collect).unwrap();
+    r.add_points(10, 2, &[[190.0, 140.0]], &[1]).unwrap();
+    r.propagate_with(Propagation { start_frame: Some(10), direction: PropagationDirection::BothWays, max_frames: None }, &mut collect)
+        .unwrap();
+    let got: Vec<(i64, Vec<Vec<u8>>)> = first.frames.iter().chain(&second.frames).map(|(f, _, m)| (*f, m.clone())).collect();
+    assert_eq!(got.len(), expected.len());
+    for ((gf, gm), (ef, em)) in got.iter().zip(&expected) {
+        assert_eq!(gf, ef);
+        assert!(gm == em, "frame {gf}: the ABI's masks differ from the tracker's");
+    }
+    // Records describe the masks.
+    for (frame, records, masks) in &second.frames {
+        for (rec, mask) in records.iter().zip(masks) {
+            assert_eq!(rec.4, mask.iter().filter(|v| **v == 255).count() as u64, "frame {frame}");
+        }
+    }
+}
+
+#[test]
+fn propagation_stops_cancels_reports_progress_and_refuses_bad_requests() {
+    let session = video_session();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let t = track(&session, Some(volume_options(3)));
+    for f in &frames[..8] {
+        add_frame(&t, f).unwrap();
+    }
+    prompt(&t, 1, size, 4, 1, &[click(110.0, 100.0, 1)], None).unwrap();
+    // The frame callback stops after 3 frames: SEG_CANCELLED, those 3 stay tracked.
+    let (st, d) = propagate(&t, 1, size, None, Some(3), ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_CANCELLED);
+    assert!(last_error().contains("stopped by the frame callback after frame 6"), "{}", last_error());
+    assert_eq!(d.frames.iter().map(|f| f.0).collect::<Vec<_>>(), [4, 5, 6]);
+    assert_eq!(state(&t).held_outputs, 3, "the conditioning output and frames 5, 6");
+    // Progress through a control ends at 1.
+    let control = Control::new();
+    let seen = Box::into_raw(Box::new(Vec::<(i32, f32)>::new()));
+    unsafe extern "C" fn progress(stage: i32, fraction: f32, user: *mut std::ffi::c_void) -> i32 {
+        unsafe { (*(user as *mut Vec<(i32, f32)>)).push((stage, fraction)) };
+        1
+    }
+    assert_eq!(unsafe { seg_control_set_progress(control.ptr(), Some(progress), seen.cast()) }, SegStatus::SEG_OK);
+    let reverse = propagation(SegTrackDirection::SEG_TRACK_REVERSE, Some(-1), 3);
+    let (st, d) = propagate(&t, 1, size, Some(&reverse), None, control.ptr());
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    assert_eq!(d.frames.iter().map(|f| f.0).collect::<Vec<_>>(), [7, 6, 5, 4]);
+    let seen = unsafe { Box::from_raw(seen) };
+    let stages: Vec<f32> = seen.iter().filter(|(s, _)| *s == SegStage::SEG_STAGE_PROPAGATION as i32).map(|(_, f)| *f).collect();
+    assert_eq!(stages, [0.0, 0.25, 0.5, 0.75, 1.0]);
+    // Bad requests: nothing runs, nothing is written, the track is unchanged.
+    let before = state(&t);
+    for (request, what) in [
+        (propagation(SegTrackDirection::SEG_TRACK_FORWARD, Some(8), -1), "frame 8"),
+        (propagation(SegTrackDirection::SEG_TRACK_FORWARD, Some(-9), -1), "frame -9"),
+        (propagation(SegTrackDirection::SEG_TRACK_FORWARD, None, -2), "max_frames is -2"),
+        (SegPropagation { direction: 7, ..propagation(SegTrackDirection::SEG_TRACK_FORWARD, None, -1) }, "SegTrackDirection value 7"),
+        (SegPropagation { use_start_frame: 2, ..propagation(SegTrackDirection::SEG_TRACK_FORWARD, None, -1) }, "use_start_frame is 2"),
+    ] {
+        let (st, d) = propagate(&t, 1, size, Some(&request), None, ptr::null_mut());
+        assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT, "{what}");
+        assert!(last_error().contains(what), "{what}: {}", last_error());
+        assert!(d.frames.is_empty() && d.out.as_ref().unwrap().untouched());
+    }
+    let after = state(&t);
+    assert_eq!((before.held_outputs, before.objects), (after.held_outputs, after.objects));
+    // An object removed twice; prompts cleared for an unknown object.
+    prompt(&t, 2, size, 2, 5, &[click(200.0, 60.0, 1)], None).unwrap();
+    assert_eq!(unsafe { seg_track_remove_object(t.0, 5) }, SegStatus::SEG_OK);
+    assert_eq!(unsafe { seg_track_remove_object(t.0, 5) }, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(last_error().contains("object 5 is not in the track"), "{}", last_error());
+    let r = with_outputs(1, size, &mut |o, m, c, cnt, i| unsafe {
+        seg_track_clear_prompts(t.0, 2, 5, o, std::mem::size_of::<SegTrackObject>(), m, c, cnt, i)
+    });
+    assert_eq!(r.unwrap_err().0, SegStatus::SEG_INVALID_ARGUMENT);
+    assert_eq!(state(&t).objects, 1);
+    // Clearing the conditioning prompt leaves the object without one: propagation says so.
+    let f = with_outputs(1, size, &mut |o, m, c, cnt, i| unsafe {
+        seg_track_clear_prompts(t.0, 4, 1, o, std::mem::size_of::<SegTrackObject>(), m, c, cnt, i)
+    })
+    .unwrap();
+    assert_eq!(f.objects.len(), 1);
+    let (st, _) = propagate(&t, 1, size, None, None, ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+}
+
+/// A streamed track reaches back only to the frames it holds; ABI 1.0's smaller SegTrackOptions
+/// still creates one.
+#[test]
+fn a_streamed_track_refuses_to_go_back_past_what_it_holds() {
+    let session = video_session();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let mut old = track_options(0, 3);
+    old.struct_size = 16; // ABI 1.0's layout
+    let t = track(&session, Some(old));
+    assert_eq!(state(&t).volume, 0);
+    for f in &frames[..6] {
+        add_frame(&t, f).unwrap();
+    }
+    prompt(&t, 1, size, 5, 1, &[click(130.0, 100.0, 1)], None).unwrap();
+    let reverse = propagation(SegTrackDirection::SEG_TRACK_REVERSE, None, -1);
+    let (st, d) = propagate(&t, 1, size, Some(&reverse), None, ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(last_error().contains("frame 2 is no longer held"), "{}", last_error());
+    assert!(d.frames.is_empty());
+    // Within what it holds it goes back.
+    let (st, d) = propagate(&t, 1, size, Some(&propagation(SegTrackDirection::SEG_TRACK_REVERSE, None, 2)), None, ptr::null_mut());
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    assert_eq!(d.frames.iter().map(|f| f.0).collect::<Vec<_>>(), [5, 4, 3]);
+    let mut bad = track_options(0, 3);
+    bad.struct_size = 20; // ends inside a field
+    let mut t2 = ptr::null_mut();
+    assert_eq!(unsafe { seg_track_create(session.0, &bad, &mut t2) }, SegStatus::SEG_INVALID_ARGUMENT);
 }

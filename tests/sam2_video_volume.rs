@@ -147,7 +147,7 @@ fn replay(name: &str, options: TrackerOptions, configure: impl FnOnce(&mut Track
                 };
                 let mut got = Vec::new();
                 tracker
-                    .propagate_with(request, |fm| {
+                    .propagate_with(request, |_, fm| {
                         got.push(fm.clone());
                         Ok(())
                     })
@@ -245,7 +245,7 @@ fn a_volume_holds_a_bounded_number_of_encodings_and_reaches_every_frame() {
     t.add_points(6, 1, &[[30.0, 20.0]], &[1]).unwrap();
     let mut seen = Vec::new();
     let request = Propagation { direction: PropagationDirection::BothWays, ..Default::default() };
-    t.propagate_with(request, |fm| {
+    t.propagate_with(request, |_, fm| {
         seen.push(fm.frame);
         Ok(())
     })
@@ -265,12 +265,12 @@ fn bad_requests_leave_the_track_unchanged() {
     add_small(&mut t, 6);
     t.add_points(5, 1, &[[30.0, 20.0]], &[1]).unwrap();
     let before = (t.held_outputs(), t.held_frames(), t.tracking_started());
-    let e = t.propagate_with(Propagation { direction: PropagationDirection::Reverse, ..Default::default() }, |_| Ok(())).unwrap_err();
+    let e = t.propagate_with(Propagation { direction: PropagationDirection::Reverse, ..Default::default() }, |_, _| Ok(())).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidArgument);
     assert!(e.message.contains("no longer held"), "{e}");
     assert_eq!(before, (t.held_outputs(), t.held_frames(), t.tracking_started()));
     // A start outside the track.
-    let e = t.propagate_with(Propagation { start_frame: Some(6), ..Default::default() }, |_| Ok(())).unwrap_err();
+    let e = t.propagate_with(Propagation { start_frame: Some(6), ..Default::default() }, |_, _| Ok(())).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidArgument);
     assert!(e.message.contains("start frame 6"), "{e}");
     assert_eq!(before, (t.held_outputs(), t.held_frames(), t.tracking_started()));
@@ -299,7 +299,7 @@ fn stopping_from_the_frame_callback_keeps_the_frames_delivered() {
     t.add_points(0, 1, &[[30.0, 20.0]], &[1]).unwrap();
     let mut seen = Vec::new();
     let e = t
-        .propagate_with(Propagation::default(), |fm| {
+        .propagate_with(Propagation::default(), |_, fm| {
             seen.push(fm.frame);
             if fm.frame == 3 {
                 return Err(segrt::Error::new(ErrorKind::Cancelled, "enough"));

@@ -26,6 +26,9 @@ namespace Segrt.Native
         internal delegate int seg_control_set_progress_callback_delegate(int stage, float fraction, void* user_data);
 
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int seg_track_propagate_on_frame_delegate(long frame, System.UIntPtr count, void* user_data);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void seg_set_log_callback_callback_delegate(int level, byte* message, void* user_data);
 
 
@@ -505,9 +508,11 @@ namespace Segrt.Native
         ///  Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
         ///  the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
         ///  the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
-        ///  `object_id` starts a new object (allowed until the first frame is tracked). A prompt on a frame
+        ///  `object_id` starts a new object, on any frame, also after tracking started (each object is
+        ///  tracked on its own; it has no output on frames before it was tracked there). A prompt on a frame
         ///  not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects
-        ///  the mask there and the correction is used as memory when tracking goes on.
+        ///  the mask there and the correction is used as memory when tracking goes on (see
+        ///  `SegTrackOptions::corrections_as_conditioning` for propagations that pass over that frame).
         ///
         ///  Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
         ///  `seg_track_frame`.
@@ -562,6 +567,66 @@ namespace Segrt.Native
         /// </summary>
         [DllImport(__DllName, EntryPoint = "seg_track_next", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_track_next(SegTrack* track, SegImage* frame, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info, SegCallControl* control);
+
+        /// <summary>
+        ///  Fills `*request` with the defaults (forward from the earliest prompted frame to the end):
+        ///  `SegPropagation p = { .struct_size = sizeof p }; seg_propagation_default(&amp;p);`.
+        ///
+        ///  # Safety
+        ///  `request` must be NULL or point to `request-&gt;struct_size` writable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_propagation_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_propagation_default(SegPropagation* request);
+
+        /// <summary>
+        ///  Propagates every object through the track's frames, as SAM2's `propagate_in_video`: from a start
+        ///  frame (by default the earliest frame an object was prompted on) forward, in reverse, or both ways
+        ///  (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
+        ///  (conditioning frames keep their output; frames tracked before are tracked again). Prompts given
+        ///  since the last tracking are consolidated first. This is the volume workflow: click a structure on
+        ///  a middle slice, propagate both ways, correct a slice, propagate again from there.
+        ///
+        ///  After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
+        ///  `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
+        ///  out, and return non-zero to stop. Frames are visited in order (both ways: the start frame to the
+        ///  last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
+        ///  last frame done. Every frame of the request must be reachable before anything runs (a streamed
+        ///  track reaches only the frames it still holds; make the track a volume to go back over all).
+        ///
+        ///  Stopping (`on_frame` returning non-zero, or `control` cancelled: `SEG_CANCELLED`) or an error
+        ///  keeps the frames already handed to `on_frame` tracked; the frame in progress is as before.
+        ///  Progress: `SEG_STAGE_PROPAGATION` with the fraction of frames done (and `SEG_STAGE_FRAMES` per
+        ///  model run).
+        ///
+        ///  # Safety
+        ///  `request` NULL or valid for its `struct_size`; outputs as in `seg_track_frame`; `on_frame` NULL or
+        ///  a function callable with `user_data` from this thread while the call runs.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_propagate", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_propagate(SegTrack* track, SegPropagation* request, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, seg_track_propagate_on_frame_delegate on_frame, void* user_data, SegTrackInfo* out_info, SegCallControl* control);
+
+        /// <summary>
+        ///  Removes an object from the track (SAM2's `remove_object`): its prompts, outputs and memory; the
+        ///  other objects are unchanged. An id not in the track (e.g. removed already) is
+        ///  `SEG_INVALID_ARGUMENT`, the track unchanged. Removing the last object leaves the frames.
+        ///
+        ///  # Safety
+        ///  Any value may be passed as `track`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_remove_object", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_remove_object(SegTrack* track, int object_id);
+
+        /// <summary>
+        ///  Clears one object's prompts on one frame (SAM2's `clear_all_prompts_in_frame`): if the frame was
+        ///  a conditioning frame of the object, its output there stays as a tracked (non-conditioning) output
+        ///  and later prompts there start afresh. Writes every object of that frame as `seg_track_frame`
+        ///  does. An object not in the track is `SEG_INVALID_ARGUMENT`.
+        ///
+        ///  # Safety
+        ///  Outputs as in `seg_track_frame`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_clear_prompts", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_clear_prompts(SegTrack* track, long frame, int object_id, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info);
 
         /// <summary>
         ///  Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
@@ -1216,12 +1281,55 @@ namespace Segrt.Native
         /// </summary>
         public uint num_frames;
         /// <summary>
-        ///  The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
-        ///  predictor does: memory grows with the video). Default 8: memory stays bounded; prompts and
-        ///  `seg_track_frame` reach only the frames still held.
+        ///  The encoder outputs of this many frames are kept (0 = every frame, as the official predictor
+        ///  does: memory grows with the video). Default 8: memory stays bounded. A streamed track keeps
+        ///  its most recent frames, and prompts and tracking reach only those; a volume (`volume`) keeps
+        ///  the most recently used ones and encodes any other frame again when it is needed.
         /// </summary>
         public uint keep_frames;
         public uint reserved;
+        /// <summary>
+        ///  1: the track is a volume (or a video known in full): every frame's pixels are kept (8-bit RGB
+        ///  after the intensity stage: 0.75 MB per 512x512 slice), frames are encoded when first needed,
+        ///  and every frame stays reachable in both directions (`seg_track_propagate`). 0 (the default):
+        ///  a streamed track, each frame encoded when added.
+        /// </summary>
+        public uint volume;
+        /// <summary>
+        ///  1: a prompt on a tracked frame makes it a conditioning frame, so a later propagation over it
+        ///  keeps the correction (SAM2's `add_all_frames_to_correct_as_cond`). 0 (the default, as SAM2's
+        ///  own configurations): the correction guides the frames tracked after it, and a propagation that
+        ///  passes over its frame recomputes that frame.
+        /// </summary>
+        public uint corrections_as_conditioning;
+    }
+
+    /// <summary>
+    ///  A propagation request (`seg_track_propagate`; NULL = the defaults):
+    ///  `SegPropagation p = { .struct_size = sizeof p }; seg_propagation_default(&amp;p);`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegPropagation
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  A `SegTrackDirection` (default `SEG_TRACK_FORWARD`).
+        /// </summary>
+        public int direction;
+        /// <summary>
+        ///  1: start at `start_frame`; 0 (the default): at the earliest frame an object was prompted on
+        ///  (as the official predictor).
+        /// </summary>
+        public uint use_start_frame;
+        public uint reserved;
+        /// <summary>
+        ///  The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).
+        /// </summary>
+        public long start_frame;
+        /// <summary>
+        ///  Frames to track past the start in each direction; -1 (the default) = to the end of the track.
+        /// </summary>
+        public long max_frames;
     }
 
     /// <summary>
@@ -1320,10 +1428,15 @@ namespace Segrt.Native
         public uint num_frames;
         public uint keep_frames;
         /// <summary>
-        ///  1 once a frame was tracked: new objects can no longer be added (reset the track for that).
+        ///  1 once a frame was tracked (objects can still be added, as in SAM2's predictor).
         /// </summary>
         public uint tracking_started;
         public uint reserved;
+        /// <summary>
+        ///  The options the track was created with.
+        /// </summary>
+        public uint volume;
+        public uint corrections_as_conditioning;
     }
 
 

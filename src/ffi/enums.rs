@@ -10,6 +10,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::PixelFormat;
 use crate::log::LogLevel;
 use crate::options::{ArenaPolicy, ChannelOrder, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
+use crate::sam2::video::PropagationDirection;
 
 /// Conversions between a C enum and the library's enum: `From<Library> for C` and
 /// `TryFrom<i32> for Library` (an unknown value is `kind`, with the accepted values listed).
@@ -181,6 +182,8 @@ pub enum SegStage {
     SEG_STAGE_RUN = 4,
     /// A tracking call's model runs (each: 0 at its start, 1 at its end).
     SEG_STAGE_FRAMES = 5,
+    /// `seg_track_propagate`'s frames (the fraction of the request's frames done; 1 when all are).
+    SEG_STAGE_PROPAGATION = 6,
 }
 c_enum!(SegStage <=> Stage, ErrorKind::InvalidArgument, "SegStage value", {
     SEG_STAGE_ENCODE <=> Encode,
@@ -188,6 +191,25 @@ c_enum!(SegStage <=> Stage, ErrorKind::InvalidArgument, "SegStage value", {
     SEG_STAGE_TILES <=> Tiles,
     SEG_STAGE_RUN <=> Run,
     SEG_STAGE_FRAMES <=> Frames,
+    SEG_STAGE_PROPAGATION <=> Propagation,
+});
+
+/// Which way `seg_track_propagate` goes.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)]
+pub enum SegTrackDirection {
+    /// From the start frame towards the last frame.
+    SEG_TRACK_FORWARD = 0,
+    /// From the start frame towards frame 0 (memory then comes from the frames after each frame).
+    SEG_TRACK_REVERSE = 1,
+    /// Forward from the start frame, then in reverse from it (the start frame is delivered twice).
+    SEG_TRACK_BOTH_WAYS = 2,
+}
+c_enum!(SegTrackDirection <=> PropagationDirection, ErrorKind::InvalidArgument, "SegTrackDirection value", {
+    SEG_TRACK_FORWARD <=> Forward,
+    SEG_TRACK_REVERSE <=> Reverse,
+    SEG_TRACK_BOTH_WAYS <=> BothWays,
 });
 
 /// How much a log message matters.

@@ -6,12 +6,12 @@
 //! frames from one thread, or order the calls yourself). Many tracks may share one video session
 //! and run at the same time.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::MaskMut;
-use crate::sam2::video::{FrameMasks, ModuleTimes, Tracker, VideoModel, MAX_VIDEO_POINTS};
+use crate::sam2::video::{FrameMasks, ModuleTimes, Propagation, PropagationDirection, Tracker, VideoModel, MAX_VIDEO_POINTS};
 
 use super::boundary::{caller_slice, guard, guard_quiet, utf8_path};
 use super::control::{call_control, SegCallControl};
@@ -21,8 +21,8 @@ use super::images::{SegImage, SegMask};
 use super::options::SegOptions;
 use super::sam2_types::{SegBox, SegPoint};
 use super::session::SegSession;
-use super::track_types::{SegTrack, SegTrackInfo, SegTrackObject, SegTrackOptions, SegTrackState};
-use super::versioned::{fill_defaults, out_size, record_array, write_records, write_versioned};
+use super::track_types::{SegPropagation, SegTrack, SegTrackFrameCallback, SegTrackInfo, SegTrackObject, SegTrackOptions, SegTrackState};
+use super::versioned::{fill_defaults, out_size, read_versioned, record_array, write_records, write_versioned};
 
 /// Creates a SAM2 video session from a folder holding `video_metadata.json` and the four ONNX
 /// modules it names (written by `models/sam2/export_sam2_video.py`; UTF-8 path). `options` as for
@@ -168,9 +168,11 @@ pub unsafe extern "C" fn seg_track_add_frame(
 /// Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
 /// the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
 /// the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
-/// `object_id` starts a new object (allowed until the first frame is tracked). A prompt on a frame
+/// `object_id` starts a new object, on any frame, also after tracking started (each object is
+/// tracked on its own; it has no output on frames before it was tracked there). A prompt on a frame
 /// not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects
-/// the mask there and the correction is used as memory when tracking goes on.
+/// the mask there and the correction is used as memory when tracking goes on (see
+/// `SegTrackOptions::corrections_as_conditioning` for propagations that pass over that frame).
 ///
 /// Writes every object of that frame (the prompted one with its new mask): see "Frame outputs" in
 /// `seg_track_frame`.
@@ -321,6 +323,137 @@ pub unsafe extern "C" fn seg_track_next(
     })
 }
 
+/// Fills `*request` with the defaults (forward from the earliest prompted frame to the end):
+/// `SegPropagation p = { .struct_size = sizeof p }; seg_propagation_default(&p);`.
+///
+/// # Safety
+/// `request` must be NULL or point to `request->struct_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn seg_propagation_default(request: *mut SegPropagation) -> SegStatus {
+    // SAFETY: NULL or `struct_size` writable bytes (the contract).
+    guard(|| unsafe { fill_defaults(request, SegPropagation::defaults(), "request") })
+}
+
+/// Propagates every object through the track's frames, as SAM2's `propagate_in_video`: from a start
+/// frame (by default the earliest frame an object was prompted on) forward, in reverse, or both ways
+/// (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
+/// (conditioning frames keep their output; frames tracked before are tracked again). Prompts given
+/// since the last tracking are consolidated first. This is the volume workflow: click a structure on
+/// a middle slice, propagate both ways, correct a slice, propagate again from there.
+///
+/// After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
+/// `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
+/// out, and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
+/// last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
+/// last frame done. Every frame of the request must be reachable before anything runs (a streamed
+/// track reaches only the frames it still holds; make the track a volume to go back over all).
+///
+/// Stopping (`on_frame` returning 0, or `control` cancelled: `SEG_CANCELLED`) or an error
+/// keeps the frames already handed to `on_frame` tracked; the frame in progress is as before.
+/// Progress: `SEG_STAGE_PROPAGATION` with the fraction of frames done (and `SEG_STAGE_FRAMES` per
+/// model run).
+///
+/// # Safety
+/// `request` NULL or valid for its `struct_size`; outputs as in `seg_track_frame`; `on_frame` NULL or
+/// a function callable with `user_data` from this thread while the call runs.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_propagate(
+    track: *mut SegTrack,
+    request: *const SegPropagation,
+    out_objects: *mut SegTrackObject,
+    object_size: usize,
+    out_masks: *const SegMask,
+    capacity: usize,
+    out_count: *mut usize,
+    on_frame: SegTrackFrameCallback,
+    user_data: *mut c_void,
+    out_info: *mut SegTrackInfo,
+    control: *mut SegCallControl,
+) -> SegStatus {
+    guard(|| {
+        let control = call_control(control)?;
+        crate::control::scope(control, || {
+            let handle = lookup_track(track)?;
+            let mut tracker = lock(handle.track()?)?;
+            // SAFETY: NULL or valid for its `struct_size` (the contract).
+            let raw = unsafe { read_versioned(request, SegPropagation::defaults())? };
+            let start_frame = match raw.use_start_frame {
+                0 => None,
+                1 => Some(frame_index(&tracker, raw.start_frame).map_err(|e| e.context("SegPropagation.start_frame"))?),
+                v => return Err(Error::invalid(format!("SegPropagation.use_start_frame is {v}: 0 or 1"))),
+            };
+            let max_frames = match raw.max_frames {
+                -1 => None,
+                m if m >= 0 => Some(m as usize),
+                m => return Err(Error::invalid(format!("SegPropagation.max_frames is {m}: -1 (to the end) or a count"))),
+            };
+            let request = Propagation { start_frame, direction: PropagationDirection::try_from(raw.direction)?, max_frames };
+            let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
+            let n = tracker.object_ids().len();
+            // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
+            let (mut masks, info_size) = unsafe { out.check(n, tracker.frame_size())? };
+            let before = tracker.timings();
+            tracker.propagate_with(request, |tracker, fm| {
+                // SAFETY: the buffers were checked for the track's objects (their number does not
+                // change while the call holds the track).
+                unsafe { out.write(fm, &mut masks, info_size, &tracker.timings().since(&before))? };
+                match on_frame {
+                    // SAFETY: the host's callback, called as `SegTrackFrameCallback` documents.
+                    Some(f) if unsafe { f(fm.frame as i64, fm.objects.len(), user_data) } == 0 => {
+                        Err(Error::new(ErrorKind::Cancelled, format!("stopped by the frame callback after frame {}", fm.frame)))
+                    }
+                    _ => Ok(()),
+                }
+            })
+        })
+    })
+}
+
+/// Removes an object from the track (SAM2's `remove_object`): its prompts, outputs and memory; the
+/// other objects are unchanged. An id not in the track (e.g. removed already) is
+/// `SEG_INVALID_ARGUMENT`, the track unchanged. Removing the last object leaves the frames.
+///
+/// # Safety
+/// Any value may be passed as `track`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_remove_object(track: *mut SegTrack, object_id: i32) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        tracker.remove_object(object_id)
+    })
+}
+
+/// Clears one object's prompts on one frame (SAM2's `clear_all_prompts_in_frame`): if the frame was
+/// a conditioning frame of the object, its output there stays as a tracked (non-conditioning) output
+/// and later prompts there start afresh. Writes every object of that frame as `seg_track_frame`
+/// does. An object not in the track is `SEG_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Outputs as in `seg_track_frame`.
+#[no_mangle]
+pub unsafe extern "C" fn seg_track_clear_prompts(
+    track: *mut SegTrack,
+    frame: i64,
+    object_id: i32,
+    out_objects: *mut SegTrackObject,
+    object_size: usize,
+    out_masks: *const SegMask,
+    capacity: usize,
+    out_count: *mut usize,
+    out_info: *mut SegTrackInfo,
+) -> SegStatus {
+    guard(|| {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
+        let t = frame_index(&tracker, frame)?;
+        let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
+        // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
+        unsafe { out.run(&mut tracker, n, size, |tracker| tracker.clear_prompts(t, object_id)) }
+    })
+}
+
 /// Describes a track: objects, frames, frame size, what its memory holds (`held_frames`,
 /// `held_outputs` stay bounded with `keep_frames`). Set `out_state->struct_size` first.
 ///
@@ -350,6 +483,8 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
             keep_frames: options.keep_frames.unwrap_or(0) as u32,
             tracking_started: tracker.tracking_started() as u32,
             reserved: 0,
+            volume: options.volume as u32,
+            corrections_as_conditioning: options.corrections_as_conditioning as u32,
         };
         // SAFETY: `size` bytes of `out_state`, checked by `out_size`.
         unsafe { write_versioned(&state, out_state, size) };
@@ -477,15 +612,16 @@ impl FrameOutputs {
         let (masks, info_size) = unsafe { self.check(n, size)? };
         let before = tracker.timings();
         let fm = as_before_if_cancelled(tracker, call)?;
+        let mut masks = masks;
         // SAFETY: forwarded from the caller; the buffers were checked for the frame's objects.
-        unsafe { self.write(&fm, masks, info_size, &tracker.timings().since(&before)) }
+        unsafe { self.write(&fm, &mut masks, info_size, &tracker.timings().since(&before)) }
     }
 
     /// Writes the frame's records, masks, count and info.
     ///
     /// # Safety
     /// As for `check`.
-    unsafe fn write(&self, fm: &FrameMasks, mut masks: Vec<MaskMut<'_>>, info_size: usize, times: &ModuleTimes) -> Result<()> {
+    unsafe fn write(&self, fm: &FrameMasks, masks: &mut [MaskMut<'_>], info_size: usize, times: &ModuleTimes) -> Result<()> {
         let n = fm.objects.len();
         if (!self.objects.is_null() && self.capacity < n) || (!self.masks.is_null() && masks.len() != n) {
             return Err(Error::internal(format!("{n} objects on the frame, buffers checked for {}", masks.len())));

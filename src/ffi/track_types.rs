@@ -21,12 +21,47 @@ pub struct SegTrackOptions {
     /// distance of object pointers by `min(num_frames, 16) - 1`: give it for videos or volumes of
     /// fewer than 16 frames to match the official predictor exactly.
     pub num_frames: u32,
-    /// The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
-    /// predictor does: memory grows with the video). Default 8: memory stays bounded; prompts and
-    /// `seg_track_frame` reach only the frames still held.
+    /// The encoder outputs of this many frames are kept (0 = every frame, as the official predictor
+    /// does: memory grows with the video). Default 8: memory stays bounded. A streamed track keeps
+    /// its most recent frames, and prompts and tracking reach only those; a volume (`volume`) keeps
+    /// the most recently used ones and encodes any other frame again when it is needed.
     pub keep_frames: u32,
     pub reserved: u32,
+    /// 1: the track is a volume (or a video known in full): every frame's pixels are kept (8-bit RGB
+    /// after the intensity stage: 0.75 MB per 512x512 slice), frames are encoded when first needed,
+    /// and every frame stays reachable in both directions (`seg_track_propagate`). 0 (the default):
+    /// a streamed track, each frame encoded when added.
+    pub volume: u32,
+    /// 1: a prompt on a tracked frame makes it a conditioning frame, so a later propagation over it
+    /// keeps the correction (SAM2's `add_all_frames_to_correct_as_cond`). 0 (the default, as SAM2's
+    /// own configurations): the correction guides the frames tracked after it, and a propagation that
+    /// passes over its frame recomputes that frame.
+    pub corrections_as_conditioning: u32,
 }
+
+/// A propagation request (`seg_track_propagate`; NULL = the defaults):
+/// `SegPropagation p = { .struct_size = sizeof p }; seg_propagation_default(&p);`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SegPropagation {
+    pub struct_size: u32,
+    /// A `SegTrackDirection` (default `SEG_TRACK_FORWARD`).
+    pub direction: i32,
+    /// 1: start at `start_frame`; 0 (the default): at the earliest frame an object was prompted on
+    /// (as the official predictor).
+    pub use_start_frame: u32,
+    pub reserved: u32,
+    /// The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).
+    pub start_frame: i64,
+    /// Frames to track past the start in each direction; -1 (the default) = to the end of the track.
+    pub max_frames: i64,
+}
+
+/// Called by `seg_track_propagate` after each frame, with the frame's outputs in the buffers the
+/// call was given (valid until the callback returns): the frame's index and the number of objects.
+/// Return non-zero to go on, 0 to stop (the call then returns `SEG_CANCELLED`), as a
+/// `SegProgressCallback` does.
+pub type SegTrackFrameCallback = Option<unsafe extern "C" fn(frame: i64, count: usize, user_data: *mut std::ffi::c_void) -> i32>;
 
 /// One object on one frame: `seg_track_add_prompt`, `seg_track_frame` and `seg_track_next` fill
 /// one record per object, in the order the objects were first prompted (the same order as the masks).
@@ -89,9 +124,12 @@ pub struct SegTrackState {
     /// The options the track was created with.
     pub num_frames: u32,
     pub keep_frames: u32,
-    /// 1 once a frame was tracked: new objects can no longer be added (reset the track for that).
+    /// 1 once a frame was tracked (objects can still be added, as in SAM2's predictor).
     pub tracking_started: u32,
     pub reserved: u32,
+    /// The options the track was created with.
+    pub volume: u32,
+    pub corrections_as_conditioning: u32,
 }
 
 /// Default `SegTrackOptions::keep_frames`.
@@ -104,6 +142,8 @@ impl SegTrackOptions {
             num_frames: 0,
             keep_frames: SEG_TRACK_DEFAULT_KEEP_FRAMES,
             reserved: 0,
+            volume: 0,
+            corrections_as_conditioning: 0,
         }
     }
 
@@ -117,20 +157,51 @@ impl SegTrackOptions {
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
             keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
-            ..Default::default()
+            volume: flag(raw.volume, "volume")?,
+            corrections_as_conditioning: flag(raw.corrections_as_conditioning, "corrections_as_conditioning")?,
         })
     }
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+fn flag(v: u32, what: &str) -> Result<bool> {
+    match v {
+        0 | 1 => Ok(v == 1),
+        _ => Err(crate::error::Error::invalid(format!("SegTrackOptions.{what} is {v}: 0 or 1"))),
+    }
+}
+
+impl SegPropagation {
+    pub fn defaults() -> Self {
+        SegPropagation {
+            struct_size: std::mem::size_of::<SegPropagation>() as u32,
+            direction: super::enums::SegTrackDirection::SEG_TRACK_FORWARD as i32,
+            use_start_frame: 0,
+            reserved: 0,
+            start_frame: 0,
+            max_frames: -1,
+        }
+    }
+}
+
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
+unsafe impl Versioned for SegPropagation {
+    const NAME: &'static str = "SegPropagation";
+}
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
 unsafe impl Versioned for SegTrackOptions {
     const NAME: &'static str = "SegTrackOptions";
+    /// 1.0's (to `reserved`), then with `volume` and `corrections_as_conditioning`.
+    const LAYOUTS: &'static [usize] = &[16, size_of::<Self>()];
 }
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
 unsafe impl Versioned for SegTrackInfo {
     const NAME: &'static str = "SegTrackInfo";
 }
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
 unsafe impl Versioned for SegTrackState {
     const NAME: &'static str = "SegTrackState";
+    /// 1.0's (to `reserved`), then with `volume` and `corrections_as_conditioning`.
+    const LAYOUTS: &'static [usize] = &[48, size_of::<Self>()];
 }
+
+const _: () = assert!(size_of::<SegTrackOptions>() == 24 && size_of::<SegTrackState>() == 56 && size_of::<SegPropagation>() == 32);

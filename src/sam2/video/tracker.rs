@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use ort::session::SessionInputValue;
 
+use crate::control::{self, Stage};
 use crate::error::{Error, Result};
 use crate::image::intensity::{mapped_rgb8, mapping_for};
 use crate::image::resize::resize_pil_bicubic;
@@ -481,7 +482,7 @@ impl Tracker {
     /// returns each frame's masks. See [`Tracker::propagate_with`].
     pub fn propagate(&mut self) -> Result<Vec<FrameMasks>> {
         let mut frames = Vec::new();
-        self.propagate_with(Propagation::default(), |fm| {
+        self.propagate_with(Propagation::default(), |_, fm| {
             frames.push(fm.clone());
             Ok(())
         })?;
@@ -528,13 +529,25 @@ impl Tracker {
     /// then in reverse from the same start): consolidates pending prompts, then tracks each frame
     /// of the request for every object (re-tracking frames tracked before, as the predictor does;
     /// conditioning frames keep their output) and hands each frame's masks to `on_frame`, which may
-    /// stop the propagation by returning an error (frames handed over stay tracked).
-    pub fn propagate_with(&mut self, request: Propagation, mut on_frame: impl FnMut(&FrameMasks) -> Result<()>) -> Result<()> {
+    /// stop the propagation by returning an error. On an error (a failed run, a cancelled control,
+    /// `on_frame`'s) the frames handed over stay tracked and the frame in progress is as before.
+    /// Progress: [`Stage::Propagation`], the fraction of the request's frames done.
+    pub fn propagate_with(&mut self, request: Propagation, mut on_frame: impl FnMut(&Tracker, &FrameMasks) -> Result<()>) -> Result<()> {
         let order = self.propagation_order(request)?;
+        control::progress(Stage::Propagation, 0.0)?;
         self.preflight()?;
-        for (t, direction) in order {
-            let fm = self.track_frame_in(t, direction)?;
-            on_frame(&fm)?;
+        for (i, (t, direction)) in order.iter().enumerate() {
+            // A copy is cheap (frames and outputs are shared): it puts back a frame that failed halfway.
+            let before = self.clone();
+            let fm = match self.track_frame_in(*t, *direction) {
+                Ok(fm) => fm,
+                Err(e) => {
+                    *self = before;
+                    return Err(e);
+                }
+            };
+            on_frame(self, &fm)?;
+            control::progress(Stage::Propagation, (i + 1) as f32 / order.len() as f32)?;
         }
         Ok(())
     }
