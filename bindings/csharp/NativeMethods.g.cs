@@ -588,12 +588,12 @@ namespace Segrt.Native
         ///
         ///  After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
         ///  `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
-        ///  out, and return non-zero to stop. Frames are visited in order (both ways: the start frame to the
+        ///  out, and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
         ///  last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
         ///  last frame done. Every frame of the request must be reachable before anything runs (a streamed
         ///  track reaches only the frames it still holds; make the track a volume to go back over all).
         ///
-        ///  Stopping (`on_frame` returning non-zero, or `control` cancelled: `SEG_CANCELLED`) or an error
+        ///  Stopping (`on_frame` returning 0, or `control` cancelled: `SEG_CANCELLED`) or an error
         ///  keeps the frames already handed to `on_frame` tracked; the frame in progress is as before.
         ///  Progress: `SEG_STAGE_PROPAGATION` with the fraction of frames done (and `SEG_STAGE_FRAMES` per
         ///  model run).

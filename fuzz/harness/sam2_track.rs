@@ -168,10 +168,18 @@ fn with_outputs(
 
 pub fn run(input: Input) {
     let s = session();
-    let mut options =
-        SegTrackOptions { struct_size: std::mem::size_of::<SegTrackOptions>() as u32, num_frames: 0, keep_frames: 0, reserved: 0 };
+    let mut options = SegTrackOptions {
+        struct_size: std::mem::size_of::<SegTrackOptions>() as u32,
+        num_frames: 0,
+        keep_frames: 0,
+        reserved: 0,
+        volume: 0,
+        corrections_as_conditioning: 0,
+    };
     assert_eq!(unsafe { seg_track_options_default(&mut options) } as i32, 0);
     options.keep_frames = (input.keep_frames % 4) as u32;
+    // Volumes too: frames kept as pixels, encoded when needed.
+    options.volume = ((input.keep_frames / 4) % 2) as u32;
     let mut raw = ptr::null_mut();
     assert_eq!(unsafe { seg_track_create(s.0, &options, &mut raw) } as i32, 0);
     let t = Track(raw);
