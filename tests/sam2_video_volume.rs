@@ -312,3 +312,22 @@ fn stopping_from_the_frame_callback_keeps_the_frames_delivered() {
     // Frames 1..3 were tracked (non-conditioning outputs), frame 4 not.
     assert_eq!(t.held_outputs(), 4);
 }
+
+/// An object first prompted on a later frame, tracked from an earlier start: before its prompt it
+/// has its conditioning memory and no object pointer (sam2 1.1.0 crashes there; segrt runs the
+/// memory attention on the memory alone).
+#[test]
+fn an_object_tracked_before_its_first_prompt_runs_on_its_memory_alone() {
+    let mut t = Tracker::new(model(), TrackerOptions { volume: true, ..Default::default() }).unwrap();
+    add_small(&mut t, 6);
+    t.add_points(0, 1, &[[30.0, 20.0]], &[1]).unwrap();
+    t.add_points(4, 2, &[[20.0, 20.0]], &[1]).unwrap();
+    let mut seen = Vec::new();
+    t.propagate_with(Propagation::default(), |_, fm| {
+        seen.push((fm.frame, fm.objects.iter().map(|o| o.score.is_some()).collect::<Vec<_>>()));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen.len(), 6);
+    assert!(seen.iter().all(|(_, has)| has == &[true, true]), "{seen:?}");
+}

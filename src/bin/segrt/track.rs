@@ -1,8 +1,11 @@
-//! `segrt track`: SAM2 video tracking through a folder (or glob) of frames, streamed: each frame is
-//! decoded, added to the tracker ([`Tracker::add_frame`]), prompted if it has clicks, tracked
-//! ([`Tracker::track_frame`]) and written before the next one is read.
+//! `segrt track`: SAM2 video tracking through a folder (or glob) of frames, a DICOM series or a
+//! NIfTI volume. Streamed (the default): each frame is decoded, added to the tracker
+//! ([`Tracker::add_frame`]), prompted if it has prompts, tracked ([`Tracker::track_frame`]) and
+//! written before the next one is read. `--both-ways`: the frames are a volume (kept as pixels,
+//! encoded when needed), every prompt is given, then [`Tracker::propagate_with`] goes forward and
+//! in reverse from the earliest prompted frame, and each frame's final masks are written.
 
-use std::collections::HashSet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,7 +13,7 @@ use std::time::Instant;
 use image::GrayImage;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use segrt::sam2::video::{Tracker, TrackerOptions, VideoModel};
+use segrt::sam2::video::{FrameMasks, Propagation, PropagationDirection, Tracker, TrackerOptions, VideoModel};
 use segrt::Options;
 
 use crate::args::{count, parse_numbers, ArenaArgs, IntensityArgs};
@@ -38,9 +41,9 @@ pub struct TrackArgs {
     #[arg(long = "object", value_name = "N", value_parser = clap::value_parser!(i32).range(0..))]
     objects: Vec<i32>,
     /// A click on any frame: FRAME:OBJ:X,Y[,LABEL] (FRAME counts from 0 in the sorted frames). It
-    /// is given to the tracker when that frame arrives, before the frame is tracked (a
-    /// conditioning frame, as a click before propagation in the official predictor). Every object
-    /// needs a click on frame 0. Repeatable
+    /// is given to the tracker before that frame is tracked (a conditioning frame, as a click
+    /// before propagation in the official predictor). Streamed, an object first prompted on a later
+    /// frame is tracked from there on; with --both-ways also on the frames before. Repeatable
     #[arg(long = "point-on", value_name = "FRAME:OBJ:X,Y[,LABEL]", allow_hyphen_values = true)]
     points_on: Vec<String>,
     /// A box prompt [FRAME:OBJ:]X1,Y1,X2,Y2 in frame pixels (default frame 0, object 1), alone or
@@ -58,10 +61,16 @@ pub struct TrackArgs {
     /// Print the per-frame results as JSON on standard output (instead of one line per frame)
     #[arg(long)]
     json: bool,
-    /// Keep the encoder outputs of this many most recent frames (at least 1; default: the model's
-    /// memory window, num_maskmem). Memory stays bounded however long the video
+    /// Keep the encoder outputs of this many frames (at least 1; default: the model's memory
+    /// window, num_maskmem): streamed, the most recent ones; with --both-ways, the most recently
+    /// used ones (others are encoded again when needed). Memory stays bounded however long the video
     #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = count)]
     keep_frames: Option<usize>,
+    /// Propagate forward and in reverse from the earliest prompted frame (the volume workflow: click
+    /// a structure on a middle slice, get it on every slice). Every frame is read first (kept as
+    /// 8-bit pixels); masks are written once propagation is done
+    #[arg(long)]
+    both_ways: bool,
     /// ONNX Runtime intra-op threads (0 = one per physical core)
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
     threads: usize,
@@ -148,15 +157,6 @@ fn collect_clicks(args: &TrackArgs, num_frames: usize) -> CliResult<Vec<Clicks>>
     }
     if all.is_empty() && boxes.is_empty() {
         return Err("no prompts: give at least one --point or --box (or --point-on 0:OBJ:X,Y)".into());
-    }
-    let on_first: HashSet<i32> =
-        all.iter().map(|c| (c.0, c.1)).chain(boxes.iter().map(|b| (b.0, b.1))).filter(|c| c.0 == 0).map(|c| c.1).collect();
-    if let Some((frame, object)) = all.iter().map(|c| (c.0, c.1)).chain(boxes.iter().map(|b| (b.0, b.1))).find(|c| !on_first.contains(&c.1))
-    {
-        return Err(format!(
-            "object {object} is prompted on frame {frame} but not on frame 0: every object needs a prompt on the first frame"
-        )
-        .into());
     }
     let mut groups: Vec<Clicks> = Vec::new();
     for (frame, object, xy, label) in all {
@@ -332,104 +332,113 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     note!("intensity: {}{}", model.info().intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.
-    let mut tracker = Tracker::new(model, TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep), ..Default::default() })?;
-    let objects: Vec<i32> = {
-        let mut seen = Vec::new();
-        for c in clicks.iter().filter(|c| c.frame == 0) {
-            if !seen.contains(&c.object) {
-                seen.push(c.object);
-            }
-        }
-        seen
-    };
+    let options = TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep), volume: args.both_ways, ..Default::default() };
+    let mut tracker = Tracker::new(model, options)?;
+    let mut objects: Vec<i32> = clicks.iter().map(|c| c.object).collect();
+    objects.sort();
+    objects.dedup();
     note!(
-        "video modules loaded in {:.1} ms; {} frames of {}x{}; objects {:?}; keeping {keep} frames",
+        "video modules loaded in {:.1} ms; {} frames of {}x{}; objects {:?}; keeping {keep} frames{}",
         t.elapsed().as_secs_f64() * 1e3,
         files.len(),
         first.0,
         first.1,
-        objects
+        objects,
+        if args.both_ways { " (a volume: propagating both ways)" } else { "" }
     );
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let bar = ProgressBar::new(files.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
-    let mut records = Vec::with_capacity(files.len());
-    // A NIfTI volume's mask volumes: each object's masks, slice after slice.
-    let mut mask_volumes: Vec<(i32, Vec<u8>)> = Vec::new();
-    for (t, (path, name)) in files.iter().zip(&names).enumerate() {
-        let (img, pixels) = match &volume {
-            Some(v) => {
-                let slice = v.slice(t)?;
-                (slice.display_rgb(display), slice.pixels())
-            }
-            None => {
-                let decoded = decode(path)?;
-                (display_rgb(&decoded), Pixels::of(&decoded))
-            }
-        };
-        let (w, h) = (pixels.width, pixels.height);
-        let view = pixels.view().map_err(|e| format!("{}: {e}", path.display()))?;
-        let t0 = Instant::now();
-        let added = tracker.add_frame(&view).map_err(|e| format!("{}: {e}", path.display()))?;
-        debug_assert_eq!(added, t);
-        let encode_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let source = Frames { files: &files, names: &names, volume: volume.as_ref(), display };
+    let mut writer = Writer { args: &args, volume: volume.is_some(), mask_volumes: Vec::new(), records: Vec::with_capacity(files.len()) };
+    if args.both_ways {
+        // Every slice in (no encoding yet), every prompt, then both ways from the earliest prompted slice.
+        bar.set_message("reading");
+        for (t, path) in files.iter().enumerate() {
+            let (_, pixels) = source.read(t)?;
+            let view = pixels.view().map_err(|e| format!("{}: {e}", path.display()))?;
+            tracker.add_frame(&view).map_err(|e| format!("{}: {e}", path.display()))?;
+            bar.inc(1);
+        }
         let t1 = Instant::now();
-        for c in clicks.iter().filter(|c| c.frame == t) {
+        for c in &clicks {
             tracker
-                .add_prompt(t, c.object, &c.points, &c.labels, c.bbox)
-                .map_err(|e| format!("{}: prompt on object {}: {e}", path.display(), c.object))?;
+                .add_prompt(c.frame, c.object, &c.points, &c.labels, c.bbox)
+                .map_err(|e| format!("{}: prompt on object {}: {e}", files[c.frame].display(), c.object))?;
         }
-        let fm = tracker.track_frame(t).map_err(|e| format!("{}: {e}", path.display()))?;
-        let track_ms = t1.elapsed().as_secs_f64() * 1e3;
-        let mut labels = vec![0u8; w * h];
-        let mut objs = Vec::with_capacity(fm.objects.len());
-        for (k, ob) in fm.objects.iter().enumerate() {
-            let mask_path = args.out.join(format!("{name}_obj{}.png", ob.object_id));
-            let area = ob.mask.iter().filter(|v| **v > 0).count();
-            if args.overlay {
-                let label = (k + 1).min(254) as u8;
-                for (l, m) in labels.iter_mut().zip(&ob.mask) {
-                    if *m > 0 {
-                        *l = label;
-                    }
-                }
+        let request = Propagation { direction: PropagationDirection::BothWays, ..Default::default() };
+        let order = tracker.propagation_order(request)?;
+        bar.set_length(order.len() as u64);
+        bar.set_position(0);
+        // The last result of each frame (both ways deliver the start frame twice).
+        let mut results: BTreeMap<usize, (FrameMasks, f64)> = BTreeMap::new();
+        let mut last = Instant::now();
+        tracker.propagate_with(request, |_, fm| {
+            results.insert(fm.frame, (fm.clone(), last.elapsed().as_secs_f64() * 1e3));
+            last = Instant::now();
+            bar.set_message(format!("frame {}", fm.frame));
+            bar.inc(1);
+            Ok(())
+        })?;
+        let propagate_ms = t1.elapsed().as_secs_f64() * 1e3;
+        note!("propagated {} frames both ways from frame {} in {propagate_ms:.0} ms", order.len(), order[0].0);
+        for (t, (fm, ms)) in &results {
+            let (img, _) = source.read(*t)?;
+            let record = writer.write(fm, &img, &files[*t], &names[*t], 0.0, *ms)?;
+            if !args.json {
+                let line = frame_line(&record, &names[*t]);
+                bar.suspend(|| print_line(format_args!("{line}")))?;
             }
-            if volume.is_some() {
-                match mask_volumes.iter_mut().find(|(id, _)| *id == ob.object_id) {
-                    Some((_, m)) => m.extend_from_slice(&ob.mask),
-                    None => mask_volumes.push((ob.object_id, ob.mask.clone())),
-                }
+            writer.records.push(record);
+        }
+    } else {
+        for (t, (path, name)) in files.iter().zip(&names).enumerate() {
+            let (img, pixels) = source.read(t)?;
+            let view = pixels.view().map_err(|e| format!("{}: {e}", path.display()))?;
+            let t0 = Instant::now();
+            let added = tracker.add_frame(&view).map_err(|e| format!("{}: {e}", path.display()))?;
+            debug_assert_eq!(added, t);
+            let encode_ms = t0.elapsed().as_secs_f64() * 1e3;
+            let t1 = Instant::now();
+            for c in clicks.iter().filter(|c| c.frame == t) {
+                tracker
+                    .add_prompt(t, c.object, &c.points, &c.labels, c.bbox)
+                    .map_err(|e| format!("{}: prompt on object {}: {e}", path.display(), c.object))?;
             }
-            GrayImage::from_raw(w as u32, h as u32, ob.mask.clone())
-                .ok_or("mask size mismatch")?
-                .save(&mask_path)
-                .map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
-            objs.push(ObjectRecord { object_id: ob.object_id, present: ob.present, score: ob.score, mask: mask_path, area });
+            if tracker.object_ids().is_empty() {
+                // No object prompted yet: nothing to track on this frame.
+                bar.inc(1);
+                continue;
+            }
+            let fm = tracker.track_frame(t).map_err(|e| format!("{}: {e}", path.display()))?;
+            let track_ms = t1.elapsed().as_secs_f64() * 1e3;
+            let record = writer.write(&fm, &img, path, name, encode_ms, track_ms)?;
+            bar.set_message(format!("{} {:.1} ms", file_name(path), record.ms));
+            if !args.json {
+                let line = frame_line(&record, name);
+                bar.suspend(|| print_line(format_args!("{line}")))?;
+            }
+            writer.records.push(record);
+            bar.inc(1);
         }
-        if args.overlay {
-            let path = args.out.join(format!("{name}_overlay.png"));
-            let labels = GrayImage::from_raw(w as u32, h as u32, labels).ok_or("mask size mismatch")?;
-            make_overlay(&img, &labels).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        }
-        let record = FrameRecord { frame: t, file: path.clone(), ms: encode_ms + track_ms, encode_ms, track_ms, objects: objs };
-        bar.set_message(format!("{} {:.1} ms", file_name(path), record.ms));
-        if !args.json {
-            let line = frame_line(&record, name);
-            bar.suspend(|| print_line(format_args!("{line}")))?;
-        }
-        records.push(record);
-        bar.inc(1);
     }
     bar.finish_and_clear();
+    let records = writer.records;
     if let Some(v) = &volume {
+        // One mask volume per object, with every slice (slices before an object's output are empty).
         let stem = medical::stem(frames_path);
-        for (id, masks) in mask_volumes.iter().filter(|(_, m)| m.len() == first.0 as usize * first.1 as usize * files.len()) {
-            if let Some(p) = v.write_mask_volume(&args.out, &format!("{stem}_obj{id}"), masks)? {
+        let slice = first.0 as usize * first.1 as usize;
+        for id in &objects {
+            let mut masks = vec![0u8; slice * files.len()];
+            for (t, m) in writer.mask_volumes.iter().filter(|(_, o, _)| o == id).map(|(t, _, m)| (t, m)) {
+                masks[t * slice..(t + 1) * slice].copy_from_slice(m);
+            }
+            if let Some(p) = v.write_mask_volume(&args.out, &format!("{stem}_obj{id}"), &masks)? {
                 note!("object {id}: mask volume {}", p.display());
             }
         }
     }
-    let n = records.len() as f64;
+    let n = records.len().max(1) as f64;
     let mean_ms = records.iter().map(|r| r.ms).sum::<f64>() / n;
     let present: Vec<usize> = records.iter().map(|r| r.objects.iter().filter(|o| o.present).count()).collect();
     let summary = format!(
@@ -446,7 +455,7 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     if args.json {
         let doc = serde_json::json!({
             "frames": records, "objects": objects, "width": first.0, "height": first.1, "keep_frames": keep,
-            "mean_ms": mean_ms,
+            "mean_ms": mean_ms, "both_ways": args.both_ways,
         });
         say!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
         note!("{summary}");
@@ -454,6 +463,82 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         say!("{summary}");
     }
     Ok(())
+}
+
+/// Where the frames come from: image files, or a DICOM/NIfTI volume's slices.
+struct Frames<'a> {
+    files: &'a [PathBuf],
+    names: &'a [String],
+    volume: Option<&'a Volume>,
+    display: Option<(f64, f64)>,
+}
+
+impl Frames<'_> {
+    /// Frame `t`: its display image (for overlays) and its pixels for the tracker.
+    fn read(&self, t: usize) -> CliResult<(image::RgbImage, Pixels)> {
+        debug_assert_eq!(self.files.len(), self.names.len());
+        Ok(match self.volume {
+            Some(v) => {
+                let slice = v.slice(t)?;
+                (slice.display_rgb(self.display), slice.pixels())
+            }
+            None => {
+                let decoded = decode(&self.files[t])?;
+                (display_rgb(&decoded), Pixels::of(&decoded))
+            }
+        })
+    }
+}
+
+/// Writes each frame's masks (and overlay), and keeps a volume's masks for its mask volumes.
+struct Writer<'a> {
+    args: &'a TrackArgs,
+    volume: bool,
+    /// (frame, object, mask) of a volume.
+    mask_volumes: Vec<(usize, i32, Vec<u8>)>,
+    records: Vec<FrameRecord>,
+}
+
+impl Writer<'_> {
+    fn write(
+        &mut self,
+        fm: &FrameMasks,
+        img: &image::RgbImage,
+        path: &Path,
+        name: &str,
+        encode_ms: f64,
+        track_ms: f64,
+    ) -> CliResult<FrameRecord> {
+        let (w, h) = (fm.width, fm.height);
+        let mut labels = vec![0u8; w * h];
+        let mut objs = Vec::with_capacity(fm.objects.len());
+        for (k, ob) in fm.objects.iter().enumerate() {
+            let mask_path = self.args.out.join(format!("{name}_obj{}.png", ob.object_id));
+            let area = ob.mask.iter().filter(|v| **v > 0).count();
+            if self.args.overlay {
+                let label = (k + 1).min(254) as u8;
+                for (l, m) in labels.iter_mut().zip(&ob.mask) {
+                    if *m > 0 {
+                        *l = label;
+                    }
+                }
+            }
+            if self.volume {
+                self.mask_volumes.push((fm.frame, ob.object_id, ob.mask.clone()));
+            }
+            GrayImage::from_raw(w as u32, h as u32, ob.mask.clone())
+                .ok_or("mask size mismatch")?
+                .save(&mask_path)
+                .map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
+            objs.push(ObjectRecord { object_id: ob.object_id, present: ob.present, score: ob.score, mask: mask_path, area });
+        }
+        if self.args.overlay {
+            let out = self.args.out.join(format!("{name}_overlay.png"));
+            let labels = GrayImage::from_raw(w as u32, h as u32, labels).ok_or("mask size mismatch")?;
+            make_overlay(img, &labels).save(&out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        }
+        Ok(FrameRecord { frame: fm.frame, file: path.to_path_buf(), ms: encode_ms + track_ms, encode_ms, track_ms, objects: objs })
+    }
 }
 
 fn frame_line(r: &FrameRecord, name: &str) -> String {
