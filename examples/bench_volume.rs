@@ -96,6 +96,8 @@ fn status_kib(key: &str) -> f64 {
 
 /// Resets VmHWM to the current RSS (Linux: "5" to /proc/self/clear_refs).
 fn reset_peak() {
+    // What the previous pass freed goes back to the system first (glibc keeps it otherwise).
+    segrt::engine::arena::trim_malloc();
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 

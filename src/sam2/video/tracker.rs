@@ -547,6 +547,11 @@ impl Tracker {
                 }
             };
             on_frame(self, &fm)?;
+            drop(fm);
+            // Each frame leaves long-lived outputs above its freed temporaries (the encoder's
+            // tensors, the masks): glibc keeps those holes resident unless asked, and over hundreds
+            // of slices they outgrow what the track holds.
+            crate::engine::arena::trim_malloc();
             control::progress(Stage::Propagation, (i + 1) as f32 / order.len() as f32)?;
         }
         Ok(())
