@@ -420,6 +420,7 @@ Herror segrt_halcon_volume_open(const char *models_dir, Hlong n_slices, Hlong ke
     st = seg_track_options_default(&opt);
     if (st != SEG_OK) return segrt_failure(st);
     opt.volume = 1;
+    opt.corrections_as_conditioning = 1;   /* a corrected slice keeps its correction when propagating again */
     opt.num_frames = (uint32_t)n_slices;
     if (keep_slices > 0) opt.keep_frames = (uint32_t)keep_slices;
     st = seg_create_sam2_video(models_dir, NULL, &video);

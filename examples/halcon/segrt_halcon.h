@@ -113,7 +113,8 @@ Herror segrt_halcon_track_close(SegSession *video, SegTrack *track);
 
 /* Loads the video modules in `models_dir` (UTF-8) and starts an empty volume track for `n_slices`
  * slices (0 = not known yet); the `keep_slices` most recently used slice encodings are cached (0 =
- * segrt's default, 8). For uint2/int2/real slices set a fixed window on *out_video before adding them. */
+ * segrt's default, 8). A click on a slice already propagated makes it a conditioning slice
+ * (SegTrackOptions.corrections_as_conditioning), so propagating again keeps the correction there. For uint2/int2/real slices set a fixed window on *out_video before adding them. */
 Herror segrt_halcon_volume_open(const char *models_dir, Hlong n_slices, Hlong keep_slices, SegSession **out_video, SegTrack **out_track);
 
 /* Adds `n_slices` slices in order (slices[k], e.g. each object of a HALCON image tuple picked with

@@ -243,6 +243,7 @@ static void check_volume(const char *repo) {
     CHECK(seg_create_sam2_video(path, NULL, &plain_video) == SEG_OK, "plain video session");
     CHECK(seg_track_options_default(&opt) == SEG_OK, "plain options");
     opt.volume = 1;
+    opt.corrections_as_conditioning = 1;
     opt.num_frames = TFRAMES;
     opt.keep_frames = 2;
     CHECK(seg_track_create(plain_video, &opt, &plain) == SEG_OK, "plain volume track");
