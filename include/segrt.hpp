@@ -639,7 +639,8 @@ public:
     /// Called by propagate() with each frame as soon as it is tracked, on the calling thread; return
     /// false to stop (propagate then throws segrt::Cancelled). The TrackedFrame is refilled for the
     /// next frame: copy or move out what you keep. Its `info` carries the frame and the object count
-    /// only (propagate's `info` sums the times).
+    /// only (propagate's `info` sums the times). It must not call this Tracker: segrt holds the track
+    /// while it runs, so such a call would wait for the propagation that waits for it.
     typedef std::function<bool(TrackedFrame &)> FrameCallback;
 
     /// Propagates every object through the frames (seg_track_propagate; `request` from propagation()):

@@ -638,6 +638,10 @@ static partial class SegrtTests
                 var e = Throws<InvalidOperationException>(() => t.Propagate(PropagationDirection.Reverse, -1, -1, f => { throw new InvalidOperationException("mine"); }),
                     "the delegate's exception");
                 Check(e.Message == "mine", "the delegate's own exception");
+                // The delegate calling its own tracker would wait for the propagation running it: refused, not a deadlock.
+                var inner = Throws<InvalidOperationException>(() => t.Propagate(PropagationDirection.Forward, null, 1, f => { var s = t.State; }),
+                    "the tracker called from its own delegate");
+                Check(inner.Message.Contains("its own tracker") && t.State.Objects == 1, "refused with the reason; the tracker works after it: " + inner.Message);
                 using (var cts = new CancellationTokenSource())
                 {
                     cts.Cancel();

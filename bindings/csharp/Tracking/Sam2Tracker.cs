@@ -28,9 +28,25 @@ namespace Segrt
         /// <summary>Test hook: runs after a frame-output call read the track's state and before its first native call.</summary>
         internal Action AfterStateHook;
 
+        /// <summary>The tracker whose Propagate delegate is running on this thread (null when none).</summary>
+        [ThreadStatic] static Sam2Tracker t_propagating;
+
         internal Sam2Tracker(TrackHandle handle)
         {
             _handle = handle;
+        }
+
+        /// <summary>
+        /// A reference on the track for one call. Refused inside this tracker's own Propagate delegate: segrt holds the
+        /// track's lock while the delegate runs, so the call would wait for the propagation, which waits for the delegate.
+        /// </summary>
+        /// <exception cref="InvalidOperationException">Called from this tracker's Propagate delegate.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        TrackHandle.Lease Enter()
+        {
+            if (ReferenceEquals(t_propagating, this))
+                throw new InvalidOperationException("a Propagate delegate must not call its own tracker (the call would wait for the propagation running it); keep what it needs from the TrackedFrame");
+            return _handle.Acquire(this);
         }
 
         /// <summary>True once <see cref="Dispose"/> has been called (a call started before it may still be finishing).</summary>
@@ -51,7 +67,7 @@ namespace Segrt
         {
             get
             {
-                using (var lease = _handle.Acquire(this))
+                using (var lease = Enter())
                 {
                     SegTrackState s = default(SegTrackState);
                     s.struct_size = (uint)sizeof(SegTrackState);
@@ -66,7 +82,7 @@ namespace Segrt
         /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
         public unsafe void Reset()
         {
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Enter())
                 Interop.Check(NativeMethods.seg_track_reset(lease.Track));
         }
 
@@ -86,7 +102,7 @@ namespace Segrt
             if (image == null) throw new ArgumentNullException(nameof(image));
             cancellationToken.ThrowIfCancellationRequested();
             using (var input = image.Lock())
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Enter())
             using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegImage desc = input.Desc;
@@ -246,7 +262,8 @@ namespace Segrt
         /// Propagates every object through the track's frames as the other overload does, handing each frame to
         /// <paramref name="onFrame"/> as soon as it is tracked (on the calling thread, inside the native call) instead of
         /// collecting them: a long volume then needs the memory of one frame at a time, and a viewer can show slices as
-        /// they come. To stop, cancel the token (from <paramref name="onFrame"/> too); an exception thrown by
+        /// they come. <paramref name="onFrame"/> must not call this tracker (<see cref="InvalidOperationException"/>: segrt
+        /// holds the track while it runs). To stop, cancel the token (from <paramref name="onFrame"/> too); an exception thrown by
         /// <paramref name="onFrame"/> stops the call and is rethrown as it was. Either way the frames delivered stay tracked.
         /// </summary>
         /// <param name="direction">Which way to go from the start frame.</param>
@@ -280,7 +297,7 @@ namespace Segrt
         /// <exception cref="SegrtException">InvalidArgument: no such object (e.g. removed already); the track is unchanged.</exception>
         public unsafe void RemoveObject(int objectId)
         {
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Enter())
                 Interop.Check(NativeMethods.seg_track_remove_object(lease.Track, objectId));
         }
 
@@ -306,6 +323,7 @@ namespace Segrt
         /// <summary>The buffers of one propagation and where its frames go; reached from <see cref="OnFrame"/> through a GCHandle.</summary>
         sealed class Delivery
         {
+            internal Sam2Tracker Tracker;
             internal Action<TrackedFrame> Sink;
             internal CancellationToken Token;
             internal SegTrackObject[] Objects;
@@ -329,7 +347,16 @@ namespace Segrt
                     var info = default(SegTrackInfo);
                     info.frame = frame;
                     d.Delivered++;
-                    d.Sink(Frame(d.Objects, masks, n, d.Width, d.Height, info));
+                    Sam2Tracker outer = t_propagating;
+                    t_propagating = d.Tracker;
+                    try
+                    {
+                        d.Sink(Frame(d.Objects, masks, n, d.Width, d.Height, info));
+                    }
+                    finally
+                    {
+                        t_propagating = outer;
+                    }
                     return d.Token.IsCancellationRequested ? 0 : 1;
                 }
                 catch (Exception e)
@@ -356,7 +383,7 @@ namespace Segrt
             request.use_start_frame = startFrame.HasValue ? 1u : 0u;
             request.start_frame = startFrame.GetValueOrDefault();
             request.max_frames = maxFrames;
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Enter())
             using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegTrackState s = default(SegTrackState);
@@ -368,6 +395,7 @@ namespace Segrt
                     bool withMasks = s.width > 0 && s.height > 0;
                     var d = new Delivery
                     {
+                        Tracker = this,
                         Sink = sink,
                         Token = cancellationToken,
                         Objects = new SegTrackObject[Math.Max(capacity, 1)],
@@ -465,7 +493,7 @@ namespace Segrt
         unsafe TrackedFrame RunOutputs(int extra, int width, int height, CancellationToken cancellationToken, IProgress<SegrtProgress> progress, OutputCall call)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            using (var lease = _handle.Acquire(this))
+            using (var lease = Enter())
             using (var control = CallControl.Begin(cancellationToken, progress))
             {
                 SegTrackState s = default(SegTrackState);
