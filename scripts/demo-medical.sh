@@ -7,6 +7,11 @@
 #      that narrows 16-bit data to 8 bits sees);
 #   3. read nibabel's big-endian int16 volume slice by slice and write the mask volume with its
 #      header (with the demo UNet: a format demonstration, not an anatomy model);
+#   4. track through the same volume both ways from a click on its middle slice (`segrt track
+#      --both-ways`, the volume workflow), with the bundled tiny SAM2 video modules: their weights
+#      are random (no trained SAM2 video modules ship in a registry package), so the masks show the
+#      workflow (every slice reached from one click, a mask volume written), not an anatomy;
+#      a strip of the first, middle and last slices' overlays;
 # and print each mask's pixel count and predicted IoU; masks, overlays and logs under out/demo-medical/.
 # SEGRT_BIN=path/to/segrt uses that segrt instead of building the release one.
 set -euo pipefail
@@ -50,4 +55,26 @@ sam ct_high_byte_8bit "$OUT/ct_high_byte.png" --point 60,50
 "$SEGRT" unet --model models/demo_unet.onnx --out "$OUT/anatomical" "$M/anatomical.nii" 2> "$OUT/anatomical.log" \
   || { cat "$OUT/anatomical.log" >&2; exit 1; }
 grep -E 'NIfTI volume|mask volume' "$OUT/anatomical.log" | sed 's/^/anatomical.nii: /'
+# 4. The volume workflow: one click on the middle slice (12 of 25), propagated up and down.
+"$SEGRT" track --models models/sam2/video --frames "$M/anatomical.nii" --point-on 12:1:16,20 --both-ways \
+  --overlay --json --out "$OUT/track" > "$OUT/track.json" 2> "$OUT/track.log" || { cat "$OUT/track.log" >&2; exit 1; }
+grep -E 'propagated|mask volume' "$OUT/track.log" | sed 's/^/anatomical.nii, both ways: /'
+"$PY" - "$OUT/track.json" "$OUT/track" "$OUT/track_strip.png" <<'PY'
+import glob, json, os, sys
+from PIL import Image
+frames = json.load(open(sys.argv[1]))["frames"]
+overlays = sorted(glob.glob(os.path.join(sys.argv[2], "*_overlay.png")))
+assert len(overlays) == len(frames), (len(overlays), len(frames))
+picked = [0, len(frames) // 2, len(frames) - 1]
+tiles = [Image.open(overlays[i]).convert("RGB") for i in picked]
+w, h = tiles[0].size
+strip = Image.new("RGB", (3 * w + 8, h), "white")
+for i, t in enumerate(tiles):
+    strip.paste(t, (i * (w + 4), 0))
+strip = strip.resize((strip.width * 4, strip.height * 4), Image.NEAREST)
+strip.save(sys.argv[3])
+print("slices %s: object present on %d of %d slices; strip %s" % (
+    ", ".join(str(frames[i]["frame"]) for i in picked),
+    sum(1 for f in frames if any(o["present"] for o in f["objects"])), len(frames), sys.argv[3]))
+PY
 echo "overlays: $OUT/ct_window_40_400_overlay.png (HU window) beside $OUT/ct_high_byte_8bit_overlay.png (high byte); logs: $OUT/*.log"
