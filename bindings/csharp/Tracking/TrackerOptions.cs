@@ -16,7 +16,8 @@ namespace Segrt
         /// <summary>
         /// The encoder outputs of this many most recent frames are kept (0 = every frame, as the official
         /// predictor does: memory grows with the video). Default 8 (segrt's default): memory stays bounded;
-        /// prompts and <see cref="Sam2Tracker.TrackFrame"/> reach only the frames still held.
+        /// prompts and <see cref="Sam2Tracker.TrackFrame"/> reach only the frames still held. A <see cref="Volume"/>
+        /// keeps the most recently used encodings instead and encodes any other slice again when it is needed.
         /// </summary>
         public int KeepFrames { get; set; } = 8;
 
