@@ -2,6 +2,7 @@ using System;
 using System.Drawing;
 using System.Drawing.Imaging;
 using System.IO;
+using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Windows.Forms;
@@ -12,7 +13,9 @@ namespace SegrtDemo
     /// <summary>
     /// The sample's window: opens an image, runs a UNet on it, or segments what you click with SAM2 (a
     /// <see cref="Sam2Annotator"/>: left click "this object", right click "not this", drag a box), colours every
-    /// object ("Segment everything"), and plays a folder of frames tracked from one click (<see cref="FramePlayer"/>).
+    /// object ("Segment everything"), plays a folder of frames tracked from one click (<see cref="FramePlayer"/>), and
+    /// segments a structure through the slices of a volume: click a slice, "Propagate both ways", correct a slice,
+    /// propagate again (<see cref="VolumeEditor"/>; a slider picks the slice shown).
     /// Long work (loading models, the SAM2 encoder, tracking) runs off the UI thread through <c>Task.Run</c> over
     /// segrt's synchronous calls, with a token (the Cancel button) and a progress reporter (the progress bar); results
     /// are drawn as an overlay composed with LockBits (never GetPixel). In SAM2 mode an image is encoded as soon as it
@@ -22,17 +25,24 @@ namespace SegrtDemo
     public sealed class MainForm : Form
     {
         /// <summary>What the image view is for: the combo box's entries, in order.</summary>
-        internal enum Mode { Unet, Sam2, Track }
+        internal enum Mode { Unet, Sam2, Track, Volume }
 
         readonly PictureBox _picture = new PictureBox { Dock = DockStyle.Fill, SizeMode = PictureBoxSizeMode.Zoom, BackColor = Color.FromArgb(40, 40, 40) };
         readonly ToolStripStatusLabel _status = new ToolStripStatusLabel { Spring = true, TextAlign = ContentAlignment.MiddleLeft };
         readonly ToolStripStatusLabel _provider = new ToolStripStatusLabel();
-        readonly ToolStripStatusLabel _frameStatus = new ToolStripStatusLabel();   // tracking: the frame shown and its times
-        readonly ToolStripComboBox _modeBox = new ToolStripComboBox { DropDownStyle = ComboBoxStyle.DropDownList };
+        // Tracking: the frame shown and its times. Spring, as the status: both share the width left and cut their
+        // text, so the progress bar and the provider stay in view in a 1024-pixel-wide window.
+        readonly ToolStripStatusLabel _frameStatus = new ToolStripStatusLabel { Spring = true, TextAlign = ContentAlignment.MiddleLeft };
+        readonly ToolStripComboBox _modeBox = new ToolStripComboBox { DropDownStyle = ComboBoxStyle.DropDownList, AutoSize = false, Width = 190 };
         readonly ToolStrip _tools = new ToolStrip();
         readonly ToolStripProgressBar _progressBar = new ToolStripProgressBar { Minimum = 0, Maximum = 100, Width = 160 };
         readonly ToolStripButton _cancelButton = new ToolStripButton("Cancel") { Enabled = false };
         readonly FramePlayer _player;
+        readonly VolumeEditor _volume;
+        readonly ToolStrip _volumeTools = new ToolStrip { Visible = false };
+        readonly TrackBar _sliceBar = new TrackBar { Minimum = 0, Maximum = 0, TickStyle = TickStyle.None, AutoSize = false, Width = 360, Height = 24 };
+        readonly ToolStripLabel _sliceLabel = new ToolStripLabel("Slice -/-");
+        long _slice;               // the volume slice shown
 
         Bitmap _image;             // 24bpp copy of the opened picture (or the frame shown)
         byte[] _mask;              // last mask, image size
@@ -78,17 +88,26 @@ namespace SegrtDemo
             _player.StatusChanged += text => _status.Text = text;
             _player.ProviderChanged += provider => _provider.Text = "Provider: " + provider;
 
-            _modeBox.Items.AddRange(new object[] { "UNet", "SAM2 (click / drag a box)", "Track frames (one click)" });
+            _volume = new VolumeEditor(Path.Combine(modelsDir, "sam2", "video"));
+
+            _modeBox.Items.AddRange(new object[] { "UNet", "SAM2 (click / drag a box)", "Track frames (one click)", "Volume (slices)" });
             _modeBox.SelectedIndex = 0;
             _modeBox.SelectedIndexChanged += (s, e) => ApplyMode((Mode)_modeBox.SelectedIndex);
-            _tools.Items.Add(new ToolStripButton("Open image...", null, (s, e) => { var f = Ask("Images|*.png;*.jpg;*.jpeg;*.bmp;*.tif;*.tiff"); if (f != null) Track(OpenImageAsync(f)); }));
-            _tools.Items.Add(new ToolStripButton("Track frames...", null, (s, e) => { var d = AskFolder("A folder of frames (sorted by name; all of one size)"); if (d != null) Track(OpenFramesAsync(d)); }));
-            _tools.Items.Add(new ToolStripButton("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
-            _tools.Items.Add(new ToolStripButton("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
+            // Two drop-downs keep the toolbar within a 1024-pixel-wide window (the self-test checks it).
+            var open = new ToolStripDropDownButton("Open");
+            open.DropDownItems.Add(new ToolStripMenuItem("Image...", null, (s, e) => { var f = Ask("Images|*.png;*.jpg;*.jpeg;*.bmp;*.tif;*.tiff"); if (f != null) Track(OpenImageAsync(f)); }));
+            open.DropDownItems.Add(new ToolStripMenuItem("Frames to track...", null, (s, e) => { var d = AskFolder("A folder of frames (sorted by name; all of one size)"); if (d != null) Track(OpenFramesAsync(d)); }));
+            open.DropDownItems.Add(new ToolStripMenuItem("Volume (folder of slices)...", null, (s, e) => { var d = AskFolder("A folder of slices (sorted by name; all of one size)"); if (d != null) Track(OpenVolumeAsync(d)); }));
+            _tools.Items.Add(open);
+            var models = new ToolStripDropDownButton("Models");
+            models.DropDownItems.Add(new ToolStripMenuItem("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
+            models.DropDownItems.Add(new ToolStripMenuItem("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
+            models.DropDownItems.Add(new ToolStripMenuItem("Video model...", null, (s, e) => { var d = AskFolder("The SAM2 video model folder (video_metadata.json + 4 .onnx)"); if (d != null) UseVideoModel(d); }));
             // Trained weights, when scripts/fetch-real-weights.sh has fetched them: real objects, not random shapes.
             string realSam = Program.FindRealSam();
             if (realSam != null)
-                _tools.Items.Add(new ToolStripButton("Real SAM", null, (s, e) => UseRealSam(realSam)) { ToolTipText = "The trained MobileSAM-class pair in " + realSam });
+                models.DropDownItems.Add(new ToolStripMenuItem("Real SAM", null, (s, e) => UseRealSam(realSam)) { ToolTipText = "The trained MobileSAM-class pair in " + realSam });
+            _tools.Items.Add(models);
             _tools.Items.Add(new ToolStripSeparator());
             _tools.Items.Add(_modeBox);
             _tools.Items.Add(new ToolStripButton("Run UNet", null, (s, e) => Track(RunUnetAsync())));
@@ -97,7 +116,15 @@ namespace SegrtDemo
             _tools.Items.Add(new ToolStripButton("Stop", null, (s, e) => { _player.Stop(); _status.Text = "Stopped."; }));
             _cancelButton.Click += (s, e) => CancelWork("Cancelled.");
             _tools.Items.Add(_cancelButton);
-            _tools.Items.Add(new ToolStripButton("Video model...", null, (s, e) => { var d = AskFolder("The SAM2 video model folder (video_metadata.json + 4 .onnx)"); if (d != null) UseVideoModel(d); }));
+
+            // The volume's row: the slice slider, "Propagate both ways" (shown in Volume mode).
+            _sliceBar.ValueChanged += (s, e) => { if (_mode == Mode.Volume && _volume.Slices != null && _sliceBar.Value != _slice) ShowSlice(_sliceBar.Value); };
+            _volumeTools.Items.Add(new ToolStripLabel("Slice"));
+            _volumeTools.Items.Add(new ToolStripControlHost(_sliceBar) { AutoSize = false, Width = 360 });
+            _volumeTools.Items.Add(_sliceLabel);
+            _volumeTools.Items.Add(new ToolStripSeparator());
+            _volumeTools.Items.Add(new ToolStripButton("Propagate both ways", null, (s, e) => Track(PropagateBothWaysAsync())) { ToolTipText = "From the slice shown up to the last slice, then down to the first" });
+            _volumeTools.Items.Add(new ToolStripLabel("Left click: the structure; right click: not it"));
 
             var statusStrip = new StatusStrip();
             statusStrip.Items.Add(_status);
@@ -105,6 +132,7 @@ namespace SegrtDemo
             statusStrip.Items.Add(_progressBar);
             statusStrip.Items.Add(_provider);
             Controls.Add(_picture);
+            Controls.Add(_volumeTools);
             Controls.Add(_tools);
             Controls.Add(statusStrip);
 
@@ -113,9 +141,18 @@ namespace SegrtDemo
             _picture.MouseUp += OnPictureMouseUp;
             _picture.Paint += OnPicturePaint;
             SegrtLibrary.Log += OnSegrtLog;
-            FormClosed += (s, e) => { SegrtLibrary.Log -= OnSegrtLog; _player.Dispose(); DisposeModels(); };
+            FormClosed += (s, e) => { SegrtLibrary.Log -= OnSegrtLog; _player.Dispose(); _volume.Dispose(); DisposeModels(); };
             _status.Text = "Open an image. segrt: " + SafeVersion();
         }
+
+        /// <summary>The volume of "Open volume..." (the self-test reads its masks).</summary>
+        internal VolumeEditor Volume { get { return _volume; } }
+
+        /// <summary>The volume slice shown.</summary>
+        internal long Slice { get { return _slice; } }
+
+        /// <summary>The toolbars and the status bar (the self-test checks that they fit the window).</summary>
+        internal ToolStrip[] Strips { get { return new ToolStrip[] { _tools, _volumeTools, (ToolStrip)Controls.OfType<StatusStrip>().First() }; } }
 
         /// <summary>The frame player of "Track frames..." (the self-test reads what it showed).</summary>
         internal FramePlayer Player { get { return _player; } }
@@ -203,6 +240,8 @@ namespace SegrtDemo
         internal void UseVideoModel(string dir)
         {
             _player.UseModel(dir);
+            _volume.UseModel(dir);
+            _volumeTools.Visible = false;
         }
 
         void PickSam2()
@@ -286,13 +325,16 @@ namespace SegrtDemo
         {
             if (_mode == Mode.Track && mode != Mode.Track) _player.Stop();
             if (mode != Mode.Track) _frameStatus.Text = "";
+            _volumeTools.Visible = mode == Mode.Volume;
             _mode = mode;
             UpdateCancelButton();
             _mask = null;
             _labels = null;
             Redraw();
             if (mode == Mode.Sam2) Track(PrepareSam2Async());
-            if (mode == Mode.Track && _player.Frames == null) _status.Text = "Track frames...: pick a folder of frames, then click the object on the first one.";
+            if (mode == Mode.Track && _player.Frames == null) _status.Text = "Open > Frames to track...: pick a folder of frames, then click the object on the first one.";
+            if (mode == Mode.Volume && _volume.Slices == null) _status.Text = "Open > Volume...: pick a folder of slices, then click the structure on a slice.";
+            if (mode == Mode.Volume && _volume.Slices != null) ShowSlice(_slice);
         }
 
         internal async Task RunUnetAsync()
@@ -434,7 +476,7 @@ namespace SegrtDemo
 
         void OnPictureMouseDown(object sender, MouseEventArgs e)
         {
-            if ((_mode == Mode.Sam2 || _mode == Mode.Track) && _image != null) { _dragStart = e.Location; _dragNow = e.Location; }
+            if ((_mode == Mode.Sam2 || _mode == Mode.Track || _mode == Mode.Volume) && _image != null) { _dragStart = e.Location; _dragNow = e.Location; }
         }
 
         void OnPictureMouseUp(object sender, MouseEventArgs e)
@@ -442,6 +484,14 @@ namespace SegrtDemo
             if (!_dragStart.HasValue) return;
             Point start = _dragStart.Value;
             _dragStart = null;
+            if (_mode == Mode.Volume)
+            {
+                // A click on the slice shown: left = the structure, right = not it (a correction on a propagated slice).
+                var at = ZoomMapping.ToImage(e.Location, _picture.ClientSize, _image.Size);
+                if (at.HasValue && !_busy && _volume.Slices != null) Track(VolumeClickAsync(at.Value, e.Button != MouseButtons.Right));
+                _picture.Invalidate();
+                return;
+            }
             if (_mode == Mode.Track)
             {
                 // One left click on the first frame starts the play (a click during a play starts it again).
@@ -655,6 +705,7 @@ namespace SegrtDemo
                 composed.UnlockBits(dst);
             }
             if (_mode == Mode.Sam2 && _annotator != null) DrawPrompts(composed);
+            if (_mode == Mode.Volume && _volume.Slices != null) DrawClicks(composed, _volume.ClicksOf(_slice));
             var old = _picture.Image;
             _picture.Image = composed;
             if (old != null) old.Dispose();
@@ -674,6 +725,120 @@ namespace SegrtDemo
                 foreach (var p in _annotator.Points)
                     using (var brush = new SolidBrush(p.Foreground ? Color.LimeGreen : Color.OrangeRed))
                         g.FillEllipse(brush, p.X - r, p.Y - r, 2 * r, 2 * r);
+            }
+        }
+
+        static void DrawClicks(Bitmap target, System.Collections.Generic.IEnumerable<Sam2Point> clicks)
+        {
+            using (var g = Graphics.FromImage(target))
+            {
+                float r = Math.Max(3f, target.Width / 150f);
+                foreach (var p in clicks)
+                    using (var brush = new SolidBrush(p.Foreground ? Color.LimeGreen : Color.OrangeRed))
+                        g.FillEllipse(brush, p.X - r, p.Y - r, 2 * r, 2 * r);
+            }
+        }
+
+        // ---- volumes ----
+
+        /// <summary>
+        /// "Open > Volume...": every slice of the folder into a new volume track (on the thread pool, with the progress
+        /// bar and the Cancel button), then the middle slice is shown for the first click.
+        /// </summary>
+        internal async Task OpenVolumeAsync(string folder)
+        {
+            string[] files = ImageFiles.InFolder(folder);
+            if (files.Length == 0)
+            {
+                _status.Text = "No pictures in " + folder;
+                return;
+            }
+            if (_busy) return;
+            _busy = true;
+            CancellationToken token = StartWork();
+            try
+            {
+                _player.Stop();
+                _status.Text = string.Format("Adding {0} slices (encoded when first needed)...", files.Length);
+                await _volume.OpenAsync(files, token, ProgressBarReporter());
+                _provider.Text = "Provider: " + _volume.Provider;
+                _sliceBar.Maximum = files.Length - 1;
+                SetMode(Mode.Volume);
+                ShowSlice(files.Length / 2);
+                _status.Text = string.Format("{0} slices from {1} ({2} x {3}). Click the structure on this slice, then Propagate both ways.",
+                    files.Length, Path.GetFileName(folder), _image.Width, _image.Height);
+            }
+            catch (OperationCanceledException)
+            {
+                _status.Text = "Opening the volume cancelled.";
+            }
+            finally
+            {
+                EndWork(token);
+                _busy = false;
+            }
+        }
+
+        /// <summary>Shows slice <paramref name="slice"/> with its mask (the slider moves with it).</summary>
+        internal void ShowSlice(long slice)
+        {
+            string[] files = _volume.Slices;
+            if (files == null) return;
+            _slice = Math.Max(0, Math.Min(files.Length - 1, slice));
+            if (_sliceBar.Value != _slice) _sliceBar.Value = (int)_slice;
+            Bitmap b = ImageFiles.Load24(files[_slice]);
+            if (_image != null) _image.Dispose();
+            _image = b;
+            _mask = _volume.MaskOf(_slice);
+            _labels = null;
+            _maskColor = Sam2Color;
+            Redraw();
+            _sliceLabel.Text = string.Format("Slice {0}/{1}", _slice + 1, files.Length);
+        }
+
+        /// <summary>A click on the slice shown (through the mouse handlers): the structure prompted there with the slice's clicks.</summary>
+        async Task VolumeClickAsync(PointF at, bool foreground)
+        {
+            _busy = true;
+            try
+            {
+                long slice = _slice;
+                TrackedFrame f = await _volume.ClickAsync(slice, at, foreground);
+                if (slice == _slice) ShowSlice(slice);
+                TrackedObject? o = f.ObjectOf(VolumeEditor.ObjectId);
+                _status.Text = string.Format("Slice {0}: {1} px ({2:F0} ms). Propagate both ways to carry it through the volume.",
+                    slice + 1, o.HasValue ? o.Value.Area : 0, f.TotalMs);
+            }
+            finally
+            {
+                _busy = false;
+            }
+        }
+
+        /// <summary>"Propagate both ways" from the slice shown: every slice's mask, with the progress bar and the Cancel button.</summary>
+        internal async Task PropagateBothWaysAsync()
+        {
+            if (_volume.Slices == null || _busy) return;
+            _busy = true;
+            CancellationToken token = StartWork();
+            try
+            {
+                _status.Text = string.Format("Propagating from slice {0} both ways...", _slice + 1);
+                PropagationResult r = await _volume.PropagateAsync(_slice, null, token, ProgressBarReporter());
+                _progressBar.Value = 100;
+                ShowSlice(_slice);
+                _status.Text = string.Format("Propagated through {0} slices in {1:F0} ms (encoder {2:F0} | memory attention {3:F0} | decoder {4:F0} | memory encoder {5:F0}). Move the slider; click a slice to correct it.",
+                    r.FrameCount, r.TotalMs, r.ImageEncoderMs, r.MemoryAttentionMs, r.MaskDecoderMs, r.MemoryEncoderMs);
+            }
+            catch (OperationCanceledException)
+            {
+                ShowSlice(_slice);
+                _status.Text = "Propagation stopped: the slices done so far keep their masks.";
+            }
+            finally
+            {
+                EndWork(token);
+                _busy = false;
             }
         }
 

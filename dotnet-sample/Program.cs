@@ -5,6 +5,7 @@
 //
 //   MainForm.cs     the window: UNet, SAM2 clicks and boxes, "Segment everything", drawing
 //   FramePlayer.cs  "Track frames...": one click on the first frame, a Timer feeding NextAsync
+//   VolumeEditor.cs "Open volume...": click a slice, propagate both ways, correct, propagate again
 //   ZoomMapping.cs  PictureBox (Zoom) coordinates <-> image pixels
 //   ImageFiles.cs   pictures on disk
 // Its self-test (tests/csharp/sample/) drives this window through the same code paths.

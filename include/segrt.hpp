@@ -17,6 +17,7 @@
 #define SEGRT_HPP
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -490,6 +491,40 @@ inline SegTrackOptions track_options() {
     return o;
 }
 
+/// The default options of a volume track (SegTrackOptions::volume = 1, `struct_size` set): every
+/// slice's pixels kept, slices encoded when first needed with the `keep_frames` most recently used
+/// encodings cached, every slice reachable both ways by Tracker::propagate. `num_frames`: the slices
+/// of the volume when known (0 = unknown).
+inline SegTrackOptions volume_options(std::uint32_t num_frames = 0, std::uint32_t keep_frames = SEG_TRACK_DEFAULT_KEEP_FRAMES) {
+    SegTrackOptions o = track_options();
+    o.volume = 1u;
+    o.num_frames = num_frames;
+    o.keep_frames = keep_frames;
+    return o;
+}
+
+/// A propagation request (SegPropagation, `struct_size` set): `direction` from the earliest frame an
+/// object was prompted on (as the official predictor), to the end. Set `max_frames` on the result for a
+/// frame budget from there.
+inline SegPropagation propagation(SegTrackDirection direction = SEG_TRACK_FORWARD) {
+    SegPropagation p = SegPropagation();
+    p.struct_size = sizeof(SegPropagation);
+    check(seg_propagation_default(&p));
+    p.direction = static_cast<std::int32_t>(direction);
+    return p;
+}
+
+/// A propagation request from frame `start_frame` (an index; negative counts from the end, -1 = the last
+/// frame), `max_frames` frames past it in each direction (-1 = to the end):
+/// `propagation(SEG_TRACK_BOTH_WAYS, 40)` goes both ways from slice 40.
+inline SegPropagation propagation(SegTrackDirection direction, std::int64_t start_frame, std::int64_t max_frames = -1) {
+    SegPropagation p = propagation(direction);
+    p.use_start_frame = 1u;
+    p.start_frame = start_frame;
+    p.max_frames = max_frames;
+    return p;
+}
+
 /// Every object of one frame after a track call: one record and one mask per object, in the
 /// order the objects were first prompted. Masks are `width` x `height`, 0/255, tightly packed.
 struct TrackedFrame {
@@ -601,6 +636,80 @@ public:
         });
     }
 
+    /// Called by propagate() with each frame as soon as it is tracked, on the calling thread; return
+    /// false to stop (propagate then throws segrt::Cancelled). The TrackedFrame is refilled for the
+    /// next frame: copy or move out what you keep. Its `info` carries the frame and the object count
+    /// only (propagate's `info` sums the times). It must not call this Tracker: segrt holds the track
+    /// while it runs, so such a call would wait for the propagation that waits for it.
+    typedef std::function<bool(TrackedFrame &)> FrameCallback;
+
+    /// Propagates every object through the frames (seg_track_propagate; `request` from propagation()):
+    /// forward, in reverse or both ways from a start frame, each frame handed to `on_frame` as soon as
+    /// it is tracked (both ways: the start frame to the last, then the start frame again down to 0).
+    /// Returns the frames delivered. Stopping (`on_frame` returning false or throwing, `control`
+    /// cancelled) throws segrt::Cancelled, an exception of `on_frame` is rethrown as it was; either way
+    /// the frames delivered stay tracked. `info` (optional) receives the summed times and the last frame.
+    std::size_t propagate(const SegPropagation &request, const FrameCallback &on_frame, const Control *control = nullptr,
+                          SegTrackInfo *info = nullptr) {
+        for (;;) {
+            const SegTrackState s = state();
+            const std::size_t n = s.objects;
+            Delivery d;
+            d.on_frame = &on_frame;
+            d.frame.width = s.width;
+            d.frame.height = s.height;
+            d.capacity = n;
+            const std::size_t pixels = static_cast<std::size_t>(s.width > 0 ? s.width : 0) * static_cast<std::size_t>(s.height > 0 ? s.height : 0);
+            d.pixels = pixels;
+            d.records.resize(n > 0 ? n : 1);
+            d.storage.assign(n, std::vector<std::uint8_t>(pixels, 0));
+            d.masks.resize(n > 0 ? n : 1);
+            for (std::size_t i = 0; i < n; i++) {
+                d.masks[i].data = d.storage[i].data();
+                d.masks[i].width = s.width;
+                d.masks[i].height = s.height;
+                d.masks[i].stride = 0;
+            }
+            SegTrackInfo summed = SegTrackInfo();
+            summed.struct_size = sizeof(SegTrackInfo);
+            std::size_t count = 0;
+            const SegStatus st = seg_track_propagate(handle_, &request, d.records.data(), sizeof(SegTrackObject), d.masks.data(), n,
+                                                     &count, &Tracker::frame_trampoline, &d, &summed, control_handle(control));
+            if (st == SEG_BUFFER_TOO_SMALL && count > n && d.delivered == 0) continue;  // an object added in between
+            if (d.error) std::rethrow_exception(d.error);
+            check(st);
+            if (info) *info = summed;
+            return d.delivered;
+        }
+    }
+
+    /// propagate() collecting every frame (a volume's masks: width x height bytes per object and slice).
+    std::vector<TrackedFrame> propagate(const SegPropagation &request = propagation(), const Control *control = nullptr) {
+        std::vector<TrackedFrame> frames;
+        propagate(
+            request,
+            [&frames](TrackedFrame &f) {
+                frames.push_back(std::move(f));
+                return true;
+            },
+            control);
+        return frames;
+    }
+
+    /// Removes object `object_id` (its prompts, outputs and memory; SAM2's remove_object). An id not
+    /// in the track (removed already) throws segrt::Error with SEG_INVALID_ARGUMENT.
+    void remove_object(std::int32_t object_id) { check(seg_track_remove_object(handle_, object_id)); }
+
+    /// Clears `object_id`'s prompts on frame `frame` (SAM2's clear_all_prompts_in_frame): a
+    /// conditioning frame of the object becomes a tracked one; returns every object of that frame.
+    TrackedFrame clear_prompts(std::int64_t frame, std::int32_t object_id) {
+        const SegTrackState s = state();
+        SegTrack *t = handle_;
+        return collect(s.objects, s.width, s.height, [&](SegTrackObject *o, const SegMask *m, std::size_t cap, std::size_t *n, SegTrackInfo *i) {
+            return seg_track_clear_prompts(t, frame, object_id, o, sizeof(SegTrackObject), m, cap, n, i);
+        });
+    }
+
     /// Forgets every frame, object and memory: the track is as new (same model and options).
     void reset() { check(seg_track_reset(handle_)); }
 
@@ -643,6 +752,36 @@ private:
             f.masks.resize(count);
             f.frame = f.info.frame;
             return f;
+        }
+    }
+
+    /// What propagate() hands seg_track_propagate as `user_data`: the buffers and the callback.
+    struct Delivery {
+        const FrameCallback *on_frame = nullptr;
+        TrackedFrame frame;
+        std::size_t capacity = 0, pixels = 0, delivered = 0;
+        std::vector<SegTrackObject> records;
+        std::vector<std::vector<std::uint8_t>> storage;
+        std::vector<SegMask> masks;
+        std::exception_ptr error;
+    };
+
+    static std::int32_t frame_trampoline(std::int64_t frame, std::size_t count, void *user_data) {
+        Delivery &d = *static_cast<Delivery *>(user_data);
+        try {
+            TrackedFrame &f = d.frame;
+            f.frame = frame;
+            f.objects.assign(d.records.begin(), d.records.begin() + static_cast<std::ptrdiff_t>(count < d.capacity ? count : d.capacity));
+            f.masks.assign(d.storage.begin(), d.storage.begin() + static_cast<std::ptrdiff_t>(f.objects.size()));
+            f.info = SegTrackInfo();
+            f.info.struct_size = sizeof(SegTrackInfo);
+            f.info.objects = static_cast<std::uint32_t>(f.objects.size());
+            f.info.frame = frame;
+            d.delivered++;
+            return (*d.on_frame)(f) ? 1 : 0;
+        } catch (...) {
+            d.error = std::current_exception();  // rethrown by propagate(): it must not unwind into segrt
+            return 0;
         }
     }
 

@@ -95,7 +95,7 @@ Run, from this folder or any other (segrt.exe finds models\\ beside itself):
         --decoder models\\sam2\\sam2_tiny_samexporter_decoder.onnx --point 105,105 --out out\\sam2.png ^
         models\\sam2\\reference\\img0.png
     segrt.exe providers
-    SegrtDemo.exe        (the WinForms sample: Open image..., Run UNet; mode SAM2, then click)
+    SegrtDemo.exe        (the WinForms sample: Open > Image..., Run UNet; mode SAM2, then click)
 
 .NET Framework 4.6.1+ programs: reference Segrt.Net.dll (IntelliSense from Segrt.Net.xml), build for x64
 (not AnyCPU with "Prefer 32-bit"), and copy segrt.dll and onnxruntime.dll beside your .exe.

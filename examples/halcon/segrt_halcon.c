@@ -405,3 +405,166 @@ Herror segrt_halcon_track_close(SegSession *video, SegTrack *track) {
     if (a != SEG_OK) return segrt_failure(a);
     return b == SEG_OK ? H_MSG_TRUE : segrt_failure(b);
 }
+
+/* ---- volumes ---- */
+
+Herror segrt_halcon_volume_open(const char *models_dir, Hlong n_slices, Hlong keep_slices, SegSession **out_video, SegTrack **out_track) {
+    SegTrackOptions opt = {.struct_size = sizeof opt};
+    SegSession *video = NULL;
+    SegStatus st;
+    if (!out_video || !out_track) return glue_failure(SEG_NULL_POINTER, "out_video or out_track is NULL");
+    if (n_slices < 0 || n_slices > UINT32_MAX || keep_slices < 0 || keep_slices > UINT32_MAX)
+        return glue_failure(SEG_INVALID_ARGUMENT, "n_slices and keep_slices must be 0 or more");
+    if (seg_abi_version() != SEG_ABI_VERSION)
+        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+    st = seg_track_options_default(&opt);
+    if (st != SEG_OK) return segrt_failure(st);
+    opt.volume = 1;
+    opt.corrections_as_conditioning = 1;   /* a corrected slice keeps its correction when propagating again */
+    opt.num_frames = (uint32_t)n_slices;
+    if (keep_slices > 0) opt.keep_frames = (uint32_t)keep_slices;
+    st = seg_create_sam2_video(models_dir, NULL, &video);
+    if (st != SEG_OK) return segrt_failure(st);
+    st = seg_track_create(video, &opt, out_track);
+    if (st != SEG_OK) {
+        Herror err = segrt_failure(st);
+        seg_free(video);
+        return err;
+    }
+    *out_video = video;
+    return H_MSG_TRUE;
+}
+
+Herror segrt_halcon_volume_add(const Hobject *slices, Hlong n_slices, SegTrack *track) {
+    Hlong k;
+    if (!slices) return glue_failure(SEG_NULL_POINTER, "slices is NULL");
+    if (n_slices < 1) return glue_failure(SEG_INVALID_ARGUMENT, "n_slices must be 1 or more");
+    for (k = 0; k < n_slices; k++) {
+        Herror err = segrt_halcon_track_add(slices[k], track, NULL);
+        if (err != H_MSG_TRUE) return err;
+    }
+    return H_MSG_TRUE;
+}
+
+/* What seg_track_propagate hands on_slice: the buffers it writes each slice to, and the regions made. */
+typedef struct {
+    const SegTrackObject *records;
+    const unsigned char *pixels;   /* n_objects masks of width x height */
+    size_t n_objects, size;
+    Hlong width, height, n_regions, object_id;
+    Hobject *made;                 /* n_regions regions (NULL: slice not reached) */
+    Hlong *present;                /* n_regions flags */
+    Herror err;                    /* a HALCON operator's error or the glue's, which stopped the pass */
+} VolumeDelivery;
+
+/* Called after each slice (on the thread of segrt_halcon_volume_propagate): turns the object's mask into
+ * the slice's region (both ways, the start slice comes twice: the later one is kept). Returns 0 to stop. */
+static int32_t on_slice(int64_t frame, size_t count, void *user_data) {
+    VolumeDelivery *d = user_data;
+    size_t k;
+    char msg[MAX_STRING];
+    if (frame < 0 || frame >= d->n_regions) {
+        snprintf(msg, sizeof msg, "slice %lld is past the %ld regions given", (long long)frame, (long)d->n_regions);
+        d->err = glue_failure(SEG_BUFFER_TOO_SMALL, msg);
+        return 0;
+    }
+    for (k = 0; k < count && k < d->n_objects && d->records[k].object_id != (int32_t)d->object_id; k++) {}
+    if (k == count || k == d->n_objects) {
+        snprintf(msg, sizeof msg, "object %ld is not tracked on this volume", (long)d->object_id);
+        d->err = glue_failure(SEG_INVALID_ARGUMENT, msg);
+        return 0;
+    }
+    if (d->made[frame]) {
+        clear_obj(d->made[frame]);
+        d->made[frame] = NULL;
+    }
+    d->err = mask_outputs(d->pixels + k * d->size, d->width, d->height, NULL, &d->made[frame]);
+    if (d->err != H_MSG_TRUE) {
+        d->made[frame] = NULL;
+        return 0;
+    }
+    d->present[frame] = d->records[k].present ? 1 : 0;
+    return 1;
+}
+
+Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong direction, Hlong object_id, Hobject *regions,
+                                     Hlong *present, Hlong n_regions) {
+    SegPropagation req = {.struct_size = sizeof req};
+    SegTrackState state;
+    SegTrackObject *records = NULL;
+    SegMask *masks = NULL;
+    unsigned char *pixels = NULL;
+    Hobject *made = NULL;
+    Hlong *flags = NULL, k;
+    VolumeDelivery d;
+    size_t n, count = 0, i;
+    SegStatus st;
+    Herror err = H_MSG_TRUE;
+    char msg[MAX_STRING];
+
+    if (!regions) return glue_failure(SEG_NULL_POINTER, "regions is NULL");
+    if (direction != SEG_TRACK_FORWARD && direction != SEG_TRACK_REVERSE && direction != SEG_TRACK_BOTH_WAYS)
+        return glue_failure(SEG_INVALID_ARGUMENT, "direction must be SEG_TRACK_FORWARD (0), SEG_TRACK_REVERSE (1) or SEG_TRACK_BOTH_WAYS (2)");
+    memset(&state, 0, sizeof state);
+    state.struct_size = sizeof state;
+    st = seg_track_state(track, &state);
+    if (st != SEG_OK) return segrt_failure(st);
+    if (n_regions != (Hlong)state.frames) {
+        snprintf(msg, sizeof msg, "n_regions is %ld; the volume has %lld slices", (long)n_regions, (long long)state.frames);
+        return glue_failure(SEG_INVALID_ARGUMENT, msg);
+    }
+    n = state.objects;
+    if (n == 0) return glue_failure(SEG_INVALID_ARGUMENT, "no object to propagate: click an object first");
+    d.size = (size_t)state.width * (size_t)state.height;
+    records = calloc(n, sizeof *records);
+    masks = calloc(n, sizeof *masks);
+    pixels = malloc(n * d.size);
+    made = calloc((size_t)n_regions, sizeof *made);
+    flags = malloc((size_t)n_regions * sizeof *flags);
+    if (!records || !masks || !pixels || !made || !flags) {
+        free(records); free(masks); free(pixels); free(made); free(flags);
+        return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the masks");
+    }
+    for (i = 0; i < n; i++) {
+        masks[i].data = pixels + i * d.size;
+        masks[i].width = state.width;
+        masks[i].height = state.height;
+        masks[i].stride = 0;
+    }
+    for (k = 0; k < n_regions; k++) flags[k] = -1;
+    d.records = records;
+    d.pixels = pixels;
+    d.n_objects = n;
+    d.width = state.width;
+    d.height = state.height;
+    d.n_regions = n_regions;
+    d.object_id = object_id;
+    d.made = made;
+    d.present = flags;
+    d.err = H_MSG_TRUE;
+    st = seg_propagation_default(&req);
+    if (st != SEG_OK) {
+        err = segrt_failure(st);
+    } else {
+        req.direction = (int32_t)direction;
+        req.use_start_frame = 1;
+        req.start_frame = (int64_t)start_slice;
+        st = seg_track_propagate(track, &req, records, sizeof *records, masks, n, &count, on_slice, &d, NULL, NULL);
+        if (d.err != H_MSG_TRUE)
+            err = d.err;   /* the glue stopped the pass: its own error, not SEG_CANCELLED */
+        else if (st != SEG_OK)
+            err = segrt_failure(st);
+    }
+    /* The regions go to the caller only when every slice reached has one. */
+    if (err == H_MSG_TRUE) {
+        for (k = 0; k < n_regions; k++) {
+            if (made[k]) regions[k] = made[k];
+            if (present) present[k] = flags[k];
+        }
+    } else {
+        for (k = 0; k < n_regions; k++)
+            if (made[k]) clear_obj(made[k]);
+    }
+    free(records); free(masks); free(pixels); free(made); free(flags);
+    return err;
+}

@@ -105,4 +105,34 @@ Herror segrt_halcon_track_frame(SegTrack *track, Hlong frame, Hlong object_id, H
 /* Releases the track and the video session (either may be NULL). */
 Herror segrt_halcon_track_close(SegSession *video, SegTrack *track);
 
+/* ---- Volumes: click a structure on one slice, propagate it up and down the volume, correct a slice,
+ * propagate again (see docs/src/pipelines/sam2-tracking.md, "The volume workflow"). A volume's slices
+ * are kept (8-bit RGB after the intensity stage) and encoded when first needed, so every slice stays
+ * reachable both ways. Clicks and corrections: segrt_halcon_track_click on any slice. Release with
+ * segrt_halcon_track_close. ---- */
+
+/* Loads the video modules in `models_dir` (UTF-8) and starts an empty volume track for `n_slices`
+ * slices (0 = not known yet); the `keep_slices` most recently used slice encodings are cached (0 =
+ * segrt's default, 8). A click on a slice already propagated makes it a conditioning slice
+ * (SegTrackOptions.corrections_as_conditioning), so propagating again keeps the correction there. For uint2/int2/real slices set a fixed window on *out_video before adding them. */
+Herror segrt_halcon_volume_open(const char *models_dir, Hlong n_slices, Hlong keep_slices, SegSession **out_video, SegTrack **out_track);
+
+/* Adds `n_slices` slices in order (slices[k], e.g. each object of a HALCON image tuple picked with
+ * select_obj; images as for segrt_halcon_track_add, all of one size). Stops at the first slice refused
+ * (the ones before it stay added). */
+Herror segrt_halcon_volume_add(const Hobject *slices, Hlong n_slices, SegTrack *track);
+
+/* Propagates every object through the volume from slice `start_slice` (an index; -1 = the last slice)
+ * in `direction` (SEG_TRACK_FORWARD, SEG_TRACK_REVERSE or SEG_TRACK_BOTH_WAYS: up to the last slice,
+ * then from the start slice down to 0), and gives object `object_id`'s region on every slice reached:
+ *   regions: an array of n_regions Hobject (n_regions = the slices added), regions[k] = slice k's region
+ *            (empty where the object is hidden); concat_obj them for an object tuple;
+ *   present: NULL, or n_regions Hlong: 1 = the object is seen on slice k, 0 = hidden, -1 = slice k was
+ *            not reached (regions[k] is then not written).
+ * Written only on success, all or none; the caller clears each region written with clear_obj. Every
+ * object is tracked (call again with the start slice's index and another object id, or use
+ * seg_track_propagate directly, for several objects' regions from one pass). */
+Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong direction, Hlong object_id, Hobject *regions,
+                                     Hlong *present, Hlong n_regions);
+
 #endif /* SEGRT_HALCON_H */

@@ -11,6 +11,10 @@
  *   - tracking: 8 synthetic R, G, B frames (a disc moving over a gradient) through the glue give, frame by
  *     frame, the region areas and present flags of the plain C API tracking the same frames as interleaved
  *     BGR; a frame of another size and a click on a frame never added fail with segrt's message;
+ *   - volumes: the same 8 frames as the slices of a volume (added as an array), the middle slice clicked,
+ *     propagated both ways, corrected on another slice and propagated again give, slice by slice, the regions
+ *     and present flags of the plain C API's volume track; slices not reached are flagged -1 and untouched;
+ *     an unknown object, a wrong region count, a start slice never added and a bad direction write nothing;
  *   - interactive SAM (the tiny samexporter pair): a click, and a box, on a synthetic R, G, B image give
  *     masks bit-identical to the plain C API on the same pixels as interleaved BGR; a NULL session and a
  *     click outside the image fail with a code > 10000 and a message, outputs untouched;
@@ -164,6 +168,159 @@ static void check_tracking(const char *repo) {
     CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "frame 99") != NULL && region == (Hobject)&region, "frame 99 gave %u %s", err, text);
     clear_obj(small);
     CHECK(segrt_halcon_track_close(video, track) == H_MSG_TRUE, "track close");
+    CHECK(segrt_halcon_track_close(plain_video, plain) == H_MSG_TRUE, "plain close");
+    free(r); free(g); free(b); free(bgr); free(m);
+}
+
+/* Slice areas and present flags of the plain C API's propagation (the later visit of a slice kept). */
+typedef struct {
+    const SegTrackObject *rec;
+    long area[TFRAMES];
+    int present[TFRAMES], visits;
+} PlainSlices;
+
+static int32_t plain_slice(int64_t frame, size_t count, void *user_data) {
+    PlainSlices *p = user_data;
+    if (count != 1 || frame < 0 || frame >= TFRAMES) return 0;
+    p->area[frame] = (long)p->rec[0].area;
+    p->present[frame] = (int)p->rec[0].present;
+    p->visits++;
+    return 1;
+}
+
+static void plain_propagate(SegTrack *plain, int64_t start, PlainSlices *p, SegTrackObject *rec, SegMask *mask) {
+    SegPropagation req = {.struct_size = sizeof req};
+    size_t n = 0;
+    SegStatus st;
+    int k;
+    for (k = 0; k < TFRAMES; k++) { p->area[k] = -1; p->present[k] = -1; }
+    p->visits = 0;
+    p->rec = rec;
+    CHECK(seg_propagation_default(&req) == SEG_OK, "seg_propagation_default");
+    req.direction = SEG_TRACK_BOTH_WAYS;
+    req.use_start_frame = 1;
+    req.start_frame = start;
+    st = seg_track_propagate(plain, &req, rec, sizeof *rec, mask, 1, &n, plain_slice, p, NULL, NULL);
+    CHECK(st == SEG_OK, "plain propagate from %lld: %s", (long long)start, seg_status_str(st));
+}
+
+/* Compares the glue's regions with the plain C API's masks, slice by slice, then clears the regions. */
+static void same_slices(Hobject *regions, const Hlong *present, const PlainSlices *p, const char *what) {
+    Hlong area = 0;
+    double row, col;
+    int k;
+    for (k = 0; k < TFRAMES; k++) {
+        CHECK(regions[k] != NULL && area_center(regions[k], &area, &row, &col) == H_MSG_TRUE, "%s: slice %d has a region", what, k);
+        CHECK(area == p->area[k] && present[k] == p->present[k], "%s: slice %d: region %ld present %ld, plain %ld present %d", what, k, (long)area,
+              (long)present[k], p->area[k], p->present[k]);
+        clear_obj(regions[k]);
+        regions[k] = NULL;
+    }
+}
+
+/* A volume through the glue (open, the slices as an array, a click on the middle slice, both ways, a
+ * correction, both ways again) against the plain C API's volume track on the same slices. */
+static void check_volume(const char *repo) {
+    char path[4096], text[MAX_STRING];
+    unsigned char *r = malloc(TW * TH), *g = malloc(TW * TH), *b = malloc(TW * TH), *bgr = malloc(3 * TW * TH), *m = malloc(TW * TH);
+    SegSession *video = NULL, *plain_video = NULL;
+    SegTrack *track = NULL, *plain = NULL;
+    SegTrackOptions opt = {.struct_size = sizeof opt};
+    SegTrackObject rec;
+    SegMask mask;
+    Hobject slices[TFRAMES], regions[TFRAMES], region = NULL;
+    Hlong present[TFRAMES], k;
+    PlainSlices p;
+    size_t n = 0;
+    Herror err;
+    const int mid = TFRAMES / 2, fix = TFRAMES - 2;
+
+    snprintf(path, sizeof path, "%s/models/sam2/video", repo);
+    err = segrt_halcon_volume_open(path, TFRAMES, 2, &video, &track);
+    get_error_text((Hlong)err, text);
+    CHECK(err == H_MSG_TRUE, "segrt_halcon_volume_open: %u %s", err, text);
+    if (err != H_MSG_TRUE) return;
+    CHECK(seg_create_sam2_video(path, NULL, &plain_video) == SEG_OK, "plain video session");
+    CHECK(seg_track_options_default(&opt) == SEG_OK, "plain options");
+    opt.volume = 1;
+    opt.corrections_as_conditioning = 1;
+    opt.num_frames = TFRAMES;
+    opt.keep_frames = 2;
+    CHECK(seg_track_create(plain_video, &opt, &plain) == SEG_OK, "plain volume track");
+    mask.data = m; mask.width = TW; mask.height = TH; mask.stride = 0;
+    for (k = 0; k < TFRAMES; k++) {
+        SegImage img;
+        make_frame((int)k, r, g, b, bgr);
+        CHECK(gen_image3(&slices[k], "byte", TW, TH, (Hlong)r, (Hlong)g, (Hlong)b) == H_MSG_TRUE, "gen_image3");
+        memset(&img, 0, sizeof img);
+        img.data = bgr; img.width = TW; img.height = TH; img.format = SEG_FORMAT_BGR24;
+        CHECK(seg_track_add_frame(plain, &img, NULL, NULL, NULL) == SEG_OK, "plain add slice %ld", (long)k);
+        regions[k] = NULL;
+    }
+    err = segrt_halcon_volume_add(slices, TFRAMES, track);
+    CHECK(err == H_MSG_TRUE, "segrt_halcon_volume_add: %u", err);
+    for (k = 0; k < TFRAMES; k++) clear_obj(slices[k]);
+
+    /* nothing clicked yet: refused, nothing written */
+    err = segrt_halcon_volume_propagate(track, mid, SEG_TRACK_BOTH_WAYS, 1, regions, present, TFRAMES);
+    get_error_text((Hlong)err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && regions[0] == NULL, "propagate before a click: %u %s", err, text);
+
+    /* the middle slice clicked (the disc's centre), both ways */
+    {
+        SegPoint click = {80.0f + 12.0f * (float)mid, 120.0f, 1};
+        err = segrt_halcon_track_click(track, mid, 1, 120.0, 80.0 + 12.0 * mid, 1, &region);
+        CHECK(err == H_MSG_TRUE && seg_track_add_prompt(plain, mid, 1, &click, 1, NULL, &rec, sizeof rec, &mask, 1, &n, NULL, NULL) == SEG_OK,
+              "click on the middle slice: %u", err);
+        clear_obj(region);
+    }
+    err = segrt_halcon_volume_propagate(track, mid, SEG_TRACK_BOTH_WAYS, 1, regions, present, TFRAMES);
+    get_error_text((Hlong)err, text);
+    CHECK(err == H_MSG_TRUE, "volume propagate: %u %s", err, text);
+    plain_propagate(plain, mid, &p, &rec, &mask);
+    CHECK(p.visits == TFRAMES + 1, "plain: %d slices visited", p.visits);
+    if (err == H_MSG_TRUE) same_slices(regions, present, &p, "both ways");
+
+    /* a correction on another slice (a background click on the disc's right edge), both ways from there */
+    {
+        SegPoint clicks[2] = {{80.0f + 12.0f * (float)fix, 120.0f, 1}, {80.0f + 12.0f * (float)fix + 36.0f, 120.0f, 0}};
+        err = segrt_halcon_track_click(track, fix, 1, 120.0, 80.0 + 12.0 * fix + 36.0, 0, NULL);
+        /* the glue's click replaces the object's clicks on that slice with this one; the plain API gets the same */
+        CHECK(err == H_MSG_TRUE && seg_track_add_prompt(plain, fix, 1, &clicks[1], 1, NULL, &rec, sizeof rec, &mask, 1, &n, NULL, NULL) == SEG_OK,
+              "correction on slice %d: %u", fix, err);
+    }
+    err = segrt_halcon_volume_propagate(track, fix, SEG_TRACK_BOTH_WAYS, 1, regions, present, TFRAMES);
+    CHECK(err == H_MSG_TRUE, "propagate again: %u", err);
+    plain_propagate(plain, fix, &p, &rec, &mask);
+    if (err == H_MSG_TRUE) same_slices(regions, present, &p, "after the correction");
+    printf("volume: %d slices both ways from slice %d, corrected on slice %d and propagated again: the glue's regions equal the plain C API's\n",
+           TFRAMES, mid, fix);
+
+    /* forward from the last slice: only that slice reached, the others flagged -1 and untouched */
+    err = segrt_halcon_volume_propagate(track, -1, SEG_TRACK_FORWARD, 1, regions, present, TFRAMES);
+    CHECK(err == H_MSG_TRUE && regions[TFRAMES - 1] != NULL && present[TFRAMES - 1] >= 0, "forward from the last slice: %u", err);
+    for (k = 0; k < TFRAMES - 1; k++) CHECK(regions[k] == NULL && present[k] == -1, "slice %ld not reached", (long)k);
+    clear_obj(regions[TFRAMES - 1]);
+    regions[TFRAMES - 1] = NULL;
+
+    /* refusals: segrt's or the glue's message, nothing written */
+    present[0] = 7;
+    err = segrt_halcon_volume_propagate(track, mid, SEG_TRACK_BOTH_WAYS, 9, regions, present, TFRAMES);
+    get_error_text((Hlong)err, text);
+    printf("an object never clicked: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "object 9") != NULL && regions[0] == NULL && present[0] == 7, "object 9: %u %s", err, text);
+    err = segrt_halcon_volume_propagate(track, mid, SEG_TRACK_BOTH_WAYS, 1, regions, present, TFRAMES - 1);
+    get_error_text((Hlong)err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "slices") != NULL && regions[0] == NULL, "too few regions: %u %s", err, text);
+    err = segrt_halcon_volume_propagate(track, 99, SEG_TRACK_BOTH_WAYS, 1, regions, present, TFRAMES);
+    get_error_text((Hlong)err, text);
+    printf("start slice 99: error %u: %s\n", err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && regions[0] == NULL, "start slice 99: %u %s", err, text);
+    err = segrt_halcon_volume_propagate(track, mid, 5, 1, regions, present, TFRAMES);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT), "direction 5: %u", err);
+    CHECK(segrt_halcon_volume_add(NULL, 1, track) == SEGRT_H_ERR(SEG_NULL_POINTER), "volume_add of NULL");
+
+    CHECK(segrt_halcon_track_close(video, track) == H_MSG_TRUE, "volume close");
     CHECK(segrt_halcon_track_close(plain_video, plain) == H_MSG_TRUE, "plain close");
     free(r); free(g); free(b); free(bgr); free(m);
 }
@@ -628,6 +785,7 @@ int main(int argc, char **argv) {
     CHECK(segrt_halcon_close(s) == SEGRT_H_ERR(SEG_INVALID_HANDLE), "double close must be detected");
 
     check_tracking(argv[1]);
+    check_volume(argv[1]);
     check_sam(argv[1]);
     check_wide(argv[1], r, g, b, gray, rgb.w, rgb.h);
     check_real_sam(argv[1], argv[2]);

@@ -21,6 +21,7 @@ FIRST_IS_SIZE(SegSam2PromptsInfo);
 FIRST_IS_SIZE(SegEverythingInfo);
 FIRST_IS_SIZE(SegTrackInfo);
 FIRST_IS_SIZE(SegTrackState);
+FIRST_IS_SIZE(SegPropagation);
 int main(void) {
     /* The size first, then the defaults (C99 designated / C++11 value-initialised: both free of
      * -Wmissing-field-initializers, which `{ sizeof o }` trips under -Wextra). */

@@ -348,7 +348,14 @@ static void lifecycle(SegSession *video, int nexts) {
     count = 0;
     CHECK(seg_track_frame(t, 0, NULL, 0, NULL, 0, &count, NULL, NULL) == SEG_OK && count == 2, "count only: %s", last_error());
     CHECK(state_of(t).tracking_started == 1, "tracking started");
-    CHECK(click(t, 0, 3, 0, &o, MAXO) == SEG_INVALID_ARGUMENT, "a new object after tracking started");
+    /* a new object after tracking started (as SAM2's predictor allows); removed, then removed again */
+    st = click(t, 0, 3, 0, &o, MAXO);
+    CHECK(st == SEG_OK && o.count == 3 && o.obj[2].object_id == 3 && records_match_masks(&o), "a new object after tracking started: %s %s",
+          seg_status_str(st), last_error());
+    CHECK(seg_track_remove_object(t, 3) == SEG_OK && state_of(t).objects == 2, "remove object 3: %s", last_error());
+    CHECK(seg_track_remove_object(t, 3) == SEG_INVALID_ARGUMENT && strstr(last_error(), "object 3") != NULL, "object 3 removed twice: %s",
+          last_error());
+    CHECK(seg_track_remove_object(NULL, 1) == SEG_INVALID_HANDLE, "remove_object on NULL");
 
     /* streaming: next with too small buffers adds nothing */
     for (i = 1; i <= nexts; i++) {
@@ -420,6 +427,121 @@ static void lifecycle(SegSession *video, int nexts) {
     out_free(&o);
     free(bgr);
     free(small);
+}
+
+/* ---- 1b. a volume: a middle slice clicked, propagated both ways through seg_track_propagate ---- */
+typedef struct {
+    Out *out;
+    const unsigned char *clicked; /* the mask the click gave on slice `clicked_frame` */
+    int64_t clicked_frame;
+    int64_t frames[64];
+    int n, stop_after, bad_records, clicked_changed;
+} Delivered;
+
+static int32_t on_frame(int64_t frame, size_t count, void *user_data) {
+    Delivered *d = user_data;
+    d->out->count = count;
+    if (count != 1 || !records_match_masks(d->out)) d->bad_records++;
+    /* the clicked slice is a conditioning frame: it keeps the click's mask */
+    if (d->clicked && frame == d->clicked_frame && (count < 1 || memcmp(d->out->px[0], d->clicked, (size_t)W * H) != 0)) d->clicked_changed++;
+    if (d->n < 64) d->frames[d->n] = frame;
+    d->n++;
+    return d->n != d->stop_after;
+}
+
+static SegStatus propagate(SegTrack *t, const SegPropagation *request, Out *o, Delivered *d, SegCallControl *control) {
+    const unsigned char *clicked = d->clicked;
+    int64_t clicked_frame = d->clicked_frame;
+    memset(d, 0, sizeof *d);
+    d->out = o;
+    d->clicked = clicked;
+    d->clicked_frame = clicked_frame;
+    d->stop_after = -1;
+    o->info.struct_size = sizeof o->info;
+    return seg_track_propagate(t, request, o->obj, sizeof(SegTrackObject), o->m, MAXO, &o->count, on_frame, d, &o->info, control);
+}
+
+static void volume_both_ways(SegSession *video, int slices) {
+    unsigned char *bgr = malloc((size_t)W * H * 3), *clicked = malloc((size_t)W * H);
+    SegTrackOptions opt = {.struct_size = sizeof opt};
+    SegPropagation req = {.struct_size = sizeof req};
+    SegTrack *t = NULL;
+    SegTrackInfo info;
+    SegStatus st;
+    Delivered d;
+    Out o;
+    int i, mid = slices / 2, in_order = 1;
+
+    out_init(&o);
+    CHECK(seg_track_options_default(&opt) == SEG_OK && opt.volume == 0 && opt.corrections_as_conditioning == 0, "volume off by default");
+    opt.volume = 1;
+    opt.keep_frames = 2;
+    opt.num_frames = (uint32_t)slices;
+    CHECK(seg_track_create(video, &opt, &t) == SEG_OK, "volume track: %s", last_error());
+    for (i = 0; i < slices; i++) {
+        SegImage img = bgr_image(bgr, W, H);
+        make_frame(bgr, W, H, i);
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        st = seg_track_add_frame(t, &img, NULL, &info, NULL);
+        CHECK(st == SEG_OK && info.image_encoder_ms == 0.0, "slice %d added, not encoded: %s", i, last_error());
+    }
+    CHECK(state_of(t).volume == 1 && state_of(t).held_frames == 0, "volume state");
+    st = click(t, mid, 1, mid, &o, MAXO);
+    CHECK(st == SEG_OK && o.count == 1 && records_match_masks(&o), "click on slice %d: %s", mid, last_error());
+    memcpy(clicked, o.px[0], (size_t)W * H);
+    memset(&d, 0, sizeof d);
+    d.clicked = clicked;
+    d.clicked_frame = mid;
+
+    /* a bad request: refused before anything runs, nothing written, no frame delivered */
+    CHECK(seg_propagation_default(&req) == SEG_OK && req.direction == SEG_TRACK_FORWARD && req.use_start_frame == 0 && req.max_frames == -1,
+          "seg_propagation_default");
+    req.direction = 7;
+    out_poison(&o);
+    st = propagate(t, &req, &o, &d, NULL);
+    o.count = 12345;
+    CHECK(st == SEG_INVALID_ARGUMENT && d.n == 0 && out_untouched(&o), "direction 7: %s", seg_status_str(st));
+
+    /* both ways from the middle slice: mid..last, then mid..0, every slice with the disc in its mask */
+    req.direction = SEG_TRACK_BOTH_WAYS;
+    req.use_start_frame = 1;
+    req.start_frame = mid;
+    st = propagate(t, &req, &o, &d, NULL);
+    CHECK(st == SEG_OK && d.n == slices + 1, "both ways from slice %d: %s %s, %d frames", mid, seg_status_str(st), last_error(), d.n);
+    for (i = 0; i < d.n && i < 64; i++) in_order &= d.frames[i] == (i < slices - mid ? mid + i : mid - (i - (slices - mid)));
+    CHECK(in_order, "frames in order: the start slice to the last, then the start slice down to 0");
+    CHECK(d.bad_records == 0 && d.clicked_changed == 0, "%d frames with bad records; the clicked slice changed %d times", d.bad_records,
+          d.clicked_changed);
+    CHECK(o.info.frame == 0 && o.info.memory_attention_ms > 0.0, "out_info: the last frame (%lld), summed times", (long long)o.info.frame);
+    CHECK(state_of(t).held_frames <= 3, "held frames: 2 cached + the conditioning slice (%u)", state_of(t).held_frames);
+
+    /* the frame callback stops after 2 frames: SEG_CANCELLED */
+    req.direction = SEG_TRACK_REVERSE;
+    req.start_frame = -1;
+    memset(&d, 0, sizeof d);
+    d.out = &o;
+    d.stop_after = 2;
+    st = seg_track_propagate(t, &req, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, on_frame, &d, NULL, NULL);
+    CHECK(st == SEG_CANCELLED && d.n == 2 && d.frames[0] == slices - 1 && d.frames[1] == slices - 2, "stopped by the callback: %s, %d frames",
+          seg_status_str(st), d.n);
+
+    /* NULL request: forward from the prompted slice to the end */
+    st = propagate(t, NULL, &o, &d, NULL);
+    CHECK(st == SEG_OK && d.n == slices - mid && d.frames[0] == mid, "NULL request: %s, %d frames", seg_status_str(st), d.n);
+
+    /* clear the prompts of the clicked slice: propagation then has no prompt to start from */
+    o.info.struct_size = sizeof o.info;
+    st = seg_track_clear_prompts(t, mid, 1, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, &o.info);
+    CHECK(st == SEG_OK && o.count == 1 && records_match_masks(&o), "clear_prompts: %s", last_error());
+    st = propagate(t, NULL, &o, &d, NULL);
+    CHECK(st == SEG_INVALID_ARGUMENT && d.n == 0, "propagate without a prompt: %s", seg_status_str(st));
+    CHECK(seg_track_clear_prompts(t, mid, 9, o.obj, sizeof(SegTrackObject), o.m, MAXO, &o.count, NULL) == SEG_INVALID_ARGUMENT,
+          "clear_prompts of an unknown object");
+    CHECK(seg_track_free(t) == SEG_OK, "free the volume");
+    out_free(&o);
+    free(bgr);
+    free(clicked);
 }
 
 /* ---- 2. threads ---- */
@@ -787,6 +909,7 @@ int main(int argc, char **argv) {
     printf("video session created in %.0f ms\n", now_ms() - t0);
 
     lifecycle(video, quick ? 1 : 3);
+    volume_both_ways(video, quick ? 4 : 9);
     threads_feed(video, quick ? 1 : 10);
     if (!quick) threads_reset(video, 15);
     threads_free(video);

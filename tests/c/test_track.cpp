@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -212,9 +213,87 @@ int main(int argc, char **argv) {
         std::vector<std::uint8_t> small(160 * 120 * 3, 50);
         expect_error(SEG_INVALID_ARGUMENT, "a 160x120 frame", [&] { tracker.add_frame(segrt::image(small.data(), 160, 120, 0, SEG_FORMAT_RGB24)); });
         expect_error(SEG_INVALID_ARGUMENT, "a prompt on frame 99", [&] { tracker.add_prompt(99, 1, {{10.0f, 10.0f, 1}}); });
-        expect_error(SEG_INVALID_ARGUMENT, "a new object after tracking started", [&] { tracker.add_prompt(0, 9, {{10.0f, 10.0f, 1}}); });
         expect_error(SEG_INVALID_ARGUMENT, "track_frame 99", [&] { tracker.track_frame(99); });
         expect(tracker.state().frames == s.frames && tracker.state().objects == s.objects, "state unchanged by the errors");
+        // a new object after tracking started (as SAM2's predictor allows); removed, then removed again
+        {
+            segrt::TrackedFrame f = tracker.add_prompt(0, 9, {{250.0f, 50.0f, 1}});
+            expect(f.objects.size() == s.objects + 1u && f.objects.back().object_id == 9 && records_match(f), "a new object after tracking started");
+            tracker.remove_object(9);
+            expect(tracker.state().objects == s.objects, "remove_object");
+            expect_error(SEG_INVALID_ARGUMENT, "remove_object of an object removed already", [&] { tracker.remove_object(9); });
+        }
+
+        // a volume: slices fed without encoding, the middle one clicked, propagated both ways
+        {
+            const int nv = quick ? 4 : n_frames, mid = nv / 2;
+            SegTrackOptions vo = segrt::volume_options(static_cast<std::uint32_t>(nv), 2);
+            segrt::Tracker volume(model, &vo);
+            for (int i = 0; i < nv; i++) {
+                SegTrackInfo info;
+                volume.add_frame(segrt::image(frames[i].px.data(), W, H, 0, SEG_FORMAT_RGB24), &info);
+                expect(info.image_encoder_ms == 0.0, "a volume's slice " + std::to_string(i) + " is encoded when needed");
+            }
+            expect(volume.state().volume == 1 && volume.state().held_frames == 0, "volume state");
+            segrt::TrackedFrame clicked = volume.add_prompt(mid, 1, {{160.0f, 100.0f, 1}});
+            expect(clicked.objects.size() == 1 && clicked.objects[0].present == 1, "the middle slice clicked");
+            std::vector<std::int64_t> order;
+            std::vector<std::vector<std::uint8_t>> masks(static_cast<std::size_t>(nv));
+            SegTrackInfo summed;
+            const std::size_t n = volume.propagate(
+                segrt::propagation(SEG_TRACK_BOTH_WAYS, mid),
+                [&](segrt::TrackedFrame &f) {
+                    order.push_back(f.frame);
+                    expect(f.objects.size() == 1 && f.width == W && f.height == H && records_match(f), "frame " + std::to_string(f.frame) + ": records");
+                    if (!f.masks.empty()) masks[static_cast<std::size_t>(f.frame)] = std::move(f.masks[0]);
+                    return true;
+                },
+                nullptr, &summed);
+            std::vector<std::int64_t> want;
+            for (int i = mid; i < nv; i++) want.push_back(i);
+            for (int i = mid; i >= 0; i--) want.push_back(i);
+            expect(n == want.size() && order == want, "both ways from the middle: the start slice to the last, then down to 0");
+            expect(summed.frame == 0 && summed.memory_attention_ms > 0.0, "propagate's info: the last frame, summed times");
+            expect(masks[static_cast<std::size_t>(mid)] == clicked.masks[0], "the conditioning slice keeps its clicked mask");
+            // a stop from the callback: segrt::Cancelled, the frames delivered stay delivered
+            std::size_t seen = 0;
+            expect_error(SEG_CANCELLED, "on_frame returning false", [&] {
+                volume.propagate(segrt::propagation(SEG_TRACK_FORWARD, 0), [&](segrt::TrackedFrame &) { return ++seen < 2; });
+            });
+            expect(seen == 2, "stopped after the second frame");
+            // an exception of the callback comes back as itself
+            try {
+                volume.propagate(segrt::propagation(SEG_TRACK_REVERSE), [](segrt::TrackedFrame &) -> bool { throw std::logic_error("mine"); });
+                expect(false, "the callback's exception was swallowed");
+            } catch (const std::logic_error &e) {
+                expect(std::string(e.what()) == "mine", "the callback's exception rethrown");
+            }
+            // a cancelled control: nothing delivered; progress reaches 1 in SEG_STAGE_PROPAGATION
+            segrt::Control control;
+            control.cancel();
+            expect_error(SEG_CANCELLED, "a cancelled control", [&] { volume.propagate(segrt::propagation(SEG_TRACK_BOTH_WAYS), &control); });
+            control.reset();
+            float last = -1.0f;
+            control.set_progress([&](SegStage stage, float fraction) {
+                if (stage == SEG_STAGE_PROPAGATION) last = fraction;
+                return true;
+            });
+            // a second object after tracking, on another slice; both ways from there, a frame budget
+            const int other = nv - 1;
+            segrt::TrackedFrame two = volume.add_prompt(other, 2, {{250.0f, 50.0f, 1}});
+            expect(two.objects.size() == 2 && two.objects[1].object_id == 2, "a second object on slice " + std::to_string(other));
+            std::vector<segrt::TrackedFrame> all = volume.propagate(segrt::propagation(SEG_TRACK_BOTH_WAYS, other, 2), &control);
+            expect(all.size() == 4 && all[0].frame == other && all[1].frame == other && all[2].frame == other - 1 && all[3].frame == other - 2,
+                   "both ways from the last slice, 2 frames: forward has only the start slice");
+            for (const segrt::TrackedFrame &f : all) expect(f.objects.size() == 2 && records_match(f), "two objects per frame");
+            expect(last == 1.0f, "progress ends at 1: " + std::to_string(last));
+            // clear the second object's prompts on its slice, remove it
+            segrt::TrackedFrame cleared = volume.clear_prompts(other, 2);
+            expect(cleared.frame == other && cleared.objects.size() == 2, "clear_prompts returns the frame's objects");
+            volume.remove_object(2);
+            expect(volume.state().objects == 1, "object 2 removed");
+            expect_error(SEG_INVALID_ARGUMENT, "clear_prompts of a removed object", [&] { volume.clear_prompts(other, 2); });
+        }
         expect_error(SEG_MODEL_NOT_FOUND, "a missing models folder", [&] { segrt::VideoModel m("/no/such/folder"); });
 
         // move semantics: the moved-from tracker owns nothing, its calls are SEG_INVALID_HANDLE

@@ -120,6 +120,9 @@ static partial class SegrtTests
         if (t == typeof(int)) return 1;
         if (t == typeof(long)) return 0L;
         if (t == typeof(CancellationToken)) return CancellationToken.None;
+        if (t == typeof(PropagationDirection)) return PropagationDirection.BothWays;
+        if (t == typeof(long?)) return (long?)0L;
+        if (t == typeof(Action<TrackedFrame>)) return (Action<TrackedFrame>)(f => { });
         if (p.HasDefaultValue) return p.DefaultValue;
         throw new Exception(member + ": no test argument for parameter " + p.Name + " of type " + t.Name + " (add one to ArgumentFor)");
     }

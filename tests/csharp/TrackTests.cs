@@ -25,6 +25,8 @@ static partial class SegrtTests
         Test("tracking: an object added between the state read and the call is answered by a retry with segrt's count", TrackBufferRetry);
         Test("tracking: several threads calling Next on one tracker all complete, each frame once", TrackThreadsOnOneTracker);
         Test("tracking: trackers from one model on several tasks give the single-thread masks", TrackTasksOnOneModel);
+        Test("tracking: a volume clicked on a middle slice, propagated both ways (collected and per frame), corrected, propagated again", TrackVolumeBothWays);
+        Test("tracking: stopping a propagation (token, the delegate's exception, a frame budget), progress, RemoveObject, ClearPrompts", TrackVolumeStopAndEdit);
     }
 
     // ---- the reference clip ----
@@ -397,8 +399,13 @@ static partial class SegrtTests
                 Throws<SegrtException>(() => t.AddPoints(0, 1, new Sam2Point(float.NaN, 10, true)), "a NaN click");
                 var f = t.Next(frames[1]);
                 Check(f.Frame == 1, "a good frame after the refused ones");
-                ThrowsSegrt(Status.InvalidArgument, () => t.AddPoints(1, 2, new Sam2Point(250, 50, true)), "a new object after tracking started");
-                Check(t.State.Objects == 1, "the refused object was not added");
+                // A new object after tracking started is allowed (as in SAM2's predictor); it has no output before its frame.
+                var added = t.AddPoints(1, 2, new Sam2Point(250, 50, true));
+                Check(added.Objects.Count == 2 && added.Objects[1].ObjectId == 2 && added.Objects[1].HasOutput, "a new object after tracking started");
+                Check(t.State.Objects == 2, "the new object is in the track");
+                t.RemoveObject(2);
+                ThrowsSegrt(Status.InvalidArgument, () => t.RemoveObject(2), "an object removed already");
+                Check(t.State.Objects == 1, "object 2 removed");
             }
             ThrowsSegrt(Status.ModelNotFound, () => new Sam2VideoModel(Path.Combine(Repo, "no-such-video-dir")), "a missing model folder");
             Throws<ArgumentNullException>(() => new Sam2VideoModel(null), "null folder");
@@ -512,6 +519,160 @@ static partial class SegrtTests
                 foreach (var task in tasks)
                     for (int i = 0; i < single.Count; i++)
                         SameFrames(single[i], task.Result[i], "task result " + i);
+            }
+        }
+        finally
+        {
+            foreach (var b in frames) b.Dispose();
+        }
+    }
+
+    // ---- volumes: the clip's 14 frames as the slices of a volume ----
+
+    /// <summary>The middle slice of the volume tests and its clicks (the clip's correction of object 1 there).</summary>
+    const long MidSlice = 5;
+    static readonly Sam2Point[] MidClicks = { new Sam2Point(130, 112, true), new Sam2Point(220, 95, false) };
+
+    /// <summary>A volume tracker (2 encodings cached) with every frame of the clip added, none encoded.</summary>
+    static Sam2Tracker VolumeOf(Sam2VideoModel model, Bitmap[] frames, bool correctionsAsConditioning = false)
+    {
+        var t = model.CreateTracker(new TrackerOptions { NumFrames = frames.Length, KeepFrames = 2, Volume = true, CorrectionsAsConditioning = correctionsAsConditioning });
+        var s = t.State;
+        Check(s.Volume && s.CorrectionsAsConditioning == correctionsAsConditioning, "the volume options reach segrt");
+        foreach (var f in frames) t.AddFrame(f);
+        Check(t.State.HeldFrames == 0, "a volume's slices are encoded when first needed");
+        return t;
+    }
+
+    static long[] BothWaysOrder(long start, long count)
+    {
+        var order = new List<long>();
+        for (long i = start; i < count; i++) order.Add(i);
+        for (long i = start; i >= 0; i--) order.Add(i);
+        return order.ToArray();
+    }
+
+    static void TrackVolumeBothWays()
+    {
+        var frames = ClipFrames();
+        try
+        {
+            using (var model = VideoModel())
+            using (var collected = VolumeOf(model, frames))
+            using (var streamed = VolumeOf(model, frames))
+            {
+                Check(!new TrackerOptions().Volume && !new TrackerOptions().CorrectionsAsConditioning, "volume and corrections off by default");
+                var clicked = collected.AddPoints(MidSlice, 1, MidClicks);
+                SameFrames(clicked, streamed.AddPoints(MidSlice, 1, MidClicks), "the click on the middle slice");
+                Check(clicked.Objects[0].Present && clicked.Objects[0].Area > 0, "the click gives a mask");
+
+                var all = collected.Propagate(PropagationDirection.BothWays, MidSlice);
+                var order = BothWaysOrder(MidSlice, frames.Length);
+                Check(all.Frames.Select(f => f.Frame).SequenceEqual(order) && all.FrameCount == order.Length,
+                    "both ways: the middle slice to the last, then down to 0: " + string.Join(",", all.Frames.Select(f => f.Frame)));
+                Check(all.LastFrame == 0 && all.MemoryAttentionMs > 0 && all.ImageEncoderMs > 0 && all.TotalMs >= all.ImageEncoderMs, "summed times, last frame 0");
+                foreach (var f in all.Frames)
+                {
+                    CheckRecords(f, "slice " + f.Frame);
+                    Check(f.Objects.Count == 1 && f.Objects[0].HasOutput && f.Width == 320 && f.Height == 240, "slice " + f.Frame + ": one object with an output");
+                }
+                Check(all.Frames.Where(f => f.Frame == MidSlice).All(f => Same(f.Masks[0], clicked.Masks[0])), "the clicked slice keeps its mask");
+                Console.WriteLine("      slices (area, - = hidden): " + string.Join(" ", all.Frames.Select(f => f.Frame + ":" + (f.Objects[0].Present ? f.Objects[0].Area.ToString() : "-"))));
+
+                // The per-frame delegate gets the same frames, each with its own masks, on the calling thread.
+                var got = new List<TrackedFrame>();
+                int thread = Thread.CurrentThread.ManagedThreadId;
+                var r = streamed.Propagate(PropagationDirection.BothWays, MidSlice, -1, f =>
+                {
+                    Check(Thread.CurrentThread.ManagedThreadId == thread, "the delegate runs on the calling thread");
+                    got.Add(f);
+                    // A collection inside the native call: the callback's thunk and the pinned buffers must survive it.
+                    if (got.Count == 2) { GC.Collect(); GC.WaitForPendingFinalizers(); }
+                });
+                Check(r.FrameCount == order.Length && r.Frames.Count == 0 && got.Count == order.Length, "the delegate got every frame");
+                for (int i = 0; i < got.Count; i++) SameFrames(got[i], all.Frames[i], "per frame vs collected, #" + i);
+                Check(!ReferenceEquals(got[0].Masks[0], got[1].Masks[0]), "each frame has its own mask arrays");
+
+                // Correct a slice (a background click where the mask grew), propagate again from there both ways.
+                var slice = all.Frames.First(f => f.Frame != MidSlice && f.Objects[0].Area > 0);
+                var b = slice.Objects[0].Bounds;
+                var fix = collected.AddPoints(slice.Frame, 1, MidClicks[0], new Sam2Point(b.Left + 0.5f, b.Top + b.Height / 2f, false));
+                CheckRecords(fix, "the corrected slice");
+                var again = collected.Propagate(PropagationDirection.BothWays, slice.Frame);
+                Check(again.Frames.Select(f => f.Frame).SequenceEqual(BothWaysOrder(slice.Frame, frames.Length)), "propagated again from the corrected slice");
+                foreach (var f in again.Frames) CheckRecords(f, "again, slice " + f.Frame);
+                Check(again.Frames.Where(f => f.Frame == MidSlice).All(f => Same(f.Masks[0], clicked.Masks[0])), "the clicked slice still keeps its mask");
+            }
+        }
+        finally
+        {
+            foreach (var b in frames) b.Dispose();
+        }
+    }
+
+    static void TrackVolumeStopAndEdit()
+    {
+        var frames = ClipFrames();
+        try
+        {
+            using (var model = VideoModel())
+            using (var t = VolumeOf(model, frames, correctionsAsConditioning: true))
+            {
+                ThrowsSegrt(Status.InvalidArgument, () => t.Propagate(), "nothing prompted to propagate from");
+                Throws<ArgumentException>(() => t.Propagate((PropagationDirection)7), "a direction out of range");
+                Throws<ArgumentNullException>(() => t.Propagate(PropagationDirection.Forward, null, -1, null), "a null delegate");
+                t.AddPoints(MidSlice, 1, MidClicks);
+
+                // The token cancelled from inside the delegate: OperationCanceledException after that frame.
+                var seen = new List<long>();
+                using (var cts = new CancellationTokenSource())
+                {
+                    Throws<OperationCanceledException>(() => t.Propagate(PropagationDirection.Forward, null, -1, f =>
+                    {
+                        seen.Add(f.Frame);
+                        if (seen.Count == 2) cts.Cancel();
+                    }, cts.Token), "cancelled by the token");
+                }
+                Check(seen.SequenceEqual(new[] { MidSlice, MidSlice + 1 }), "two frames before the stop: " + string.Join(",", seen));
+                // An exception of the delegate comes back as itself; a token cancelled before the call runs nothing.
+                var e = Throws<InvalidOperationException>(() => t.Propagate(PropagationDirection.Reverse, -1, -1, f => { throw new InvalidOperationException("mine"); }),
+                    "the delegate's exception");
+                Check(e.Message == "mine", "the delegate's own exception");
+                // The delegate calling its own tracker would wait for the propagation running it: refused, not a deadlock.
+                var inner = Throws<InvalidOperationException>(() => t.Propagate(PropagationDirection.Forward, null, 1, f => { var s = t.State; }),
+                    "the tracker called from its own delegate");
+                Check(inner.Message.Contains("its own tracker") && t.State.Objects == 1, "refused with the reason; the tracker works after it: " + inner.Message);
+                using (var cts = new CancellationTokenSource())
+                {
+                    cts.Cancel();
+                    int calls = 0;
+                    Throws<OperationCanceledException>(() => t.Propagate(PropagationDirection.Forward, null, -1, f => calls++, cts.Token), "a cancelled token");
+                    Check(calls == 0, "nothing delivered");
+                }
+
+                // A frame budget and progress: both ways from the last slice, 2 frames: forward has only the start.
+                var progress = new SyncProgress();
+                var r = t.Propagate(PropagationDirection.BothWays, -1, 2, default(CancellationToken), progress);
+                long last = frames.Length - 1;
+                Check(r.Frames.Select(f => f.Frame).SequenceEqual(new[] { last, last, last - 1, last - 2 }), "a budget of 2: " + string.Join(",", r.Frames.Select(f => f.Frame)));
+                var stages = progress.Reports.Where(p => p.Stage == ProgressStage.Propagation).ToList();
+                Check(stages.Count > 0 && stages.Last().Fraction == 1.0, "Propagation progress ends at 1");
+                Check(progress.Reports.Any(p => p.Stage == ProgressStage.Frames), "Frames progress per model run");
+
+                // A second object on another slice after tracking started, then removed; prompts cleared.
+                var two = t.AddPoints(last, 2, new Sam2Point(250, 50, true));
+                Check(two.Objects.Select(o => o.ObjectId).SequenceEqual(new[] { 1, 2 }), "a second object after tracking started");
+                var both = t.Propagate(PropagationDirection.Reverse, last, 3);
+                Check(both.Frames.All(f => f.Objects.Count == 2), "two objects per frame");
+                t.RemoveObject(2);
+                ThrowsSegrt(Status.InvalidArgument, () => t.RemoveObject(2), "removed twice");
+                Check(t.State.Objects == 1, "one object left");
+                var cleared = t.ClearPrompts(MidSlice, 1);
+                Check(cleared.Frame == MidSlice && cleared.Objects.Count == 1, "ClearPrompts returns the slice's objects");
+                CheckRecords(cleared, "after ClearPrompts");
+                ThrowsSegrt(Status.InvalidArgument, () => t.ClearPrompts(MidSlice, 9), "ClearPrompts of an unknown object");
+                ThrowsSegrt(Status.InvalidArgument, () => t.Propagate(), "no prompt left to start from");
+                Check(!t.IsDisposed, "still usable");
             }
         }
         finally

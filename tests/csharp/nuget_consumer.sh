@@ -138,4 +138,5 @@ cp -r "$repo/models/sam2/video/reference/frames" "$demo/bin/models/sam2/video/re
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms.png" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-track.png" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$work/nuget-winforms-volume.png" sam2
 echo "NuGet WinForms sample: restored, built, self-test passed from bin/"

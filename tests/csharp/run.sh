@@ -64,7 +64,10 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # the model-space click, so the mask centroid checks the control -> image coordinate mapping.
 # Then "Track frames...": the reference clip's folder, one click through the mouse handlers, the play
 # through the Timer and Sam2Tracker.Next; encoding ahead (two images opened in a row, a click at once); --check-tracking: the first frame's mask is the official SAM2 video
-# predictor's for that click, every frame is shown in order, the last mask is a direct tracker's.
+# predictor's for that click, every frame is shown in order, the last mask is a direct tracker's. Then "Open > Volume..."
+# on the same frames as slices: a click on the middle slice, "Propagate both ways", a right click correcting another
+# slice, propagate again: every slice's mask is a direct volume tracker's. Last, in a 1024-pixel-wide window, every
+# toolbar and status bar item is in view.
 shot="$out/selftest.png"
 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.SelfTest.exe" "$shot" \
     --sam2-encoder "$repo/models/sam2/sam2_oracle_encoder.onnx" \
@@ -73,6 +76,7 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$shot" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-track.png" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-volume.png" sam2
 
 # The Visual Studio project builds too (xbuild reads the same classic .csproj), and the sample runs from
 # its output folder as deployed: native libraries and models beside the .exe, default SAM2 models.
@@ -87,6 +91,7 @@ timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono "$deployed/SegrtDemo.Se
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed.png" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-track.png" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/deployed-volume.png" sam2
 # A 32-bit build must be refused by the project, with the reason.
 if (cd "$repo/dotnet-sample" && xbuild /nologo /v:minimal /p:PlatformTarget=x86 /p:OutputPath="$out/x86/" \
         /p:IntermediateOutputPath="$out/x86-obj/" SegrtDemo.csproj) > "$out/xbuild-x86.log" 2>&1; then

@@ -16,5 +16,7 @@ namespace Segrt
         Run = 4,
         /// <summary>A tracking call is running one of its video models on a frame.</summary>
         Frames = 5,
+        /// <summary>A propagation through a track's frames (the fraction is the share of the request's frames done).</summary>
+        Propagation = 6,
     }
 }

@@ -4,7 +4,7 @@ namespace Segrt
     public readonly struct TrackerState
     {
         internal TrackerState(int objects, long frames, int width, int height, int heldFrames, int heldOutputs,
-            int numFrames, int keepFrames, bool trackingStarted)
+            int numFrames, int keepFrames, bool trackingStarted, bool volume, bool correctionsAsConditioning)
         {
             Objects = objects;
             Frames = frames;
@@ -15,6 +15,8 @@ namespace Segrt
             NumFrames = numFrames;
             KeepFrames = keepFrames;
             TrackingStarted = trackingStarted;
+            Volume = volume;
+            CorrectionsAsConditioning = correctionsAsConditioning;
         }
 
         /// <summary>Objects prompted so far.</summary>
@@ -41,7 +43,13 @@ namespace Segrt
         /// <summary>The <see cref="TrackerOptions.KeepFrames"/> the track was created with.</summary>
         public int KeepFrames { get; }
 
-        /// <summary>True once a frame was tracked: new objects can no longer be added (<see cref="Sam2Tracker.Reset"/> for that).</summary>
+        /// <summary>True once a frame was tracked (objects can still be added, as in SAM2's predictor).</summary>
         public bool TrackingStarted { get; }
+
+        /// <summary>The <see cref="TrackerOptions.Volume"/> the track was created with.</summary>
+        public bool Volume { get; }
+
+        /// <summary>The <see cref="TrackerOptions.CorrectionsAsConditioning"/> the track was created with.</summary>
+        public bool CorrectionsAsConditioning { get; }
     }
 }

@@ -8,8 +8,10 @@
 // Bundled image + UNet ("Run UNet"), SAM2 mode and one left click through the mouse handlers on the zoomed
 // PictureBox, "Segment everything", then "Track frames...": the clip's folder, one click through the mouse handlers,
 // then encoding ahead (two images opened in a row, a click at once), the play through the Timer and
-// Sam2Tracker.Next to the last frame. Screenshots: shot-unet.png, shot.png,
-// shot-everything.png, shot-track.png. Exit 0 when every check passed.
+// Sam2Tracker.Next to the last frame, then "Open > Volume..." on the same frames as slices: a click on the middle
+// slice, "Propagate both ways", a correction on another slice, propagate again; last, every toolbar and status bar
+// item in view in a 1024-pixel-wide window. Screenshots: shot-unet.png, shot.png,
+// shot-everything.png, shot-track.png, shot-volume.png, shot-1024.png. Exit 0 when every check passed.
 using System;
 using System.Drawing;
 using System.Drawing.Imaging;
@@ -108,6 +110,100 @@ static class SampleSelfTest
 
         await EncodeAhead(form, models);
         await TrackFrames(form, models, shot, args);
+        await VolumeWorkflow(form, models, shot, args);
+        await FitsNarrowWindow(form, shot);
+    }
+
+    /// <summary>
+    /// "Open > Volume...": the clip's frames as the slices of a volume, a click on the middle slice through the mouse
+    /// handlers, "Propagate both ways", a correction (a right click) on another slice, "Propagate both ways" again from
+    /// there; after each propagation every slice has a mask, and the masks are a direct volume tracker's doing the same.
+    /// </summary>
+    static async Task VolumeWorkflow(MainForm form, string models, string shot, string[] args)
+    {
+        string videoModel = Option(args, "--video-model", Path.Combine(models, "sam2", "video"));
+        string slices = Option(args, "--frames", Path.Combine(videoModel, "reference", "frames"));
+        if (!Directory.Exists(slices) || !File.Exists(Path.Combine(videoModel, "video_metadata.json")))
+        {
+            Console.WriteLine("selftest: no SAM2 video model or slices beside the sample; the volume workflow skipped");
+            return;
+        }
+        form.UseVideoModel(videoModel);
+        await form.OpenVolumeAsync(slices);
+        VolumeEditor volume = form.Volume;
+        string[] files = volume.Slices;
+        Expect(files != null && files.Length > 2, "the volume is open");
+        long mid = files.Length / 2;
+        Expect(form.Slice == mid, "the middle slice is shown first (" + form.Slice + ")");
+        Size size = form.ImageSize;
+        // The structure on the middle slice: the clip's object 1 there, scaled to the slice size.
+        var click = new PointF(size.Width * 130f / 320f, size.Height * 112f / 240f);
+        form.SimulateClick(ZoomMapping.ToControl(click, form.Picture.ClientSize, size), MouseButtons.Left);
+        await form.Pending;
+        Expect(volume.MaskOf(mid) != null && Area(volume.MaskOf(mid)) > 0, "the click gave the middle slice a mask");
+        Sam2Point clicked = volume.ClicksOf(mid)[0];
+        await form.PropagateBothWaysAsync();
+        for (long k = 0; k < files.Length; k++) Expect(volume.MaskOf(k) != null, "slice " + k + " has a mask after propagating both ways");
+
+        // A correction on another slice (shown through the slider's code): a right click inside its mask, then propagate again.
+        long fix = Enumerable.Range(0, files.Length).Select(i => (long)i).First(k => k != mid && Area(volume.MaskOf(k)) > 0);
+        form.ShowSlice(fix);
+        Expect(form.Slice == fix, "the slider's slice is shown");
+        PointF inside = Centroid(volume.MaskOf(fix), size.Width);
+        form.SimulateClick(ZoomMapping.ToControl(inside, form.Picture.ClientSize, size), MouseButtons.Right);
+        await form.Pending;
+        Sam2Point corrected = volume.ClicksOf(fix)[0];
+        Expect(!volume.ClicksOf(fix)[0].Foreground, "the right click is a background click");
+        await form.PropagateBothWaysAsync();
+        byte[][] shown = Enumerable.Range(0, files.Length).Select(k => volume.MaskOf(k)).ToArray();
+
+        // A direct volume tracker doing the same gives the same masks (the later visit of each slice kept).
+        using (var model = new Sam2VideoModel(videoModel))
+        using (var direct = model.CreateTracker(new TrackerOptions { NumFrames = files.Length, Volume = true, CorrectionsAsConditioning = true }))
+        {
+            byte[][] want = await Task.Run(() =>
+            {
+                foreach (string f in files) using (var b = new Bitmap(f)) direct.AddFrame(b);
+                var masks = new byte[files.Length][];
+                direct.AddPoints(mid, VolumeEditor.ObjectId, new Sam2Point(clicked.X, clicked.Y, true));
+                direct.Propagate(PropagationDirection.BothWays, mid, -1, f => masks[f.Frame] = f.MaskOf(VolumeEditor.ObjectId));
+                direct.AddPoints(fix, VolumeEditor.ObjectId, new Sam2Point(corrected.X, corrected.Y, false));
+                direct.Propagate(PropagationDirection.BothWays, fix, -1, f => masks[f.Frame] = f.MaskOf(VolumeEditor.ObjectId));
+                return masks;
+            });
+            for (int k = 0; k < files.Length; k++)
+                Expect(want[k].SequenceEqual(shown[k]), "slice " + k + ": the sample's mask is the direct tracker's (" + Area(want[k]) + " px there, " + Area(shown[k]) + " px shown)");
+        }
+        Console.WriteLine(string.Format("selftest: volume of {0} slices: clicked slice {1}, propagated both ways, corrected slice {2}, propagated again; areas {3}",
+            files.Length, mid, fix, string.Join(" ", shown.Select(m => Area(m)))));
+        form.ShowSlice(mid);
+        await Settle(form);
+        SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-volume.png");
+    }
+
+    /// <summary>
+    /// A 1024-pixel-wide window (in Volume mode, where most is shown): every item of the toolbars and the status bar is
+    /// laid out in view, none in the overflow menu or hidden for want of room.
+    /// </summary>
+    static async Task FitsNarrowWindow(MainForm form, string shot)
+    {
+        form.WindowState = FormWindowState.Normal;
+        form.Size = new Size(1024, form.Height);
+        form.PerformLayout();
+        await Settle(form);
+        foreach (ToolStrip strip in form.Strips)
+        {
+            if (!strip.Visible) continue;
+            foreach (ToolStripItem item in strip.Items)
+            {
+                if (!item.Available) continue;
+                string what = strip.GetType().Name + " item '" + item.Text + "' (" + item.GetType().Name + ")";
+                Console.WriteLine(string.Format("selftest: {0} at {1}..{2} of {3}, {4}", what, item.Bounds.Left, item.Bounds.Right, strip.DisplayRectangle.Width, item.Placement));
+                Expect(item.Placement == ToolStripItemPlacement.Main, what + " is not in view in a 1024-pixel-wide window (" + item.Placement + ")");
+                Expect(item.Bounds.Right <= strip.ClientSize.Width, what + " ends at " + item.Bounds.Right + ", past the strip's " + strip.ClientSize.Width + " px");
+            }
+        }
+        SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-1024.png");
     }
 
     /// <summary>
