@@ -954,3 +954,61 @@ fn a_streamed_track_refuses_to_go_back_past_what_it_holds() {
     let mut t2 = ptr::null_mut();
     assert_eq!(unsafe { seg_track_create(session.0, &bad, &mut t2) }, SegStatus::SEG_INVALID_ARGUMENT);
 }
+
+/// A frame callback that calls its own track (the host's natural mistake: read the state, remove an
+/// object, reset) gets `SEG_INVALID_ARGUMENT` at once instead of waiting forever for the lock its
+/// own propagation holds (without the guard this test hangs until nextest's timeout fails it); the
+/// propagation goes on, and the track is usable afterwards.
+#[test]
+fn a_track_called_from_its_own_frame_callback_refuses_instead_of_hanging() {
+    struct Reentry {
+        track: *mut SegTrack,
+        statuses: Vec<SegStatus>,
+        message: String,
+    }
+    unsafe extern "C" fn call_own_track(_frame: i64, _count: usize, user_data: *mut std::ffi::c_void) -> i32 {
+        let r = unsafe { &mut *(user_data as *mut Reentry) };
+        let mut s = SegTrackState { struct_size: std::mem::size_of::<SegTrackState>() as u32, ..Default::default() };
+        r.statuses.push(unsafe { seg_track_state(r.track, &mut s) });
+        r.message = last_error();
+        r.statuses.push(unsafe { seg_track_remove_object(r.track, 1) });
+        r.statuses.push(unsafe { seg_track_reset(r.track) });
+        1
+    }
+    let session = video_session();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let t = track(&session, Some(volume_options(2)));
+    for f in &frames[..4] {
+        assert_eq!(
+            unsafe { seg_track_add_frame(t.0, &rgb_image(f), ptr::null_mut(), ptr::null_mut(), ptr::null_mut()) },
+            SegStatus::SEG_OK
+        );
+    }
+    prompt(&t, 1, size, 1, 1, &[click(160.0, 100.0, 1)], None).unwrap();
+    let mut out = Outputs::new(1, size.0, size.1);
+    let mut r = Reentry { track: t.0, statuses: Vec::new(), message: String::new() };
+    let both = propagation(SegTrackDirection::SEG_TRACK_BOTH_WAYS, None, -1);
+    let st = unsafe {
+        seg_track_propagate(
+            t.0,
+            &both,
+            out.objects.as_mut_ptr(),
+            std::mem::size_of::<SegTrackObject>(),
+            out.masks.as_ptr(),
+            1,
+            &mut out.count,
+            Some(call_own_track),
+            &mut r as *mut Reentry as *mut std::ffi::c_void,
+            &mut out.info,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    assert_eq!(r.statuses.len(), 3 * 5, "frames 1, 2, 3, then 1, 0");
+    assert!(r.statuses.iter().all(|s| *s == SegStatus::SEG_INVALID_ARGUMENT), "{:?}", r.statuses);
+    assert!(r.message.contains("own frame, progress or log callback"), "{}", r.message);
+    let s = state(&t);
+    assert_eq!((s.objects, s.frames), (1, 4), "nothing the callback asked for happened");
+    assert_eq!(unsafe { seg_track_remove_object(t.0, 1) }, SegStatus::SEG_OK, "usable after the call: {}", last_error());
+}

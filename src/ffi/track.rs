@@ -115,6 +115,7 @@ pub unsafe extern "C" fn seg_track_reset(track: *mut SegTrack) -> SegStatus {
     guard(|| {
         let handle = lookup_track(track)?;
         let lock = handle.track()?;
+        refuse_reentry(lock)?;
         // A track left inconsistent by a caught panic is usable again after a reset.
         lock.lock().unwrap_or_else(|p| p.into_inner()).reset();
         lock.clear_poison();
@@ -343,7 +344,8 @@ pub unsafe extern "C" fn seg_propagation_default(request: *mut SegPropagation) -
 ///
 /// After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
 /// `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
-/// out, and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
+/// out (a call on this same track from it is refused with `SEG_INVALID_ARGUMENT`: the track is busy
+/// with this call), and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
 /// last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
 /// last frame done. Every frame of the request must be reachable before anything runs (a streamed
 /// track reaches only the frames it still holds; make the track a volume to go back over all).
@@ -492,13 +494,59 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
     })
 }
 
-fn lock(m: &Mutex<Tracker>) -> Result<MutexGuard<'_, Tracker>> {
-    m.lock().map_err(|_| {
+thread_local! {
+    /// The tracks this thread holds locked: a call on one of them from inside its own callback
+    /// (`seg_track_propagate`'s frame callback, a progress or log callback) would wait for itself.
+    static HELD: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A track locked by this thread; unlocked (and forgotten) on drop.
+struct Locked<'a> {
+    guard: MutexGuard<'a, Tracker>,
+    key: usize,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Tracker;
+    fn deref(&self) -> &Tracker {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Tracker {
+        &mut self.guard
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        HELD.with(|h| h.borrow_mut().retain(|k| *k != self.key));
+    }
+}
+
+/// Refuses a call on a track this thread is already inside (it would never return).
+fn refuse_reentry(m: &Mutex<Tracker>) -> Result<usize> {
+    let key = m as *const Mutex<Tracker> as usize;
+    if HELD.with(|h| h.borrow().contains(&key)) {
+        return Err(Error::invalid(
+            "this track is running a call on this thread (called from its own frame, progress or log callback): \
+             call it after seg_track_propagate returns",
+        ));
+    }
+    Ok(key)
+}
+
+fn lock(m: &Mutex<Tracker>) -> Result<Locked<'_>> {
+    let key = refuse_reentry(m)?;
+    let guard = m.lock().map_err(|_| {
         Error::new(
             ErrorKind::Internal,
             "an earlier call on this track failed inside segrt and may have left it inconsistent: call seg_track_reset",
         )
-    })
+    })?;
+    HELD.with(|h| h.borrow_mut().push(key));
+    Ok(Locked { guard, key })
 }
 
 /// Runs `call` on the tracker; when the call is cancelled the track is put back as it was before
