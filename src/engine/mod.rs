@@ -8,6 +8,7 @@ pub mod io;
 pub mod memory;
 pub mod pool;
 pub mod probe;
+pub mod provider_errors;
 pub mod providers;
 pub mod run;
 pub mod run_cost;

@@ -318,6 +318,12 @@ impl<S: Default> SessionPool<S> {
         // after creating a SAM2.1 hiera-tiny pair.
         super::arena::trim_malloc();
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
+        // A provider that failed once is not tried again for every extra session (its failure can
+        // come after minutes of work, e.g. weights uploaded until the GPU ran out of memory).
+        let mut options = options.clone();
+        if provider.fallback_reason.is_some() {
+            options.provider = Provider::Cpu;
+        }
         let state = State {
             idle: vec![(session, S::default())],
             live: 1,
@@ -336,7 +342,7 @@ impl<S: Default> SessionPool<S> {
             shared_graph_bytes: AtomicU64::new(shared_graph_bytes),
             shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
-            options: options.clone(),
+            options,
             cache,
             max,
             state: Mutex::new(state),

@@ -16,6 +16,7 @@ use crate::options::{Options, Provider, ProviderPolicy};
 use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
+use super::provider_errors::{provider_failure, Stage};
 use super::providers::ProviderReport;
 use super::shared_graph::SharedGraph;
 
@@ -70,7 +71,7 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
     let (builder, report) = prepare_builder(options)?;
-    Ok((commit(builder, model)?, report))
+    commit(builder, model, options, report)
 }
 
 /// A session builder with segrt's threads, weights sharing and execution provider, and what became
@@ -101,20 +102,17 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
         Provider::DirectMl => Some(ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()),
         Provider::OpenVino => Some(ep::OpenVINO::default().build().error_on_failure()),
     };
+    // Test builds: the provider is taken as registered, and creating the session fails (`commit`).
+    #[cfg(feature = "fault-injection")]
+    let dispatch = dispatch.filter(|_| injected_provider_fault(options).is_none());
     if let Some(dispatch) = dispatch {
-        if matches!(options.provider, Provider::Cuda | Provider::TensorRt) {
-            runtime::preload_gpu_libraries();
-        }
+        runtime::preload_gpu_libraries(options.provider);
         builder = match builder.with_execution_providers([dispatch]) {
             Ok(b) => b,
             Err(e) => {
-                let reason = format!("{requested} could not be initialised: {}", e.message());
-                if options.provider_policy == ProviderPolicy::Require {
-                    return Err(Error::new(ErrorKind::ProviderUnavailable, reason + " (policy: require)"));
-                }
-                crate::log::emit(LogLevel::Warn, &format!("{reason}; running on the CPU (policy: fallback)"));
-                report.in_use = "CPU".into();
-                report.fallback_reason = Some(reason);
+                let reason =
+                    provider_failure(options.provider, options.device_id, Stage::Register, e.message(), &missing_libraries(options));
+                refuse_or_fall_back(options, reason, &mut report)?;
                 e.recover()
             }
         };
@@ -139,9 +137,72 @@ fn initialise(builder: &mut SessionBuilder, model: &[u8]) -> ort::Result<Session
     built
 }
 
-fn commit(mut builder: SessionBuilder, model: &[u8]) -> Result<Session> {
-    initialise(&mut builder, model)
-        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {}", e.message())))
+/// Under `Require` the provider's failure is the error (`ProviderUnavailable`); under `Fallback`
+/// it is logged and recorded in `report`, which then says the session runs on the CPU.
+fn refuse_or_fall_back(options: &Options, reason: String, report: &mut ProviderReport) -> Result<()> {
+    if options.provider_policy == ProviderPolicy::Require {
+        return Err(Error::new(ErrorKind::ProviderUnavailable, reason + " (policy: require)"));
+    }
+    crate::log::emit(LogLevel::Warn, &format!("{reason}; running on the CPU (policy: fallback)"));
+    report.in_use = "CPU".into();
+    report.fallback_reason = Some(reason);
+    Ok(())
+}
+
+/// The GPU libraries segrt expected beside ONNX Runtime for this provider and did not find: an
+/// error that does not say which library failed to load names these.
+fn missing_libraries(options: &Options) -> Vec<String> {
+    runtime::missing_gpu_libraries(options.provider)
+}
+
+/// Test builds only (`fault-injection`): `SEGRT_INJECT_PROVIDER_FAULT` set to an ONNX Runtime
+/// message makes a session requested on a non-CPU provider fail with it while ONNX Runtime
+/// creates the session, as a GPU that runs out of memory while the weights are uploaded does.
+#[cfg(feature = "fault-injection")]
+fn injected_provider_fault(options: &Options) -> Option<String> {
+    if options.provider == Provider::Cpu {
+        return None;
+    }
+    std::env::var("SEGRT_INJECT_PROVIDER_FAULT").ok().filter(|m| !m.is_empty())
+}
+
+/// Builds the session with the provider `prepare_builder` registered. ONNX Runtime creates a
+/// provider's resources here (GPU memory for the weights, cuDNN handles, TensorRT engines), so a
+/// provider that registered can still fail now. Such a failure is a provider's, not the model's,
+/// when the same model builds on the CPU: then the policy decides (`ProviderUnavailable`, or this
+/// CPU session with the reason in `report`). A model that fails on the CPU too is the model's fault.
+fn commit(mut builder: SessionBuilder, model: &[u8], options: &Options, mut report: ProviderReport) -> Result<(Session, ProviderReport)> {
+    #[cfg(feature = "fault-injection")]
+    let built = match injected_provider_fault(options).filter(|_| report.fallback_reason.is_none()) {
+        Some(fault) => Err(fault),
+        None => initialise(&mut builder, model).map_err(|e| e.message().to_string()),
+    };
+    #[cfg(not(feature = "fault-injection"))]
+    let built = initialise(&mut builder, model).map_err(|e| e.message().to_string());
+    let message = match built {
+        Ok(session) => return Ok((session, report)),
+        Err(message) => message,
+    };
+    if options.provider == Provider::Cpu || report.fallback_reason.is_some() {
+        return Err(model_error(&message));
+    }
+    // The provider or the model? The model on the CPU tells.
+    let cpu = Options { provider: Provider::Cpu, ..options.clone() };
+    let (mut cpu_builder, _) = prepare_builder(&cpu)?;
+    let session = initialise(&mut cpu_builder, model).map_err(|e| model_error(e.message()))?;
+    let reason = provider_failure(options.provider, options.device_id, Stage::CreateSession, &message, &missing_libraries(options));
+    refuse_or_fall_back(options, reason, &mut report)?;
+    Ok((session, report))
+}
+
+/// A model ONNX Runtime refuses on the CPU: the model's fault.
+fn model_error(message: &str) -> Error {
+    Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {message}"))
+}
+
+/// A model built on the CPU only (the graph-sharing sessions of a CPU pool).
+fn commit_cpu(mut builder: SessionBuilder, model: &[u8]) -> Result<Session> {
+    initialise(&mut builder, model).map_err(|e| model_error(e.message()))
 }
 
 /// Loads a model that ONNX Runtime's optimiser already produced (for the same runtime, provider and
@@ -177,7 +238,8 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
     let file = cache.file().display().to_string();
     let report = |status, note: Option<String>| CacheReport { status, file: Some(file.clone()), note };
     let uncached = |builder, provider, status, note: String| -> Result<CachedBuild> {
-        Ok(CachedBuild { session: commit(builder, model)?, provider, cache: report(status, Some(note)), optimised: None })
+        let (session, provider) = commit(builder, model, options, provider)?;
+        Ok(CachedBuild { session, provider, cache: report(status, Some(note)), optimised: None })
     };
 
     // Compiling providers turn parts of the graph into their own binaries, which ONNX Runtime
@@ -263,7 +325,12 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
             // Saving may be what failed: build again without it. A model ONNX Runtime cannot load
             // fails here too, with the usual error.
             let (builder, provider) = prepare_builder(options)?;
-            let session = commit(builder, model)?;
+            let (session, provider) = commit(builder, model, options, provider)?;
+            if provider.fallback_reason.is_some() {
+                let note = format!("the model cache is not used: {} fell back to the CPU", provider.requested);
+                crate::log::emit(LogLevel::Info, &note);
+                return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Bypassed, Some(note)), optimised: None });
+            }
             let line =
                 format!("model cache not written: ONNX Runtime could not save the optimised model ({e}); the session runs without it");
             crate::log::emit(LogLevel::Warn, &line);
@@ -309,7 +376,7 @@ pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -
         .with_optimized_model_path(&temp)
         .map_err(text)
         .and_then(|b| b.with_config_entry("session.save_model_format", "ORT").map_err(text))
-        .and_then(|b| if optimised { commit_optimised(b, model) } else { commit(b, model).map_err(|e| e.message) });
+        .and_then(|b| if optimised { commit_optimised(b, model) } else { commit_cpu(b, model).map_err(|e| e.message) });
     let graph = std::fs::read(&temp);
     let _ = std::fs::remove_file(&temp);
     let failure = match (saving, graph) {
