@@ -241,3 +241,47 @@ fn a_provider_failing_while_the_session_is_created_is_unavailable_or_falls_back(
     assert!(info.to_string().contains("the GPU ran out of memory"), "{info}");
     std::env::remove_var("SEGRT_INJECT_PROVIDER_FAULT");
 }
+
+/// Where the nodes ran: ONNX Runtime's own record of which provider it assigned each node, in the
+/// session info. On the CPU every node is the CPU's: 45 for the demo UNet (what Python's
+/// `InferenceSession.get_provider_graph_assignment_info()` lists for the same model: the graph as it
+/// is partitioned, before the CPU's own fusions), in a one-session pool and a pool sharing its graph.
+#[test]
+fn session_info_counts_the_nodes_each_provider_was_assigned() {
+    for max_sessions in [1, 2] {
+        let mut o = default_options();
+        o.max_sessions = max_sessions;
+        let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+        let provider = &session_info(s.0)["provider"];
+        println!("max_sessions {max_sessions}: {provider}");
+        assert_eq!(provider["in_use"], "CPU");
+        let nodes = provider["nodes"].as_array().unwrap();
+        assert_eq!(
+            (nodes.len(), &nodes[0]["provider"], &nodes[0]["nodes"]),
+            (1, &serde_json::json!("CPUExecutionProvider"), &serde_json::json!(45))
+        );
+        let by_operator: u64 = nodes[0]["operators"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(by_operator, 45, "{provider}");
+        assert_eq!(nodes[0]["operators"]["Conv"], 18, "{provider}");
+    }
+    let s = create_sam2("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx").unwrap();
+    let info = session_info(s.0);
+    let nodes = info["provider"]["nodes"].as_array().unwrap();
+    assert!(nodes.len() == 1 && nodes[0]["nodes"].as_u64().unwrap() > 0, "{info}");
+}
+
+/// A provider that leaves nodes to the CPU: "partly" in `in_use`. The fault-injection build has
+/// CUDA "register" and take none of the nodes.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn nodes_left_to_the_cpu_are_reported() {
+    std::env::set_var("SEGRT_INJECT_PROVIDER_FAULT", "no-nodes");
+    let mut o = default_options();
+    o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+    let provider = session_info(s.0)["provider"].clone();
+    println!("partly: {provider}");
+    assert_eq!(provider["in_use"], "CUDA:0 (partly: 45 of 45 nodes on the CPU)");
+    assert_eq!(provider["fallback_reason"], serde_json::Value::Null);
+    std::env::remove_var("SEGRT_INJECT_PROVIDER_FAULT");
+}

@@ -16,6 +16,7 @@ use crate::options::{Options, Provider, ProviderPolicy};
 use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
+use super::placement;
 use super::provider_errors::{provider_failure, Stage};
 use super::providers::ProviderReport;
 use super::shared_graph::SharedGraph;
@@ -92,8 +93,11 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
     // +550 MB at the SAM2.1 hiera-tiny encoder's second image, +150 MB at a base-32 UNet's.
     builder = builder.with_memory_pattern(false).map_err(ort_err)?;
 
+    // ONNX Runtime keeps where it placed each node, for the session info (see `placement`).
+    builder = builder.with_config_entry(placement::RECORD_CONFIG_KEY, "1").map_err(ort_err)?;
+
     let requested = options.provider.display_name(options.device_id);
-    let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None };
+    let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None, nodes: Vec::new() };
     let dispatch = match options.provider {
         Provider::Cpu => None,
         // error_on_failure: ort's default is to log and silently run on the CPU.
@@ -155,6 +159,12 @@ fn missing_libraries(options: &Options) -> Vec<String> {
     runtime::missing_gpu_libraries(options.provider)
 }
 
+/// Test builds only: with `SEGRT_INJECT_PROVIDER_FAULT=no-nodes` the provider "registers" and the
+/// session builds with every node on the CPU, as with a provider that runs none of the model's
+/// operators.
+#[cfg(feature = "fault-injection")]
+const INJECT_NO_NODES: &str = "no-nodes";
+
 /// Test builds only (`fault-injection`): `SEGRT_INJECT_PROVIDER_FAULT` set to an ONNX Runtime
 /// message makes a session requested on a non-CPU provider fail with it while ONNX Runtime
 /// creates the session, as a GPU that runs out of memory while the weights are uploaded does.
@@ -173,14 +183,17 @@ fn injected_provider_fault(options: &Options) -> Option<String> {
 /// CPU session with the reason in `report`). A model that fails on the CPU too is the model's fault.
 fn commit(mut builder: SessionBuilder, model: &[u8], options: &Options, mut report: ProviderReport) -> Result<(Session, ProviderReport)> {
     #[cfg(feature = "fault-injection")]
-    let built = match injected_provider_fault(options).filter(|_| report.fallback_reason.is_none()) {
+    let built = match injected_provider_fault(options).filter(|m| report.fallback_reason.is_none() && m != INJECT_NO_NODES) {
         Some(fault) => Err(fault),
         None => initialise(&mut builder, model).map_err(|e| e.message().to_string()),
     };
     #[cfg(not(feature = "fault-injection"))]
     let built = initialise(&mut builder, model).map_err(|e| e.message().to_string());
     let message = match built {
-        Ok(session) => return Ok((session, report)),
+        Ok(session) => {
+            report.record_placement(&session);
+            return Ok((session, report));
+        }
         Err(message) => message,
     };
     if options.provider == Provider::Cpu || report.fallback_reason.is_some() {
@@ -192,6 +205,7 @@ fn commit(mut builder: SessionBuilder, model: &[u8], options: &Options, mut repo
     let session = initialise(&mut cpu_builder, model).map_err(|e| model_error(e.message()))?;
     let reason = provider_failure(options.provider, options.device_id, Stage::CreateSession, &message, &missing_libraries(options));
     refuse_or_fall_back(options, reason, &mut report)?;
+    report.record_placement(&session);
     Ok((session, report))
 }
 
@@ -265,6 +279,8 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
         let reason = match lookup {
             Lookup::Valid(optimised) => match commit_optimised(builder, optimised.model()) {
                 Ok(session) => {
+                    let mut provider = provider;
+                    provider.record_placement(&session);
                     crate::log::emit(LogLevel::Info, &format!("model cache hit: loaded the optimised model from {file}"));
                     return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Hit, None), optimised: Some(optimised) });
                 }
@@ -302,6 +318,8 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
         .and_then(|mut b| initialise(&mut b, model).map_err(|e| e.message().to_string()));
     match saving {
         Ok(session) => {
+            let mut provider = provider;
+            provider.record_placement(&session);
             let (status, note) = match cache.store(&temp) {
                 Ok(()) => {
                     crate::log::emit(
@@ -380,7 +398,11 @@ pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -
     let graph = std::fs::read(&temp);
     let _ = std::fs::remove_file(&temp);
     let failure = match (saving, graph) {
-        (Ok(session), Ok(bytes)) if !bytes.is_empty() => return Ok((session, provider, Some(SharedGraph::new(bytes)))),
+        (Ok(session), Ok(bytes)) if !bytes.is_empty() => {
+            let mut provider = provider;
+            provider.record_placement(&session);
+            return Ok((session, provider, Some(SharedGraph::new(bytes))));
+        }
         (Ok(_), Ok(_)) => "ONNX Runtime wrote an empty graph".to_string(),
         (Ok(_), Err(e)) => format!("cannot read it back from {}: {e}", temp.display()),
         (Err(e), _) => e,
@@ -392,6 +414,8 @@ pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -
         LogLevel::Info,
         &format!("the sessions of this model will not share weights: saving its optimised graph failed ({failure})"),
     );
+    let mut provider = provider;
+    provider.record_placement(&session);
     Ok((session, provider, None))
 }
 

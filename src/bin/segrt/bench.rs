@@ -96,6 +96,8 @@ struct Report {
     model: String,
     image: String,
     provider_in_use: String,
+    /// Nodes ONNX Runtime assigned to each provider (the encoder's for SAM2).
+    nodes: Vec<segrt::engine::placement::NodeCount>,
     session_build_ms: f64,
     starts: Option<Starts>,
     stages_ms: serde_json::Value,
@@ -214,6 +216,9 @@ fn measure_starts(runs: usize, start: &dyn Fn(CacheMode) -> CliResult<(f64, f64,
 
 fn print(r: &Report) -> CliResult {
     say!("{}: {} on {}", r.model, r.provider_in_use, r.image);
+    if !r.nodes.is_empty() {
+        say!("  nodes per provider: {}", segrt::engine::placement::describe(&r.nodes));
+    }
     say!("  session build: {:.1} ms", r.session_build_ms);
     if let Some(s) = &r.starts {
         say!(
@@ -333,13 +338,14 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
         rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(seg.info()).map_err(|e| e.to_string())?;
-    let provider_in_use = seg.provider().in_use.clone();
+    let (provider_in_use, nodes) = (seg.provider().in_use.clone(), seg.provider().nodes.clone());
     drop((bare_session, seg));
     memory.end("free");
     Ok(Report {
         model: model.display().to_string(),
         image: format!("{image} ({w}x{h})"),
         provider_in_use,
+        nodes,
         session_build_ms: build,
         starts: None,
         stages_ms: serde_json::json!({
@@ -422,13 +428,14 @@ fn bench_sam2(
         rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(sam.info()).map_err(|e| e.to_string())?;
-    let provider_in_use = sam.provider().in_use.clone();
+    let (provider_in_use, nodes) = (sam.provider().in_use.clone(), sam.provider().nodes.clone());
     drop(sam);
     memory.end("free");
     Ok(Report {
         model: format!("{} + {}", encoder.display(), decoder.display()),
         image: format!("{image} ({w}x{h})"),
         provider_in_use,
+        nodes,
         session_build_ms: build,
         starts: None,
         stages_ms: serde_json::json!({

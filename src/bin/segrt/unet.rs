@@ -115,6 +115,9 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     if let Some(reason) = &p.fallback_reason {
         note!("warning: running on the CPU: {reason}");
     }
+    if p.requested != "CPU" && !p.nodes.is_empty() {
+        note!("nodes per provider: {}", segrt::engine::placement::describe(&p.nodes));
+    }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let bar = ProgressBar::new((inputs.len() + volumes.iter().map(|(_, v)| v.slice_count()).sum::<usize>()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
