@@ -270,11 +270,12 @@ fn session_info_counts_the_nodes_each_provider_was_assigned() {
     assert!(nodes.len() == 1 && nodes[0]["nodes"].as_u64().unwrap() > 0, "{info}");
 }
 
-/// A provider that leaves nodes to the CPU: "partly" in `in_use`. The fault-injection build has
-/// CUDA "register" and take none of the nodes.
+/// A provider that leaves nodes to the CPU: "partly" in `in_use`, and with `require_all_nodes`
+/// refused (REQUIRE) or replaced by the CPU (FALLBACK). The fault-injection build has CUDA
+/// "register" and take none of the nodes.
 #[cfg(feature = "fault-injection")]
 #[test]
-fn nodes_left_to_the_cpu_are_reported() {
+fn nodes_left_to_the_cpu_are_reported_and_can_be_refused() {
     std::env::set_var("SEGRT_INJECT_PROVIDER_FAULT", "no-nodes");
     let mut o = default_options();
     o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
@@ -283,5 +284,21 @@ fn nodes_left_to_the_cpu_are_reported() {
     println!("partly: {provider}");
     assert_eq!(provider["in_use"], "CUDA:0 (partly: 45 of 45 nodes on the CPU)");
     assert_eq!(provider["fallback_reason"], serde_json::Value::Null);
+
+    o.require_all_nodes = 1;
+    let (status, message) = create_unet_status(&model("demo_unet.onnx"), Some(&o));
+    println!("require_all_nodes, require: {} / {message}", status.name());
+    assert_eq!(status, SegStatus::SEG_PROVIDER_UNAVAILABLE, "{message}");
+    assert!(
+        message.contains("placed 45 of its 45 nodes on the CPU (Conv 18, Relu 15,") && message.contains("require_all_nodes"),
+        "{message}"
+    );
+
+    o.provider_policy = SegProviderPolicy::SEG_PROVIDER_FALLBACK as i32;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+    let provider = session_info(s.0)["provider"].clone();
+    println!("require_all_nodes, fallback: {provider}");
+    assert_eq!(provider["in_use"], "CPU");
+    assert!(provider["fallback_reason"].as_str().unwrap().contains("require_all_nodes"), "{provider}");
     std::env::remove_var("SEGRT_INJECT_PROVIDER_FAULT");
 }

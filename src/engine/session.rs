@@ -5,14 +5,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ort::ep;
+use ort::ep::{self, ArbitrarilyConfigurableExecutionProvider};
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
 
 use crate::alloc;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
-use crate::options::{Options, Provider, ProviderPolicy};
+use crate::options::{ConvSearch, Options, Provider, ProviderPolicy};
 use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
@@ -98,20 +98,39 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
 
     let requested = options.provider.display_name(options.device_id);
     let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None, nodes: Vec::new() };
-    let dispatch = match options.provider {
-        Provider::Cpu => None,
+    let cuda = || {
+        let mut ep = ep::CUDA::default();
+        for (key, value) in cuda_provider_options(options) {
+            ep = ep.with_arbitrary_config(key, value);
+        }
         // error_on_failure: ort's default is to log and silently run on the CPU.
-        Provider::Cuda => Some(ep::CUDA::default().with_device_id(options.device_id).build().error_on_failure()),
-        Provider::TensorRt => Some(ep::TensorRT::default().with_device_id(options.device_id).build().error_on_failure()),
-        Provider::DirectMl => Some(ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()),
-        Provider::OpenVino => Some(ep::OpenVINO::default().build().error_on_failure()),
+        ep.build().error_on_failure()
     };
+    let dispatch: Option<Vec<ep::ExecutionProviderDispatch>> = match options.provider {
+        Provider::Cpu => None,
+        Provider::Cuda => Some(vec![cuda()]),
+        // CUDA behind TensorRT: what TensorRT cannot run goes to the GPU, not to the CPU.
+        Provider::TensorRt => {
+            let mut trt = ep::TensorRT::default();
+            for (key, value) in tensorrt_provider_options(options) {
+                trt = trt.with_arbitrary_config(key, value);
+            }
+            Some(vec![trt.build().error_on_failure(), cuda()])
+        }
+        Provider::DirectMl => Some(vec![ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()]),
+        Provider::OpenVino => Some(vec![ep::OpenVINO::default().build().error_on_failure()]),
+    };
+    if let (Provider::TensorRt, Some(dir)) = (options.provider, &options.gpu.trt_cache_dir) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(ErrorKind::InvalidArgument, format!("cannot create the TensorRT cache folder '{}': {e}", dir.display()))
+        })?;
+    }
     // Test builds: the provider is taken as registered, and creating the session fails (`commit`).
     #[cfg(feature = "fault-injection")]
     let dispatch = dispatch.filter(|_| injected_provider_fault(options).is_none());
     if let Some(dispatch) = dispatch {
         runtime::preload_gpu_libraries(options.provider);
-        builder = match builder.with_execution_providers([dispatch]) {
+        builder = match builder.with_execution_providers(dispatch) {
             Ok(b) => b,
             Err(e) => {
                 let reason =
@@ -122,6 +141,40 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
         };
     }
     Ok((builder, report))
+}
+
+/// The CUDA provider's options (CUDA alone, and behind TensorRT), as ONNX Runtime's keys.
+pub fn cuda_provider_options(options: &Options) -> Vec<(&'static str, String)> {
+    let search = match options.gpu.conv_search {
+        ConvSearch::Auto | ConvSearch::Heuristic => "HEURISTIC",
+        ConvSearch::Exhaustive => "EXHAUSTIVE",
+        ConvSearch::Default => "DEFAULT",
+    };
+    let mut list = vec![("device_id", options.device_id.to_string()), ("cudnn_conv_algo_search", search.to_string())];
+    if options.gpu.mem_limit > 0 {
+        list.push(("gpu_mem_limit", options.gpu.mem_limit.to_string()));
+        // Grow the arena by what a request needs, not by doubling: a doubling could cross the limit
+        // long before the memory is used.
+        list.push(("arena_extend_strategy", "kSameAsRequested".to_string()));
+    }
+    list
+}
+
+/// The TensorRT provider's options, as ONNX Runtime's keys: the device, FP16, and with a cache
+/// folder the engine and timing caches (built once, loaded at later starts).
+pub fn tensorrt_provider_options(options: &Options) -> Vec<(&'static str, String)> {
+    let mut list = vec![("device_id", options.device_id.to_string())];
+    if options.gpu.trt_fp16 {
+        list.push(("trt_fp16_enable", "1".to_string()));
+    }
+    if let Some(dir) = &options.gpu.trt_cache_dir {
+        let dir = dir.to_string_lossy().into_owned();
+        list.push(("trt_engine_cache_enable", "1".to_string()));
+        list.push(("trt_engine_cache_path", dir.clone()));
+        list.push(("trt_timing_cache_enable", "1".to_string()));
+        list.push(("trt_timing_cache_path", dir));
+    }
+    list
 }
 
 /// Builds the session: ONNX Runtime loads, optimises and initialises the graph here. On Windows a
@@ -181,6 +234,7 @@ fn injected_provider_fault(options: &Options) -> Option<String> {
 /// provider that registered can still fail now. Such a failure is a provider's, not the model's,
 /// when the same model builds on the CPU: then the policy decides (`ProviderUnavailable`, or this
 /// CPU session with the reason in `report`). A model that fails on the CPU too is the model's fault.
+/// A session with nodes on the CPU under `require_all_nodes` is the provider's failure too.
 fn commit(mut builder: SessionBuilder, model: &[u8], options: &Options, mut report: ProviderReport) -> Result<(Session, ProviderReport)> {
     #[cfg(feature = "fault-injection")]
     let built = match injected_provider_fault(options).filter(|m| report.fallback_reason.is_none() && m != INJECT_NO_NODES) {
@@ -189,25 +243,53 @@ fn commit(mut builder: SessionBuilder, model: &[u8], options: &Options, mut repo
     };
     #[cfg(not(feature = "fault-injection"))]
     let built = initialise(&mut builder, model).map_err(|e| e.message().to_string());
-    let message = match built {
+    let failure = match built {
         Ok(session) => {
             report.record_placement(&session);
-            return Ok((session, report));
+            if all_nodes_as_required(&report, options) {
+                return Ok((session, report));
+            }
+            drop(session);
+            // The model built, so it is not the model's fault: the policy decides at once.
+            refuse_or_fall_back(options, not_all_nodes(&report), &mut report)?;
+            None
         }
-        Err(message) => message,
+        Err(message) if options.provider == Provider::Cpu || report.fallback_reason.is_some() => return Err(model_error(&message)),
+        // The provider or the model? The model on the CPU tells (below).
+        Err(message) => {
+            Some(provider_failure(options.provider, options.device_id, Stage::CreateSession, &message, &missing_libraries(options)))
+        }
     };
-    if options.provider == Provider::Cpu || report.fallback_reason.is_some() {
-        return Err(model_error(&message));
-    }
-    // The provider or the model? The model on the CPU tells.
     let cpu = Options { provider: Provider::Cpu, ..options.clone() };
     let (mut cpu_builder, _) = prepare_builder(&cpu)?;
     let session = initialise(&mut cpu_builder, model).map_err(|e| model_error(e.message()))?;
-    let reason = provider_failure(options.provider, options.device_id, Stage::CreateSession, &message, &missing_libraries(options));
-    refuse_or_fall_back(options, reason, &mut report)?;
+    if let Some(reason) = failure {
+        refuse_or_fall_back(options, reason, &mut report)?;
+    }
     report.record_placement(&session);
     Ok((session, report))
 }
+
+/// False when `options.gpu.require_all_nodes` asks for a session with no node on the CPU and
+/// `report`'s session has some.
+fn all_nodes_as_required(report: &ProviderReport, options: &Options) -> bool {
+    !options.gpu.require_all_nodes || report.fallback_reason.is_some() || report.nodes_on_cpu() == 0
+}
+
+/// Why a session with nodes on the CPU is refused under `require_all_nodes`.
+fn not_all_nodes(report: &ProviderReport) -> String {
+    format!(
+        "{} runs only part of this model: ONNX Runtime placed {} of its {} nodes on the CPU ({}), and require_all_nodes \
+         asks for none (the session info lists the nodes per provider)",
+        report.requested,
+        report.nodes_on_cpu(),
+        placement::total_nodes(&report.nodes),
+        placement::cpu_operators(&report.nodes),
+    )
+}
+
+/// The model cache's note when a cached session had nodes on the CPU under `require_all_nodes`.
+const NOT_ALL_NODES: &str = "the model cache is not used: require_all_nodes refused the cached session (nodes on the CPU)";
 
 /// A model ONNX Runtime refuses on the CPU: the model's fault.
 fn model_error(message: &str) -> Error {
@@ -281,6 +363,11 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
                 Ok(session) => {
                     let mut provider = provider;
                     provider.record_placement(&session);
+                    if !all_nodes_as_required(&provider, options) {
+                        drop(session);
+                        let (builder, provider) = prepare_builder(options)?;
+                        return uncached(builder, provider, CacheStatus::Bypassed, NOT_ALL_NODES.into());
+                    }
                     crate::log::emit(LogLevel::Info, &format!("model cache hit: loaded the optimised model from {file}"));
                     return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Hit, None), optimised: Some(optimised) });
                 }
@@ -320,6 +407,12 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
         Ok(session) => {
             let mut provider = provider;
             provider.record_placement(&session);
+            if !all_nodes_as_required(&provider, options) {
+                drop(session);
+                let _ = std::fs::remove_file(&temp);
+                let (builder, provider) = prepare_builder(options)?;
+                return uncached(builder, provider, CacheStatus::Bypassed, NOT_ALL_NODES.into());
+            }
             let (status, note) = match cache.store(&temp) {
                 Ok(()) => {
                     crate::log::emit(
@@ -476,4 +569,47 @@ pub fn run_error(e: &ort::Error, what: &str) -> Error {
         ErrorKind::InferenceFailed
     };
     Error::new(kind, format!("{what} failed: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::GpuOptions;
+
+    fn keys(list: &[(&'static str, String)]) -> Vec<String> {
+        list.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    #[test]
+    fn gpu_options_become_onnx_runtime_s_provider_options() {
+        let mut o = Options { provider: Provider::Cuda, device_id: 1, ..Options::default() };
+        // segrt's default search is cuDNN's heuristics, not ONNX Runtime's exhaustive search.
+        assert_eq!(keys(&cuda_provider_options(&o)), ["device_id=1", "cudnn_conv_algo_search=HEURISTIC"]);
+        assert_eq!(keys(&tensorrt_provider_options(&o)), ["device_id=1"]);
+
+        o.gpu = GpuOptions {
+            mem_limit: 2 << 30,
+            conv_search: ConvSearch::Exhaustive,
+            trt_cache_dir: Some(PathBuf::from("/var/cache/segrt/trt")),
+            trt_fp16: true,
+            ..GpuOptions::default()
+        };
+        assert_eq!(
+            keys(&cuda_provider_options(&o)),
+            ["device_id=1", "cudnn_conv_algo_search=EXHAUSTIVE", "gpu_mem_limit=2147483648", "arena_extend_strategy=kSameAsRequested"]
+        );
+        assert_eq!(
+            keys(&tensorrt_provider_options(&o)),
+            [
+                "device_id=1",
+                "trt_fp16_enable=1",
+                "trt_engine_cache_enable=1",
+                "trt_engine_cache_path=/var/cache/segrt/trt",
+                "trt_timing_cache_enable=1",
+                "trt_timing_cache_path=/var/cache/segrt/trt"
+            ]
+        );
+        o.gpu.conv_search = ConvSearch::Default;
+        assert!(keys(&cuda_provider_options(&o)).contains(&"cudnn_conv_algo_search=DEFAULT".to_string()));
+    }
 }

@@ -121,8 +121,9 @@ static partial class SegrtTests
         SameMembers(typeof(LogLevel), HeaderEnum(header, "SegLogLevel", "SEG_LOG_"), "segrt.h");
         SameMembers(typeof(ModelCacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
         SameMembers(typeof(ArenaPolicy), HeaderEnum(header, "SegArena", "SEG_ARENA_"), "segrt.h");
+        SameMembers(typeof(ConvSearch), HeaderEnum(header, "SegConvSearch", "SEG_CONV_SEARCH_"), "segrt.h");
         SameMembers(typeof(IntensityRange), HeaderEnum(header, "SegIntensityRange", "SEG_INTENSITY_"), "segrt.h");
-        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 11 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
+        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 12 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
     }
 
     static void NoPublicPointers()

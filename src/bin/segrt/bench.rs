@@ -24,7 +24,7 @@ use segrt::options::CacheMode;
 use segrt::sam2::{Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, MaskMut, Options, PixelFormat, UnetSegmenter};
 
-use crate::args::{parse_provider, ArenaArgs, CacheArgs};
+use crate::args::{parse_provider, ArenaArgs, CacheArgs, GpuArgs};
 use crate::files::decode;
 use crate::resident::{describe, StageMemory, Stages};
 use crate::CliResult;
@@ -62,6 +62,8 @@ pub struct BenchArgs {
     cache: CacheArgs,
     #[command(flatten)]
     arena: ArenaArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
 }
 
 /// Session start-up with and without the model cache (medians over `runs`, ms).
@@ -127,8 +129,15 @@ pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
             (img, "a bundled sample scaled to 1920x1080".to_string())
         }
     };
-    let options =
-        Options { ort_path: ort, provider, device_id, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    let options = Options {
+        ort_path: ort,
+        provider,
+        device_id,
+        cache: args.cache.mode(),
+        arena: args.arena.policy(),
+        gpu: args.gpu.options(),
+        ..Options::default()
+    };
     let mut report = match (&args.model, &args.encoder, &args.decoder) {
         (Some(model), ..) => bench_unet(model, &img, image_name, options.clone(), &threads, args.runs)?,
         (None, Some(encoder), Some(decoder)) => bench_sam2(encoder, decoder, &img, image_name, options.clone(), &threads, args.runs)?,

@@ -6,7 +6,7 @@ use segrt::options::ProviderPolicy;
 use segrt::sam2::Sam2Segmenter;
 use segrt::Options;
 
-use crate::args::{parse_provider, ModelArgs};
+use crate::args::{parse_provider, GpuArgs, ModelArgs};
 use crate::unet::load_segmenter;
 use crate::CliResult;
 
@@ -20,12 +20,14 @@ pub struct SessionArgs {
     /// Build on the CPU (with the reason in "fallback_reason") when the provider cannot start, instead of failing
     #[arg(long)]
     fallback: bool,
+    #[command(flatten)]
+    gpu: GpuArgs,
 }
 
 pub fn info(models: &[PathBuf], model_args: &ModelArgs, session: &SessionArgs, ort: Option<PathBuf>) -> CliResult {
     let (provider, device_id) = parse_provider(&session.provider)?;
     let provider_policy = if session.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require };
-    let mut options = Options { ort_path: ort, provider, device_id, provider_policy, ..Options::default() };
+    let mut options = Options { ort_path: ort, provider, device_id, provider_policy, gpu: session.gpu.options(), ..Options::default() };
     let json = match models {
         [model] => {
             model_args.apply(&mut options)?;

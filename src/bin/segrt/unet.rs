@@ -10,7 +10,7 @@ use segrt::image::intensity::Intensity;
 use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
 use segrt::{Options, UnetSegmenter};
 
-use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, IntensityArgs, ModelArgs};
+use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, GpuArgs, IntensityArgs, ModelArgs};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels};
 use crate::medical::{self, Volume};
 use crate::CliResult;
@@ -47,6 +47,8 @@ pub struct UnetArgs {
     /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
     #[arg(long)]
     fallback: bool,
+    #[command(flatten)]
+    gpu: GpuArgs,
     /// Tiled inference at full resolution: off, on, or auto (when the image is over twice the tile)
     #[arg(long, default_value = "off")]
     tile: String,
@@ -240,6 +242,7 @@ pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options>
         tile_batch: args.tile_batch,
         cache: args.cache.mode(),
         arena: args.arena.policy(),
+        gpu: args.gpu.options(),
         ..Options::default()
     };
     args.model_args.apply(&mut options)?;
