@@ -316,6 +316,22 @@ mod tests {
     }
 
     #[test]
+    fn gpu_flags_set_the_gpu_options() {
+        use segrt::options::{ConvSearch, GpuOptions};
+        assert_eq!(options(&[]).unwrap().gpu, GpuOptions::default());
+        let flags = ["--gpu-mem-limit", "512", "--conv-search", "exhaustive", "--require-all-nodes", "--trt-cache", "trt", "--trt-fp16"];
+        let expected = GpuOptions {
+            require_all_nodes: true,
+            mem_limit: 512 << 20,
+            conv_search: ConvSearch::Exhaustive,
+            trt_cache_dir: Some("trt".into()),
+            trt_fp16: true,
+        };
+        assert_eq!(options(&flags).unwrap().gpu, expected);
+        assert!(options(&["--conv-search", "fastest"]).unwrap_err().contains("possible values: auto, heuristic, exhaustive, default"));
+    }
+
+    #[test]
     fn bad_normalisation_flags_say_which_flag_and_why() {
         for (flags, needle) in [
             (&["--mean", "0.5,0.5"][..], "--mean '0.5,0.5': expected three comma-separated numbers R,G,B, got 2"),
