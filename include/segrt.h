@@ -386,6 +386,31 @@ typedef int32_t SegArena;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// How cuDNN chooses each convolution's algorithm on CUDA (and CUDA behind TensorRT)
+// (`SegOptions::conv_search`, ONNX Runtime's `cudnn_conv_algo_search`).
+enum SegConvSearch
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The default: HEURISTIC. (ONNX Runtime's own default, EXHAUSTIVE, times every algorithm at the
+  // first run of each input shape: seconds, and extra GPU memory, whenever a UNet sees a new size.)
+  SEG_CONV_SEARCH_AUTO = 0,
+  // cuDNN's heuristics pick the algorithm: fast first runs.
+  SEG_CONV_SEARCH_HEURISTIC = 1,
+  // Every algorithm is timed at the first run of each shape: slow first runs, the fastest later.
+  SEG_CONV_SEARCH_EXHAUSTIVE = 2,
+  // cuDNN's default algorithm, no search: least memory.
+  SEG_CONV_SEARCH_DEFAULT = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegConvSearch SegConvSearch;
+#else
+typedef int32_t SegConvSearch;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Which values of an image map onto `out_low..out_high`.
 enum SegIntensityRange
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -572,6 +597,29 @@ typedef struct SegOptions {
   // UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
   // Only read during `seg_create*`.
   const char *cache_dir;
+  // Must be 0. Reserved: ABI 1's first hosts check that a struct 16 bytes longer than theirs
+  // with a non-zero byte there is refused, so no field may take these bytes.
+  uint32_t reserved2[4];
+  // Most bytes the CUDA provider's memory arena may hold on the GPU (ONNX Runtime's
+  // `gpu_mem_limit`, for `SEG_PROVIDER_CUDA` and the CUDA provider behind `SEG_PROVIDER_TENSORRT`;
+  // TensorRT's own engines and workspace are not counted); 0 (default) = no limit. A model that
+  // does not fit fails to load: `SEG_PROVIDER_UNAVAILABLE`, or the CPU under `SEG_PROVIDER_FALLBACK`.
+  uint64_t gpu_mem_limit;
+  // A `SegConvSearch` value (default AUTO: cuDNN's heuristics).
+  int32_t conv_search;
+  // Non-zero: a session where ONNX Runtime places nodes of the model on the CPU although a GPU
+  // provider was requested is refused (`SEG_PROVIDER_UNAVAILABLE` under REQUIRE; under FALLBACK
+  // the whole model runs on the CPU). 0 (default): such a session runs, and `seg_session_info`
+  // reports it ("in_use": "CUDA:0 (partly: ...)", "nodes" per provider).
+  uint32_t require_all_nodes;
+  // UTF-8 folder (created if missing) for TensorRT's engine and timing caches: engines are built
+  // at the first start and loaded at later ones. NULL (default): TensorRT builds its engines at
+  // every start. Only read during `seg_create*`.
+  const char *trt_cache_dir;
+  // Non-zero: TensorRT may build FP16 engines (faster on tensor cores; results differ slightly).
+  uint32_t trt_fp16;
+  // Must be 0 (explicit padding).
+  uint32_t reserved1;
 } SegOptions;
 
 // A borrowed image. The pixels are only read, and only during the call.
@@ -1471,7 +1519,8 @@ SegStatus seg_propagation_default(struct SegPropagation *request);
 //
 // After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
 // `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
-// out, and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
+// out (a call on this same track from it is refused with `SEG_INVALID_ARGUMENT`: the track is busy
+// with this call), and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
 // last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
 // last frame done. Every frame of the request must be reachable before anything runs (a streamed
 // track reaches only the frames it still holds; make the track a volume to go back over all).

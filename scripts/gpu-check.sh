@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# GPU check: runs segrt with the CUDA provider on the demo UNet, the tiny SAM2 fixtures (fp32 and fp16
-# encoders) and, when present, the real-size fp32/fp16 hiera-tiny encoders; prints the provider each
-# session actually uses and the timings (`segrt bench`), and exits non-zero if CUDA is unavailable or
-# any session runs on something other than CUDA.
+# GPU check, the one command to prove segrt on an NVIDIA GPU: the providers the GPU build offers and
+# whether CUDA initialises; for the demo UNet, the tiny SAM2 fixtures (fp32 and fp16 encoders) and, when
+# present, the real-size hiera-tiny encoders: the provider in use, ONNX Runtime's nodes per provider
+# (the operators it left to the CPU), and the latency on CUDA against the CPU (`segrt bench`); then
+# the GPU memory over 1000 UNet runs (nvidia-smi). Exits non-zero when CUDA does not initialise, a
+# session is not on CUDA, or (STRICT=1) ONNX Runtime placed nodes on the CPU.
 #
 # UNTESTED ON A GPU: written on a machine without one; it has never run on a GPU. Checked only with
 # bash -n, the CPU dry run below, and the CPU build in place of the GPU one (exits 1: CUDA does not
@@ -14,6 +16,9 @@
 # target/release/segrt, built when missing).
 #
 #   scripts/gpu-check.sh [DEVICE_ID]        # e.g. scripts/gpu-check.sh 0; RUNS=20 by default
+#   GPU_ARGS="--conv-search exhaustive --gpu-mem-limit 2048" scripts/gpu-check.sh
+#                                           # segrt's GPU options for every CUDA bench
+#   CPU=0 / MEMORY_RUNS=0                   # skip the CPU comparison / the 1000-run memory check
 #   PROVIDER=cpu ORT_LIB=$PWD/.onnxruntime/libonnxruntime.so.1.31.1 scripts/gpu-check.sh
 #                                           # dry run of the script's own steps on the CPU (no GPU check)
 set -euo pipefail
@@ -47,19 +52,37 @@ if ! tr -d '\n ' < "$out/providers.json" | grep -q "\"name\":\"$want\"[^}]*\"ini
 fi
 
 failed=0
-# bench NAME ARGS...: one `segrt bench` on CUDA, its figures and the provider it used.
+# shellcheck disable=SC2206
+gpu_args=(${GPU_ARGS:-})
+[ "$provider" = cpu ] && gpu_args=()
+# field FILE KEY: a string member of a bench report.
+field() { tr -d '\n' < "$1" | grep -o "\"$2\": *\"[^\"]*\"" | head -1 | sed 's/.*: *"//; s/"$//'; }
+# latency FILE: the median of one run in the report's first throughput line (ms), as segrt prints it.
+latency() { tr -d '\n ' < "$1" | grep -o '"runs_per_second":[0-9.]*' | head -1 | sed 's/.*://' | awk '{ if ($1 > 0) printf "%.1f ms", 1000 / $1; else print "?" }'; }
+# bench NAME ARGS...: one `segrt bench` on the provider checked (and on the CPU for comparison), with
+# the provider it used and the nodes ONNX Runtime gave each provider.
 bench() {
   local name=$1; shift
   echo "== $name"
-  if ! "$segrt" bench "$@" --provider "$provider" --threads 1,2 --runs "$runs" --json "$out/$name.json"; then
-    echo "gpu-check: FAIL: $name: segrt bench failed"; failed=1; return
+  if ! "$segrt" bench "$@" --provider "$provider" "${gpu_args[@]}" --threads 1 --runs "$runs" --json "$out/$name.json" > "$out/$name.txt"; then
+    cat "$out/$name.txt"; echo "gpu-check: FAIL: $name: segrt bench failed"; failed=1; return
   fi
-  local used
-  used=$(tr -d '\n' < "$out/$name.json" | grep -o '"provider_in_use": *"[^"]*"' | sed 's/.*: *"//; s/"$//')
+  local used nodes cpu=""
+  used=$(field "$out/$name.json" provider_in_use)
+  nodes=$(grep "nodes per provider" "$out/$name.txt" | sed 's/^ *//' || true)
+  if [ "${CPU:-1}" = 1 ] && [ "$provider" != cpu ] && "$segrt" bench "$@" --provider cpu --threads 1 --runs "$runs" --json "$out/$name.cpu.json" > /dev/null; then
+    cpu=", CPU $(latency "$out/$name.cpu.json")"
+  fi
   echo "   provider in use: $used"
-  if [ "$used" != "$want" ]; then
-    echo "gpu-check: FAIL: $name ran on '$used', not $want"; failed=1
-  fi
+  [ -n "$nodes" ] && echo "   $nodes"
+  echo "   one run: $want $(latency "$out/$name.json")$cpu"
+  case "$used" in
+    "$want") ;;
+    "$want (partly"*)
+      echo "gpu-check: WARNING: $name: ONNX Runtime left nodes to the CPU (see the operators above)"
+      [ "${STRICT:-0}" = 1 ] && failed=1 ;;
+    *) echo "gpu-check: FAIL: $name ran on '$used', not $want"; failed=1 ;;
+  esac
 }
 
 s=models/sam2
@@ -76,6 +99,23 @@ if [ -f "${r}_encoder.onnx" ]; then
   [ -f "${r}_encoder.fp16.onnx" ] && bench sam2_real_fp16 --encoder "${r}_encoder.fp16.onnx" --decoder "${r}_decoder.onnx"
 else
   echo "(no $s/real-size: export it with models/sam2/export_sam2.py --real-size for real-size GPU figures)"
+fi
+
+# GPU memory over many runs: sampled by nvidia-smi every 200 ms while one process runs the UNet
+# MEMORY_RUNS times; a leak shows as the last samples above the first ones after warm-up.
+memory_runs=${MEMORY_RUNS:-1000}
+if [ "$memory_runs" -gt 0 ] && [ "$provider" != cpu ] && command -v nvidia-smi >/dev/null; then
+  echo "== GPU memory over $memory_runs UNet runs"
+  nvidia-smi --id="$device" --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$out/memory.csv" &
+  sampler=$!
+  "$segrt" bench --model models/demo_unet.onnx --provider "$provider" "${gpu_args[@]}" --threads 1 --runs "$memory_runs" > /dev/null || failed=1
+  kill "$sampler"; wait "$sampler" 2>/dev/null || true
+  awk 'NF { v[n++] = $1 } END {
+         if (n < 8) { print "   too few samples (" n ")"; exit }
+         q = int(n / 4); a = 0; b = 0
+         for (i = q; i < 2 * q; i++) if (v[i] > a) a = v[i]
+         for (i = n - q; i < n; i++) if (v[i] > b) b = v[i]
+         printf "   GPU memory used (MiB): %d samples; after warm-up %d, at the end %d (%+d)\n", n, a, b, b - a }' "$out/memory.csv"
 fi
 
 echo "figures in $out/*.json"

@@ -130,6 +130,40 @@ pub enum ArenaPolicy {
     Release,
 }
 
+/// How cuDNN chooses the algorithm of each convolution (the CUDA provider's `cudnn_conv_algo_search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ConvSearch {
+    /// segrt's choice: `Heuristic`. ONNX Runtime's own default, `Exhaustive`, benchmarks every
+    /// algorithm at the first run of each input shape, taking seconds and extra GPU memory each time a
+    /// UNet sees a new image size.
+    #[default]
+    Auto,
+    /// cuDNN's heuristics pick one (fast start, usually within a few percent of the best).
+    Heuristic,
+    /// Every algorithm is timed at the first run of each shape (slow first runs, the fastest later).
+    Exhaustive,
+    /// cuDNN's default algorithm, no search (least memory).
+    Default,
+}
+
+/// What GPU execution providers are told beyond the device (see `engine::session`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct GpuOptions {
+    /// Refuse a session where ONNX Runtime placed nodes of the model on the CPU although another
+    /// provider was requested: the policy applies (require: `ProviderUnavailable`; fallback: the
+    /// whole model on the CPU).
+    pub require_all_nodes: bool,
+    /// Most bytes the CUDA provider's memory arena may hold on the GPU (`gpu_mem_limit`); 0 = no limit.
+    pub mem_limit: u64,
+    /// cuDNN's convolution algorithm search (CUDA, and CUDA behind TensorRT).
+    pub conv_search: ConvSearch,
+    /// Folder of TensorRT's engine and timing caches: engines are built once and loaded at later
+    /// starts. `None`: TensorRT builds its engines at every start (minutes for a SAM2 encoder).
+    pub trt_cache_dir: Option<PathBuf>,
+    /// Let TensorRT build FP16 engines (faster on GPUs with tensor cores; results differ slightly).
+    pub trt_fp16: bool,
+}
+
 /// The folder `CacheMode::BesideModel` uses next to the model file.
 pub const BESIDE_MODEL_CACHE_DIR: &str = "segrt-cache";
 
@@ -216,6 +250,8 @@ pub struct Options {
     pub cache: CacheMode,
     /// Whether runs give ONNX Runtime's working buffers back (see `ArenaPolicy`).
     pub arena: ArenaPolicy,
+    /// GPU provider settings (memory limit, cuDNN search, TensorRT caches, where nodes may run).
+    pub gpu: GpuOptions,
 }
 
 impl Default for Options {
@@ -251,6 +287,7 @@ impl Default for Options {
             output_name: None,
             cache: CacheMode::Off,
             arena: ArenaPolicy::Auto,
+            gpu: GpuOptions::default(),
         }
     }
 }

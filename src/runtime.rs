@@ -414,25 +414,103 @@ pub fn environment(explicit: Option<&Path>) -> Result<&'static ort::environment:
     init(explicit).map(|rt| &rt.environment)
 }
 
-/// CUDA, cuBLAS and cuDNN libraries the CUDA and TensorRT providers of onnxruntime-gpu 1.31 need
-/// (CUDA 13, cuDNN 9), by the names the dynamic loader looks for.
-#[cfg(unix)]
-const GPU_LIBRARIES: &[&str] =
-    &["libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", "libcurand.so.10", "libcufft.so.12", "libcudnn.so.9", "libnvinfer.so.10"];
-#[cfg(windows)]
-const GPU_LIBRARIES: &[&str] =
-    &["cudart64_13.dll", "cublasLt64_13.dll", "cublas64_13.dll", "curand64_10.dll", "cufft64_12.dll", "cudnn64_9.dll", "nvinfer_10.dll"];
+/// A vendor library segrt loads by absolute path from ONNX Runtime's folder before registering a
+/// provider, and whether the provider works without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuLibrary {
+    pub name: &'static str,
+    /// ONNX Runtime's own preload list treats it as optional (cuFFT, NVRTC: some operators only).
+    pub optional: bool,
+}
 
-/// Loads the GPU libraries found beside ONNX Runtime, by absolute path, before a GPU provider is
-/// registered: the provider library then finds them already loaded instead of searching
-/// LD_LIBRARY_PATH / PATH (which a locked-down PC may not let you set). Returns the files loaded;
-/// missing ones are left to the system search, and ONNX Runtime's error names whatever is still missing.
-pub fn preload_gpu_libraries() -> Vec<PathBuf> {
+const fn lib(name: &'static str) -> GpuLibrary {
+    GpuLibrary { name, optional: false }
+}
+const fn optional(name: &'static str) -> GpuLibrary {
+    GpuLibrary { name, optional: true }
+}
+
+/// The CUDA 13 and cuDNN 9 libraries of onnxruntime-gpu 1.31's CUDA provider: every file of ONNX
+/// Runtime's own `preload_dlls` list (onnxruntime/__init__.py, `_get_nvidia_dll_paths` for CUDA 13),
+/// dependencies first (the CUDA runtime, then cuBLASLt before cuBLAS, as ONNX Runtime orders them).
+/// cuRAND is not on ONNX Runtime's list but its provider library links it.
+#[cfg(not(windows))]
+pub const CUDA_LIBRARIES: &[GpuLibrary] = &[
+    lib("libcudart.so.13"),
+    lib("libcublasLt.so.13"),
+    lib("libcublas.so.13"),
+    optional("libnvrtc.so.13"),
+    lib("libcurand.so.10"),
+    optional("libcufft.so.12"),
+    // On Linux cuDNN loads its sub-libraries itself, from its own folder (ONNX Runtime does not
+    // preload them either).
+    lib("libcudnn.so.9"),
+];
+/// On Windows cuDNN 9 loads its sub-DLLs by name at its first use, which a host's PATH may resolve
+/// to another copy or not at all: ONNX Runtime's list preloads every one of them.
+#[cfg(windows)]
+pub const CUDA_LIBRARIES: &[GpuLibrary] = &[
+    lib("cudart64_13.dll"),
+    lib("cublasLt64_13.dll"),
+    lib("cublas64_13.dll"),
+    lib("curand64_10.dll"),
+    optional("cufft64_12.dll"),
+    lib("cudnn_graph64_9.dll"),
+    lib("cudnn_engines_runtime_compiled64_9.dll"),
+    lib("cudnn_engines_precompiled64_9.dll"),
+    lib("cudnn_heuristic64_9.dll"),
+    lib("cudnn_ops64_9.dll"),
+    lib("cudnn_adv64_9.dll"),
+    lib("cudnn64_9.dll"),
+    lib("cudnn_engines_tensor_ir64_9.dll"),
+];
+/// TensorRT 10, which the TensorRT provider of onnxruntime-gpu 1.31 links.
+#[cfg(not(windows))]
+pub const TENSORRT_LIBRARIES: &[GpuLibrary] =
+    &[lib("libnvinfer.so.10"), optional("libnvinfer_plugin.so.10"), optional("libnvonnxparser.so.10")];
+#[cfg(windows)]
+pub const TENSORRT_LIBRARIES: &[GpuLibrary] = &[lib("nvinfer_10.dll"), optional("nvinfer_plugin_10.dll"), optional("nvonnxparser_10.dll")];
+/// onnxruntime.dll of the DirectML build delay-loads DirectML.dll by name: without this preload a
+/// host whose exe folder lacks it gets System32's older copy.
+#[cfg(windows)]
+pub const DIRECTML_LIBRARIES: &[GpuLibrary] = &[lib("DirectML.dll")];
+#[cfg(not(windows))]
+pub const DIRECTML_LIBRARIES: &[GpuLibrary] = &[];
+
+/// The libraries segrt preloads for `provider`, in loading order (TensorRT runs behind CUDA: both lists).
+pub fn provider_libraries(provider: crate::options::Provider) -> Vec<GpuLibrary> {
+    use crate::options::Provider;
+    match provider {
+        Provider::Cuda => CUDA_LIBRARIES.to_vec(),
+        Provider::TensorRt => CUDA_LIBRARIES.iter().chain(TENSORRT_LIBRARIES).copied().collect(),
+        Provider::DirectMl => DIRECTML_LIBRARIES.to_vec(),
+        Provider::Cpu | Provider::OpenVino => Vec::new(),
+    }
+}
+
+/// ONNX Runtime's folder, once it is loaded.
+fn runtime_folder() -> Option<PathBuf> {
+    loaded().and_then(|rt| rt.path.parent().map(Path::to_path_buf))
+}
+
+/// The libraries `provider` needs that are not beside ONNX Runtime (optional ones left out): what an
+/// error names when ONNX Runtime's own does not say which file is missing (Windows' "error 126").
+pub fn missing_gpu_libraries(provider: crate::options::Provider) -> Vec<String> {
+    let Some(dir) = runtime_folder() else { return Vec::new() };
+    provider_libraries(provider).iter().filter(|l| !l.optional && !dir.join(l.name).is_file()).map(|l| l.name.to_string()).collect()
+}
+
+/// Loads the vendor libraries `provider` needs that are beside ONNX Runtime, by absolute path,
+/// before the provider is registered: the provider library then finds them already loaded instead
+/// of searching LD_LIBRARY_PATH / PATH (which a locked-down PC may not let you set) or System32.
+/// On Windows each is loaded with its own folder searched for its dependencies. Returns every file
+/// loaded so far; missing ones are left to the system search, and the provider's error names them.
+pub fn preload_gpu_libraries(provider: crate::options::Provider) -> Vec<PathBuf> {
     static DONE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
     let mut done = DONE.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(dir) = loaded().and_then(|rt| rt.path.parent().map(Path::to_path_buf)) else { return Vec::new() };
-    for name in GPU_LIBRARIES {
-        let path = dir.join(name);
+    let Some(dir) = runtime_folder() else { return Vec::new() };
+    for library in provider_libraries(provider) {
+        let path = dir.join(library.name);
         if done.contains(&path) || !path.is_file() {
             continue;
         }
@@ -443,14 +521,18 @@ pub fn preload_gpu_libraries() -> Vec<PathBuf> {
             unsafe { libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_GLOBAL) }.map(libloading::Library::from);
         // SAFETY: as above.
         #[cfg(windows)]
-        let lib = unsafe { libloading::Library::new(&path) };
+        let lib = unsafe {
+            use libloading::os::windows::{Library, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS, LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR};
+            Library::load_with_flags(&path, LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS)
+        }
+        .map(libloading::Library::from);
         match lib {
             Ok(lib) => {
                 std::mem::forget(lib);
                 crate::log::emit(crate::log::LogLevel::Info, &format!("preloaded {}", path.display()));
                 done.push(path);
             }
-            Err(e) => crate::log::emit(crate::log::LogLevel::Warn, &format!("could not preload {}: {e}", path.display())),
+            Err(e) => crate::log::emit(crate::log::LogLevel::Warn, &format!("could not preload {}: {}", path.display(), with_sources(&e))),
         }
     }
     done.clone()

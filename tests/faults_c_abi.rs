@@ -192,3 +192,113 @@ fn providers_probe_reports_build_support_and_initialisation() {
     }
     assert_eq!(list[1]["onnxruntime_name"], "CUDAExecutionProvider");
 }
+
+/// A GPU that registers but fails while ONNX Runtime creates the session (out of memory while the
+/// weights are uploaded, a TensorRT engine that cannot be built, a cuDNN library that cannot be
+/// loaded): a provider failure, not a bad model. Require: `SEG_PROVIDER_UNAVAILABLE` with the
+/// reason in plain words and ONNX Runtime's text; fallback: a CPU session that runs, the reason in
+/// the session info. The fault-injection build makes CUDA "register" and fail at session creation.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn a_provider_failing_while_the_session_is_created_is_unavailable_or_falls_back() {
+    let ort_text = "/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:129 std::conditional_t<THRW, void, \
+                    onnxruntime::common::Status> onnxruntime::CudaCall(...) CUDA failure 2: out of memory ; GPU=0 ; \
+                    expr=cudaMalloc((void**)&p, size);";
+    std::env::set_var("SEGRT_INJECT_PROVIDER_FAULT", ort_text);
+    let mut o = default_options();
+    o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
+    let (status, message) = create_unet_status(&model("demo_unet.onnx"), Some(&o));
+    println!("require: {} / {message}", status.name());
+    assert_eq!(status, SegStatus::SEG_PROVIDER_UNAVAILABLE, "{message}");
+    assert!(
+        message.starts_with(
+            "CUDA:0 could not be initialised (ONNX Runtime failed while creating the session on it): the GPU ran out of memory"
+        ),
+        "{message}"
+    );
+    assert!(message.contains("CUDA failure 2: out of memory") && message.ends_with("(policy: require)"), "{message}");
+
+    o.provider_policy = SegProviderPolicy::SEG_PROVIDER_FALLBACK as i32;
+    o.max_sessions = 2;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).expect("fallback gives a CPU session");
+    let info = session_info(s.0);
+    println!("fallback: {}", info["provider"]);
+    assert_eq!(info["provider"]["requested"], "CUDA:0");
+    assert_eq!(info["provider"]["in_use"], "CPU");
+    assert!(info["provider"]["fallback_reason"].as_str().unwrap().contains("the GPU ran out of memory"), "{info}");
+    let img = load_rgb(&sample("lesion_06.png"));
+    assert!(run_rgb(&s, &img).mask.contains(&255));
+
+    // SAM2: the encoder's and the decoder's sessions fall back alike.
+    let mut s2 = ptr::null_mut();
+    let (e, d) = (sam2_dir().join("sam2_tiny_samexporter_encoder.onnx"), sam2_dir().join("sam2_tiny_samexporter_decoder.onnx"));
+    let (e, d) = (cstr(e.to_str().unwrap()), cstr(d.to_str().unwrap()));
+    let st = unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), &o, &mut s2) };
+    assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+    let s2 = Session(s2);
+    let info = session_info(s2.0);
+    println!("SAM2 fallback: {info}");
+    assert!(info.to_string().contains("the GPU ran out of memory"), "{info}");
+    std::env::remove_var("SEGRT_INJECT_PROVIDER_FAULT");
+}
+
+/// Where the nodes ran: ONNX Runtime's own record of which provider it assigned each node, in the
+/// session info. On the CPU every node is the CPU's: 45 for the demo UNet (what Python's
+/// `InferenceSession.get_provider_graph_assignment_info()` lists for the same model: the graph as it
+/// is partitioned, before the CPU's own fusions), in a one-session pool and a pool sharing its graph.
+#[test]
+fn session_info_counts_the_nodes_each_provider_was_assigned() {
+    for max_sessions in [1, 2] {
+        let mut o = default_options();
+        o.max_sessions = max_sessions;
+        let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+        let provider = &session_info(s.0)["provider"];
+        println!("max_sessions {max_sessions}: {provider}");
+        assert_eq!(provider["in_use"], "CPU");
+        let nodes = provider["nodes"].as_array().unwrap();
+        assert_eq!(
+            (nodes.len(), &nodes[0]["provider"], &nodes[0]["nodes"]),
+            (1, &serde_json::json!("CPUExecutionProvider"), &serde_json::json!(45))
+        );
+        let by_operator: u64 = nodes[0]["operators"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(by_operator, 45, "{provider}");
+        assert_eq!(nodes[0]["operators"]["Conv"], 18, "{provider}");
+    }
+    let s = create_sam2("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx").unwrap();
+    let info = session_info(s.0);
+    let nodes = info["provider"]["nodes"].as_array().unwrap();
+    assert!(nodes.len() == 1 && nodes[0]["nodes"].as_u64().unwrap() > 0, "{info}");
+}
+
+/// A provider that leaves nodes to the CPU: "partly" in `in_use`, and with `require_all_nodes`
+/// refused (REQUIRE) or replaced by the CPU (FALLBACK). The fault-injection build has CUDA
+/// "register" and take none of the nodes.
+#[cfg(feature = "fault-injection")]
+#[test]
+fn nodes_left_to_the_cpu_are_reported_and_can_be_refused() {
+    std::env::set_var("SEGRT_INJECT_PROVIDER_FAULT", "no-nodes");
+    let mut o = default_options();
+    o.provider = SegProvider::SEG_PROVIDER_CUDA as i32;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+    let provider = session_info(s.0)["provider"].clone();
+    println!("partly: {provider}");
+    assert_eq!(provider["in_use"], "CUDA:0 (partly: 45 of 45 nodes on the CPU)");
+    assert_eq!(provider["fallback_reason"], serde_json::Value::Null);
+
+    o.require_all_nodes = 1;
+    let (status, message) = create_unet_status(&model("demo_unet.onnx"), Some(&o));
+    println!("require_all_nodes, require: {} / {message}", status.name());
+    assert_eq!(status, SegStatus::SEG_PROVIDER_UNAVAILABLE, "{message}");
+    assert!(
+        message.contains("placed 45 of its 45 nodes on the CPU (Conv 18, Relu 15,") && message.contains("require_all_nodes"),
+        "{message}"
+    );
+
+    o.provider_policy = SegProviderPolicy::SEG_PROVIDER_FALLBACK as i32;
+    let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
+    let provider = session_info(s.0)["provider"].clone();
+    println!("require_all_nodes, fallback: {provider}");
+    assert_eq!(provider["in_use"], "CPU");
+    assert!(provider["fallback_reason"].as_str().unwrap().contains("require_all_nodes"), "{provider}");
+    std::env::remove_var("SEGRT_INJECT_PROVIDER_FAULT");
+}

@@ -588,7 +588,8 @@ namespace Segrt.Native
         ///
         ///  After each frame its outputs are written to the buffers (as `seg_track_frame` writes them) and
         ///  `on_frame` (optional) is called with the frame's index and object count; it may copy the masks
-        ///  out, and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
+        ///  out (a call on this same track from it is refused with `SEG_INVALID_ARGUMENT`: the track is busy
+        ///  with this call), and returns non-zero to go on, 0 to stop. Frames are visited in order (both ways: the start frame to the
         ///  last, then the start frame again down to 0); `out_info` sums the call's times, its `frame` is the
         ///  last frame done. Every frame of the request must be reachable before anything runs (a streamed
         ///  track reaches only the frames it still holds; make the track a volume to go back over all).
@@ -880,6 +881,43 @@ namespace Segrt.Native
         ///  Only read during `seg_create*`.
         /// </summary>
         public byte* cache_dir;
+        /// <summary>
+        ///  Must be 0. Reserved: ABI 1's first hosts check that a struct 16 bytes longer than theirs
+        ///  with a non-zero byte there is refused, so no field may take these bytes.
+        /// </summary>
+        public fixed uint reserved2[4];
+        /// <summary>
+        ///  Most bytes the CUDA provider's memory arena may hold on the GPU (ONNX Runtime's
+        ///  `gpu_mem_limit`, for `SEG_PROVIDER_CUDA` and the CUDA provider behind `SEG_PROVIDER_TENSORRT`;
+        ///  TensorRT's own engines and workspace are not counted); 0 (default) = no limit. A model that
+        ///  does not fit fails to load: `SEG_PROVIDER_UNAVAILABLE`, or the CPU under `SEG_PROVIDER_FALLBACK`.
+        /// </summary>
+        public ulong gpu_mem_limit;
+        /// <summary>
+        ///  A `SegConvSearch` value (default AUTO: cuDNN's heuristics).
+        /// </summary>
+        public int conv_search;
+        /// <summary>
+        ///  Non-zero: a session where ONNX Runtime places nodes of the model on the CPU although a GPU
+        ///  provider was requested is refused (`SEG_PROVIDER_UNAVAILABLE` under REQUIRE; under FALLBACK
+        ///  the whole model runs on the CPU). 0 (default): such a session runs, and `seg_session_info`
+        ///  reports it ("in_use": "CUDA:0 (partly: ...)", "nodes" per provider).
+        /// </summary>
+        public uint require_all_nodes;
+        /// <summary>
+        ///  UTF-8 folder (created if missing) for TensorRT's engine and timing caches: engines are built
+        ///  at the first start and loaded at later ones. NULL (default): TensorRT builds its engines at
+        ///  every start. Only read during `seg_create*`.
+        /// </summary>
+        public byte* trt_cache_dir;
+        /// <summary>
+        ///  Non-zero: TensorRT may build FP16 engines (faster on tensor cores; results differ slightly).
+        /// </summary>
+        public uint trt_fp16;
+        /// <summary>
+        ///  Must be 0 (explicit padding).
+        /// </summary>
+        public uint reserved1;
     }
 
     /// <summary>

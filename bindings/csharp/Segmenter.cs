@@ -109,14 +109,18 @@ namespace Segrt
             get { return ReadSessionInfo(); }
         }
 
-        /// <summary>The execution provider actually running the model (<see cref="ExecutionProvider.Cpu"/> after a fallback).</summary>
+        /// <summary>
+        /// The execution provider running the model (<see cref="ExecutionProvider.Cpu"/> after a fallback). ONNX Runtime may
+        /// still have placed some nodes on the CPU: <see cref="ProviderInUse"/> then says "partly", and
+        /// <see cref="ProviderReport.Nodes"/> (in <c>SessionInfo.Provider</c>) counts them.
+        /// </summary>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public ExecutionProvider Provider
         {
             get { return ParseProvider(ProviderInUse); }
         }
 
-        /// <summary>segrt's name of the provider actually running the model, e.g. "CPU" or "CUDA:0".</summary>
+        /// <summary>segrt's name of the provider running the model, e.g. "CPU", "CUDA:0", or "CUDA:0 (partly: 12 of 352 nodes on the CPU)".</summary>
         /// <exception cref="ObjectDisposedException">The segmenter has been disposed.</exception>
         public string ProviderInUse
         {
@@ -206,7 +210,8 @@ namespace Segrt
 
         internal static ExecutionProvider ParseProvider(string name)
         {
-            string n = (name ?? "").Split(':')[0].ToUpperInvariant();
+            // "CUDA:0", "CUDA:0 (partly: ...)", "OpenVINO (partly: ...)": the name before the device or the note.
+            string n = (name ?? "").Split(':', ' ')[0].ToUpperInvariant();
             switch (n)
             {
                 case "CUDA": return ExecutionProvider.Cuda;

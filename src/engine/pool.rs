@@ -38,10 +38,20 @@ use super::session::{
 };
 use super::shared_graph::SharedGraph;
 
-/// The default cap: one session per physical core (each runs on the shared thread pool, so more
-/// concurrent runs than cores only queue inside ONNX Runtime).
+/// The default cap on the CPU: one session per physical core (each runs on the shared thread pool,
+/// so more concurrent runs than cores only queue inside ONNX Runtime).
 pub fn default_max_sessions() -> usize {
     num_cpus::get_physical().max(1)
+}
+
+/// The default cap for `provider`: on a GPU one session per device, since each session holds its
+/// own copy of the weights and its own memory arena on the GPU, and the GPU runs one model at a time
+/// anyway (more sessions would multiply the memory, not the speed).
+pub fn default_max_sessions_for(provider: Provider) -> usize {
+    match provider {
+        Provider::Cpu | Provider::OpenVino => default_max_sessions(),
+        Provider::Cuda | Provider::TensorRt | Provider::DirectMl => 1,
+    }
 }
 
 /// When a CPU pool that may grow saves the graph its further sessions share.
@@ -265,7 +275,7 @@ impl<S: Default> SessionPool<S> {
         let arena = ArenaUser::acquire();
         let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
         let cache_for_growth = cache.clone();
-        let max = if options.max_sessions == 0 { default_max_sessions() } else { options.max_sessions };
+        let max = if options.max_sessions == 0 { default_max_sessions_for(options.provider) } else { options.max_sessions };
         let file_hash = model_path.filter(|_| max > 1).map(|_| xxh3_128(&model));
         let mut share = max > 1 && options.provider == Provider::Cpu;
         let before = resident_bytes();
@@ -318,6 +328,12 @@ impl<S: Default> SessionPool<S> {
         // after creating a SAM2.1 hiera-tiny pair.
         super::arena::trim_malloc();
         let first_session_bytes = before.zip(resident_bytes()).map(|(b, a)| a.saturating_sub(b));
+        // A provider that failed once is not tried again for every extra session (its failure can
+        // come after minutes of work, e.g. weights uploaded until the GPU ran out of memory).
+        let mut options = options.clone();
+        if provider.fallback_reason.is_some() {
+            options.provider = Provider::Cpu;
+        }
         let state = State {
             idle: vec![(session, S::default())],
             live: 1,
@@ -336,7 +352,7 @@ impl<S: Default> SessionPool<S> {
             shared_graph_bytes: AtomicU64::new(shared_graph_bytes),
             shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
-            options: options.clone(),
+            options,
             cache,
             max,
             state: Mutex::new(state),
@@ -557,5 +573,9 @@ mod tests {
     #[test]
     fn the_default_cap_is_at_least_one() {
         assert!(default_max_sessions() >= 1);
+        assert_eq!(default_max_sessions_for(Provider::Cpu), default_max_sessions());
+        for gpu in [Provider::Cuda, Provider::TensorRt, Provider::DirectMl] {
+            assert_eq!(default_max_sessions_for(gpu), 1, "{gpu:?}: one session (one copy of the weights) per device");
+        }
     }
 }

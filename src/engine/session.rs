@@ -5,17 +5,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ort::ep;
+use ort::ep::{self, ArbitrarilyConfigurableExecutionProvider};
 use ort::session::builder::{GraphOptimizationLevel, SessionBuilder};
 use ort::session::Session;
 
 use crate::alloc;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
-use crate::options::{Options, Provider, ProviderPolicy};
+use crate::options::{ConvSearch, Options, Provider, ProviderPolicy};
 use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
+use super::placement;
+use super::provider_errors::{provider_failure, Stage};
 use super::providers::ProviderReport;
 use super::shared_graph::SharedGraph;
 
@@ -70,7 +72,7 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
     let (builder, report) = prepare_builder(options)?;
-    Ok((commit(builder, model)?, report))
+    commit(builder, model, options, report)
 }
 
 /// A session builder with segrt's threads, weights sharing and execution provider, and what became
@@ -91,35 +93,88 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
     // +550 MB at the SAM2.1 hiera-tiny encoder's second image, +150 MB at a base-32 UNet's.
     builder = builder.with_memory_pattern(false).map_err(ort_err)?;
 
+    // ONNX Runtime keeps where it placed each node, for the session info (see `placement`).
+    builder = builder.with_config_entry(placement::RECORD_CONFIG_KEY, "1").map_err(ort_err)?;
+
     let requested = options.provider.display_name(options.device_id);
-    let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None };
-    let dispatch = match options.provider {
-        Provider::Cpu => None,
-        // error_on_failure: ort's default is to log and silently run on the CPU.
-        Provider::Cuda => Some(ep::CUDA::default().with_device_id(options.device_id).build().error_on_failure()),
-        Provider::TensorRt => Some(ep::TensorRT::default().with_device_id(options.device_id).build().error_on_failure()),
-        Provider::DirectMl => Some(ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()),
-        Provider::OpenVino => Some(ep::OpenVINO::default().build().error_on_failure()),
-    };
-    if let Some(dispatch) = dispatch {
-        if matches!(options.provider, Provider::Cuda | Provider::TensorRt) {
-            runtime::preload_gpu_libraries();
+    let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None, nodes: Vec::new() };
+    let cuda = || {
+        let mut ep = ep::CUDA::default();
+        for (key, value) in cuda_provider_options(options) {
+            ep = ep.with_arbitrary_config(key, value);
         }
-        builder = match builder.with_execution_providers([dispatch]) {
+        // error_on_failure: ort's default is to log and silently run on the CPU.
+        ep.build().error_on_failure()
+    };
+    let dispatch: Option<Vec<ep::ExecutionProviderDispatch>> = match options.provider {
+        Provider::Cpu => None,
+        Provider::Cuda => Some(vec![cuda()]),
+        // CUDA behind TensorRT: what TensorRT cannot run goes to the GPU, not to the CPU.
+        Provider::TensorRt => {
+            let mut trt = ep::TensorRT::default();
+            for (key, value) in tensorrt_provider_options(options) {
+                trt = trt.with_arbitrary_config(key, value);
+            }
+            Some(vec![trt.build().error_on_failure(), cuda()])
+        }
+        Provider::DirectMl => Some(vec![ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()]),
+        Provider::OpenVino => Some(vec![ep::OpenVINO::default().build().error_on_failure()]),
+    };
+    if let (Provider::TensorRt, Some(dir)) = (options.provider, &options.gpu.trt_cache_dir) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(ErrorKind::InvalidArgument, format!("cannot create the TensorRT cache folder '{}': {e}", dir.display()))
+        })?;
+    }
+    // Test builds: the provider is taken as registered, and creating the session fails (`commit`).
+    #[cfg(feature = "fault-injection")]
+    let dispatch = dispatch.filter(|_| injected_provider_fault(options).is_none());
+    if let Some(dispatch) = dispatch {
+        runtime::preload_gpu_libraries(options.provider);
+        builder = match builder.with_execution_providers(dispatch) {
             Ok(b) => b,
             Err(e) => {
-                let reason = format!("{requested} could not be initialised: {}", e.message());
-                if options.provider_policy == ProviderPolicy::Require {
-                    return Err(Error::new(ErrorKind::ProviderUnavailable, reason + " (policy: require)"));
-                }
-                crate::log::emit(LogLevel::Warn, &format!("{reason}; running on the CPU (policy: fallback)"));
-                report.in_use = "CPU".into();
-                report.fallback_reason = Some(reason);
+                let reason =
+                    provider_failure(options.provider, options.device_id, Stage::Register, e.message(), &missing_libraries(options));
+                refuse_or_fall_back(options, reason, &mut report)?;
                 e.recover()
             }
         };
     }
     Ok((builder, report))
+}
+
+/// The CUDA provider's options (CUDA alone, and behind TensorRT), as ONNX Runtime's keys.
+pub fn cuda_provider_options(options: &Options) -> Vec<(&'static str, String)> {
+    let search = match options.gpu.conv_search {
+        ConvSearch::Auto | ConvSearch::Heuristic => "HEURISTIC",
+        ConvSearch::Exhaustive => "EXHAUSTIVE",
+        ConvSearch::Default => "DEFAULT",
+    };
+    let mut list = vec![("device_id", options.device_id.to_string()), ("cudnn_conv_algo_search", search.to_string())];
+    if options.gpu.mem_limit > 0 {
+        list.push(("gpu_mem_limit", options.gpu.mem_limit.to_string()));
+        // Grow the arena by what a request needs, not by doubling: a doubling could cross the limit
+        // long before the memory is used.
+        list.push(("arena_extend_strategy", "kSameAsRequested".to_string()));
+    }
+    list
+}
+
+/// The TensorRT provider's options, as ONNX Runtime's keys: the device, FP16, and with a cache
+/// folder the engine and timing caches (built once, loaded at later starts).
+pub fn tensorrt_provider_options(options: &Options) -> Vec<(&'static str, String)> {
+    let mut list = vec![("device_id", options.device_id.to_string())];
+    if options.gpu.trt_fp16 {
+        list.push(("trt_fp16_enable", "1".to_string()));
+    }
+    if let Some(dir) = &options.gpu.trt_cache_dir {
+        let dir = dir.to_string_lossy().into_owned();
+        list.push(("trt_engine_cache_enable", "1".to_string()));
+        list.push(("trt_engine_cache_path", dir.clone()));
+        list.push(("trt_timing_cache_enable", "1".to_string()));
+        list.push(("trt_timing_cache_path", dir));
+    }
+    list
 }
 
 /// Builds the session: ONNX Runtime loads, optimises and initialises the graph here. On Windows a
@@ -139,9 +194,111 @@ fn initialise(builder: &mut SessionBuilder, model: &[u8]) -> ort::Result<Session
     built
 }
 
-fn commit(mut builder: SessionBuilder, model: &[u8]) -> Result<Session> {
-    initialise(&mut builder, model)
-        .map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {}", e.message())))
+/// Under `Require` the provider's failure is the error (`ProviderUnavailable`); under `Fallback`
+/// it is logged and recorded in `report`, which then says the session runs on the CPU.
+fn refuse_or_fall_back(options: &Options, reason: String, report: &mut ProviderReport) -> Result<()> {
+    if options.provider_policy == ProviderPolicy::Require {
+        return Err(Error::new(ErrorKind::ProviderUnavailable, reason + " (policy: require)"));
+    }
+    crate::log::emit(LogLevel::Warn, &format!("{reason}; running on the CPU (policy: fallback)"));
+    report.in_use = "CPU".into();
+    report.fallback_reason = Some(reason);
+    Ok(())
+}
+
+/// The GPU libraries segrt expected beside ONNX Runtime for this provider and did not find: an
+/// error that does not say which library failed to load names these.
+fn missing_libraries(options: &Options) -> Vec<String> {
+    runtime::missing_gpu_libraries(options.provider)
+}
+
+/// Test builds only: with `SEGRT_INJECT_PROVIDER_FAULT=no-nodes` the provider "registers" and the
+/// session builds with every node on the CPU, as with a provider that runs none of the model's
+/// operators.
+#[cfg(feature = "fault-injection")]
+const INJECT_NO_NODES: &str = "no-nodes";
+
+/// Test builds only (`fault-injection`): `SEGRT_INJECT_PROVIDER_FAULT` set to an ONNX Runtime
+/// message makes a session requested on a non-CPU provider fail with it while ONNX Runtime
+/// creates the session, as a GPU that runs out of memory while the weights are uploaded does.
+#[cfg(feature = "fault-injection")]
+fn injected_provider_fault(options: &Options) -> Option<String> {
+    if options.provider == Provider::Cpu {
+        return None;
+    }
+    std::env::var("SEGRT_INJECT_PROVIDER_FAULT").ok().filter(|m| !m.is_empty())
+}
+
+/// Builds the session with the provider `prepare_builder` registered. ONNX Runtime creates a
+/// provider's resources here (GPU memory for the weights, cuDNN handles, TensorRT engines), so a
+/// provider that registered can still fail now. Such a failure is a provider's, not the model's,
+/// when the same model builds on the CPU: then the policy decides (`ProviderUnavailable`, or this
+/// CPU session with the reason in `report`). A model that fails on the CPU too is the model's fault.
+/// A session with nodes on the CPU under `require_all_nodes` is the provider's failure too.
+fn commit(mut builder: SessionBuilder, model: &[u8], options: &Options, mut report: ProviderReport) -> Result<(Session, ProviderReport)> {
+    #[cfg(feature = "fault-injection")]
+    let built = match injected_provider_fault(options).filter(|m| report.fallback_reason.is_none() && m != INJECT_NO_NODES) {
+        Some(fault) => Err(fault),
+        None => initialise(&mut builder, model).map_err(|e| e.message().to_string()),
+    };
+    #[cfg(not(feature = "fault-injection"))]
+    let built = initialise(&mut builder, model).map_err(|e| e.message().to_string());
+    let failure = match built {
+        Ok(session) => {
+            report.record_placement(&session);
+            if all_nodes_as_required(&report, options) {
+                return Ok((session, report));
+            }
+            drop(session);
+            // The model built, so it is not the model's fault: the policy decides at once.
+            refuse_or_fall_back(options, not_all_nodes(&report), &mut report)?;
+            None
+        }
+        Err(message) if options.provider == Provider::Cpu || report.fallback_reason.is_some() => return Err(model_error(&message)),
+        // The provider or the model? The model on the CPU tells (below).
+        Err(message) => {
+            Some(provider_failure(options.provider, options.device_id, Stage::CreateSession, &message, &missing_libraries(options)))
+        }
+    };
+    let cpu = Options { provider: Provider::Cpu, ..options.clone() };
+    let (mut cpu_builder, _) = prepare_builder(&cpu)?;
+    let session = initialise(&mut cpu_builder, model).map_err(|e| model_error(e.message()))?;
+    if let Some(reason) = failure {
+        refuse_or_fall_back(options, reason, &mut report)?;
+    }
+    report.record_placement(&session);
+    Ok((session, report))
+}
+
+/// False when `options.gpu.require_all_nodes` asks for a session with no node on the CPU and
+/// `report`'s session has some.
+fn all_nodes_as_required(report: &ProviderReport, options: &Options) -> bool {
+    !options.gpu.require_all_nodes || report.fallback_reason.is_some() || report.nodes_on_cpu() == 0
+}
+
+/// Why a session with nodes on the CPU is refused under `require_all_nodes`.
+fn not_all_nodes(report: &ProviderReport) -> String {
+    format!(
+        "{} runs only part of this model: ONNX Runtime placed {} of its {} nodes on the CPU ({}), and require_all_nodes \
+         asks for none (the session info lists the nodes per provider)",
+        report.requested,
+        report.nodes_on_cpu(),
+        placement::total_nodes(&report.nodes),
+        placement::cpu_operators(&report.nodes),
+    )
+}
+
+/// The model cache's note when a cached session had nodes on the CPU under `require_all_nodes`.
+const NOT_ALL_NODES: &str = "the model cache is not used: require_all_nodes refused the cached session (nodes on the CPU)";
+
+/// A model ONNX Runtime refuses on the CPU: the model's fault.
+fn model_error(message: &str) -> Error {
+    Error::new(ErrorKind::ModelInvalid, format!("ONNX Runtime cannot load the model: {message}"))
+}
+
+/// A model built on the CPU only (the graph-sharing sessions of a CPU pool).
+fn commit_cpu(mut builder: SessionBuilder, model: &[u8]) -> Result<Session> {
+    initialise(&mut builder, model).map_err(|e| model_error(e.message()))
 }
 
 /// Loads a model that ONNX Runtime's optimiser already produced (for the same runtime, provider and
@@ -177,7 +334,8 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
     let file = cache.file().display().to_string();
     let report = |status, note: Option<String>| CacheReport { status, file: Some(file.clone()), note };
     let uncached = |builder, provider, status, note: String| -> Result<CachedBuild> {
-        Ok(CachedBuild { session: commit(builder, model)?, provider, cache: report(status, Some(note)), optimised: None })
+        let (session, provider) = commit(builder, model, options, provider)?;
+        Ok(CachedBuild { session, provider, cache: report(status, Some(note)), optimised: None })
     };
 
     // Compiling providers turn parts of the graph into their own binaries, which ONNX Runtime
@@ -203,6 +361,13 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
         let reason = match lookup {
             Lookup::Valid(optimised) => match commit_optimised(builder, optimised.model()) {
                 Ok(session) => {
+                    let mut provider = provider;
+                    provider.record_placement(&session);
+                    if !all_nodes_as_required(&provider, options) {
+                        drop(session);
+                        let (builder, provider) = prepare_builder(options)?;
+                        return uncached(builder, provider, CacheStatus::Bypassed, NOT_ALL_NODES.into());
+                    }
                     crate::log::emit(LogLevel::Info, &format!("model cache hit: loaded the optimised model from {file}"));
                     return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Hit, None), optimised: Some(optimised) });
                 }
@@ -240,6 +405,14 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
         .and_then(|mut b| initialise(&mut b, model).map_err(|e| e.message().to_string()));
     match saving {
         Ok(session) => {
+            let mut provider = provider;
+            provider.record_placement(&session);
+            if !all_nodes_as_required(&provider, options) {
+                drop(session);
+                let _ = std::fs::remove_file(&temp);
+                let (builder, provider) = prepare_builder(options)?;
+                return uncached(builder, provider, CacheStatus::Bypassed, NOT_ALL_NODES.into());
+            }
             let (status, note) = match cache.store(&temp) {
                 Ok(()) => {
                     crate::log::emit(
@@ -263,7 +436,12 @@ pub fn build_session_cached(model: &[u8], options: &Options, cache: &ModelCache)
             // Saving may be what failed: build again without it. A model ONNX Runtime cannot load
             // fails here too, with the usual error.
             let (builder, provider) = prepare_builder(options)?;
-            let session = commit(builder, model)?;
+            let (session, provider) = commit(builder, model, options, provider)?;
+            if provider.fallback_reason.is_some() {
+                let note = format!("the model cache is not used: {} fell back to the CPU", provider.requested);
+                crate::log::emit(LogLevel::Info, &note);
+                return Ok(CachedBuild { session, provider, cache: report(CacheStatus::Bypassed, Some(note)), optimised: None });
+            }
             let line =
                 format!("model cache not written: ONNX Runtime could not save the optimised model ({e}); the session runs without it");
             crate::log::emit(LogLevel::Warn, &line);
@@ -309,11 +487,15 @@ pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -
         .with_optimized_model_path(&temp)
         .map_err(text)
         .and_then(|b| b.with_config_entry("session.save_model_format", "ORT").map_err(text))
-        .and_then(|b| if optimised { commit_optimised(b, model) } else { commit(b, model).map_err(|e| e.message) });
+        .and_then(|b| if optimised { commit_optimised(b, model) } else { commit_cpu(b, model).map_err(|e| e.message) });
     let graph = std::fs::read(&temp);
     let _ = std::fs::remove_file(&temp);
     let failure = match (saving, graph) {
-        (Ok(session), Ok(bytes)) if !bytes.is_empty() => return Ok((session, provider, Some(SharedGraph::new(bytes)))),
+        (Ok(session), Ok(bytes)) if !bytes.is_empty() => {
+            let mut provider = provider;
+            provider.record_placement(&session);
+            return Ok((session, provider, Some(SharedGraph::new(bytes))));
+        }
         (Ok(_), Ok(_)) => "ONNX Runtime wrote an empty graph".to_string(),
         (Ok(_), Err(e)) => format!("cannot read it back from {}: {e}", temp.display()),
         (Err(e), _) => e,
@@ -325,6 +507,8 @@ pub fn build_session_sharing(model: &[u8], optimised: bool, options: &Options) -
         LogLevel::Info,
         &format!("the sessions of this model will not share weights: saving its optimised graph failed ({failure})"),
     );
+    let mut provider = provider;
+    provider.record_placement(&session);
     Ok((session, provider, None))
 }
 
@@ -385,4 +569,47 @@ pub fn run_error(e: &ort::Error, what: &str) -> Error {
         ErrorKind::InferenceFailed
     };
     Error::new(kind, format!("{what} failed: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::GpuOptions;
+
+    fn keys(list: &[(&'static str, String)]) -> Vec<String> {
+        list.iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
+
+    #[test]
+    fn gpu_options_become_onnx_runtime_s_provider_options() {
+        let mut o = Options { provider: Provider::Cuda, device_id: 1, ..Options::default() };
+        // segrt's default search is cuDNN's heuristics, not ONNX Runtime's exhaustive search.
+        assert_eq!(keys(&cuda_provider_options(&o)), ["device_id=1", "cudnn_conv_algo_search=HEURISTIC"]);
+        assert_eq!(keys(&tensorrt_provider_options(&o)), ["device_id=1"]);
+
+        o.gpu = GpuOptions {
+            mem_limit: 2 << 30,
+            conv_search: ConvSearch::Exhaustive,
+            trt_cache_dir: Some(PathBuf::from("/var/cache/segrt/trt")),
+            trt_fp16: true,
+            ..GpuOptions::default()
+        };
+        assert_eq!(
+            keys(&cuda_provider_options(&o)),
+            ["device_id=1", "cudnn_conv_algo_search=EXHAUSTIVE", "gpu_mem_limit=2147483648", "arena_extend_strategy=kSameAsRequested"]
+        );
+        assert_eq!(
+            keys(&tensorrt_provider_options(&o)),
+            [
+                "device_id=1",
+                "trt_fp16_enable=1",
+                "trt_engine_cache_enable=1",
+                "trt_engine_cache_path=/var/cache/segrt/trt",
+                "trt_timing_cache_enable=1",
+                "trt_timing_cache_path=/var/cache/segrt/trt"
+            ]
+        );
+        o.gpu.conv_search = ConvSearch::Default;
+        assert!(keys(&cuda_provider_options(&o)).contains(&"cudnn_conv_algo_search=DEFAULT".to_string()));
+    }
 }

@@ -9,7 +9,7 @@ use crate::control::Stage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::PixelFormat;
 use crate::log::LogLevel;
-use crate::options::{ArenaPolicy, ChannelOrder, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
+use crate::options::{ArenaPolicy, ChannelOrder, ConvSearch, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
 use crate::sam2::video::PropagationDirection;
 
 /// Conversions between a C enum and the library's enum: `From<Library> for C` and
@@ -436,6 +436,29 @@ c_enum!(SegArena <=> ArenaPolicy, ErrorKind::InvalidArgument, "SegArena value", 
     SEG_ARENA_AUTO <=> Auto,
     SEG_ARENA_KEEP <=> Keep,
     SEG_ARENA_RELEASE <=> Release,
+});
+
+/// How cuDNN chooses each convolution's algorithm on CUDA (and CUDA behind TensorRT)
+/// (`SegOptions::conv_search`, ONNX Runtime's `cudnn_conv_algo_search`).
+#[repr(i32)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegConvSearch {
+    /// The default: HEURISTIC. (ONNX Runtime's own default, EXHAUSTIVE, times every algorithm at the
+    /// first run of each input shape: seconds, and extra GPU memory, whenever a UNet sees a new size.)
+    SEG_CONV_SEARCH_AUTO = 0,
+    /// cuDNN's heuristics pick the algorithm: fast first runs.
+    SEG_CONV_SEARCH_HEURISTIC = 1,
+    /// Every algorithm is timed at the first run of each shape: slow first runs, the fastest later.
+    SEG_CONV_SEARCH_EXHAUSTIVE = 2,
+    /// cuDNN's default algorithm, no search: least memory.
+    SEG_CONV_SEARCH_DEFAULT = 3,
+}
+c_enum!(SegConvSearch <=> ConvSearch, ErrorKind::InvalidArgument, "SegConvSearch value", {
+    SEG_CONV_SEARCH_AUTO <=> Auto,
+    SEG_CONV_SEARCH_HEURISTIC <=> Heuristic,
+    SEG_CONV_SEARCH_EXHAUSTIVE <=> Exhaustive,
+    SEG_CONV_SEARCH_DEFAULT <=> Default,
 });
 
 /// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser

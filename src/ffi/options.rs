@@ -5,12 +5,14 @@ use std::ffi::c_char;
 
 use crate::error::{Error, Result};
 use crate::options::{
-    ArenaPolicy, CacheMode, ChannelOrder, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode,
+    ArenaPolicy, CacheMode, ChannelOrder, ConvSearch, GpuOptions, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode,
+    TileMode,
 };
 
 use super::boundary::{utf8_path, utf8_str};
 use super::enums::{
-    SegArena, SegCacheMode, SegChannelOrder, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode,
+    SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode,
+    SegTileMode,
 };
 use super::versioned::{read_versioned, Versioned};
 
@@ -103,11 +105,46 @@ pub struct SegOptions {
     /// UTF-8 folder of the cache for `SEG_CACHE_DIR` (created if missing); must be NULL otherwise.
     /// Only read during `seg_create*`.
     pub cache_dir: *const c_char,
+    // ---- Appended in a later release of ABI 1; a host built before sets a struct_size that ends
+    // here, and these fields take their defaults. ----
+    /// Must be 0. Reserved: ABI 1's first hosts check that a struct 16 bytes longer than theirs
+    /// with a non-zero byte there is refused, so no field may take these bytes.
+    pub reserved2: [u32; 4],
+    /// Most bytes the CUDA provider's memory arena may hold on the GPU (ONNX Runtime's
+    /// `gpu_mem_limit`, for `SEG_PROVIDER_CUDA` and the CUDA provider behind `SEG_PROVIDER_TENSORRT`;
+    /// TensorRT's own engines and workspace are not counted); 0 (default) = no limit. A model that
+    /// does not fit fails to load: `SEG_PROVIDER_UNAVAILABLE`, or the CPU under `SEG_PROVIDER_FALLBACK`.
+    pub gpu_mem_limit: u64,
+    /// A `SegConvSearch` value (default AUTO: cuDNN's heuristics).
+    pub conv_search: i32,
+    /// Non-zero: a session where ONNX Runtime places nodes of the model on the CPU although a GPU
+    /// provider was requested is refused (`SEG_PROVIDER_UNAVAILABLE` under REQUIRE; under FALLBACK
+    /// the whole model runs on the CPU). 0 (default): such a session runs, and `seg_session_info`
+    /// reports it ("in_use": "CUDA:0 (partly: ...)", "nodes" per provider).
+    pub require_all_nodes: u32,
+    /// UTF-8 folder (created if missing) for TensorRT's engine and timing caches: engines are built
+    /// at the first start and loaded at later ones. NULL (default): TensorRT builds its engines at
+    /// every start. Only read during `seg_create*`.
+    pub trt_cache_dir: *const c_char,
+    /// Non-zero: TensorRT may build FP16 engines (faster on tensor cores; results differ slightly).
+    pub trt_fp16: u32,
+    /// Must be 0 (explicit padding).
+    pub reserved1: u32,
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
+/// `sizeof(SegOptions)` of ABI 1's first release, before the GPU fields were appended.
+pub const SEG_OPTIONS_SIZE_V1_0: usize = std::mem::offset_of!(SegOptions, reserved2);
+// The published layouts (64-bit targets): ABI 1.0's, that with the reserved block, and the GPU fields.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(SEG_OPTIONS_SIZE_V1_0.is_multiple_of(8) && size_of::<SegOptions>() == SEG_OPTIONS_SIZE_V1_0 + 16 + 32);
+
+// SAFETY: repr(C), its first field the caller's `u32` struct_size; the layouts: ABI 1's first
+// release, that with the reserved block (all zero: nothing new), and the GPU fields appended, the
+// last being the whole struct.
 unsafe impl Versioned for SegOptions {
     const NAME: &'static str = "SegOptions";
+    const LAYOUTS: &'static [usize] = &[SEG_OPTIONS_SIZE_V1_0, SEG_OPTIONS_SIZE_V1_0 + 16, std::mem::size_of::<SegOptions>()];
+    const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(SEG_OPTIONS_SIZE_V1_0..SEG_OPTIONS_SIZE_V1_0 + 16);
 }
 
 impl SegOptions {
@@ -148,6 +185,13 @@ impl SegOptions {
             cache_mode: SegCacheMode::SEG_CACHE_OFF as i32,
             arena: SegArena::from(o.arena) as u32,
             cache_dir: std::ptr::null(),
+            reserved2: [0; 4],
+            gpu_mem_limit: 0,
+            conv_search: SegConvSearch::SEG_CONV_SEARCH_AUTO as i32,
+            require_all_nodes: 0,
+            trt_cache_dir: std::ptr::null(),
+            trt_fp16: 0,
+            reserved1: 0,
         }
     }
 
@@ -168,10 +212,14 @@ impl SegOptions {
     /// The string fields must be NULL or NUL-terminated.
     unsafe fn options(&self) -> Result<Options> {
         let defaults = Options::default();
-        if self.reserved0 != 0 {
-            return Err(Error::invalid(
-                "SegOptions.reserved0 is not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release",
-            ));
+        for (name, zero) in
+            [("reserved0", self.reserved0 == 0), ("reserved1", self.reserved1 == 0), ("reserved2", self.reserved2 == [0; 4])]
+        {
+            if !zero {
+                return Err(Error::invalid(format!(
+                    "SegOptions.{name} is not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release"
+                )));
+            }
         }
         let non_negative = |v: i32, what: &str| -> Result<usize> {
             usize::try_from(v).map_err(|_| Error::invalid(format!("SegOptions.{what} is {v}, it must not be negative")))
@@ -224,6 +272,18 @@ impl SegOptions {
             // SAFETY: forwarded from the caller.
             cache: unsafe { self.cache()? },
             arena: ArenaPolicy::try_from(i32::try_from(self.arena).unwrap_or(i32::MAX))?,
+            gpu: GpuOptions {
+                require_all_nodes: self.require_all_nodes != 0,
+                mem_limit: self.gpu_mem_limit,
+                conv_search: ConvSearch::try_from(self.conv_search).map_err(|e| e.context("SegOptions.conv_search"))?,
+                trt_cache_dir: if self.trt_cache_dir.is_null() {
+                    None
+                } else {
+                    // SAFETY: as for ort_path.
+                    Some(unsafe { utf8_path(self.trt_cache_dir, "SegOptions.trt_cache_dir")? })
+                },
+                trt_fp16: self.trt_fp16 != 0,
+            },
         };
         // Messages name the C fields: the library's own validation speaks of options.
         options.validate().map_err(|e| e.context("SegOptions"))?;
@@ -299,6 +359,56 @@ mod tests {
         // NULL: the defaults.
         // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         assert_eq!(unsafe { SegOptions::read(std::ptr::null()) }.unwrap(), Options::default());
+    }
+
+    #[test]
+    fn gpu_fields_are_read_and_older_layouts_take_their_defaults() {
+        let dir = c"/var/cache/segrt-trt";
+        let mut raw = SegOptions::defaults();
+        raw.gpu_mem_limit = 1 << 30;
+        raw.conv_search = SegConvSearch::SEG_CONV_SEARCH_EXHAUSTIVE as i32;
+        raw.require_all_nodes = 1;
+        raw.trt_cache_dir = dir.as_ptr();
+        raw.trt_fp16 = 1;
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
+        let o = unsafe { SegOptions::read(&raw) }.unwrap();
+        let expected = GpuOptions {
+            require_all_nodes: true,
+            mem_limit: 1 << 30,
+            conv_search: ConvSearch::Exhaustive,
+            trt_cache_dir: Some("/var/cache/segrt-trt".into()),
+            trt_fp16: true,
+        };
+        assert_eq!(o.gpu, expected);
+
+        // ABI 1.0's layout, and the one 16 bytes longer (its reserved block zero): the GPU fields
+        // beyond are not read.
+        for size in [SEG_OPTIONS_SIZE_V1_0, SEG_OPTIONS_SIZE_V1_0 + 16] {
+            raw.struct_size = size as u32;
+            // SAFETY: as above; the struct is larger than the size declared.
+            assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().gpu, GpuOptions::default(), "struct_size {size}");
+        }
+        // A non-zero reserved byte: refused naming its offset, as ABI 1.0's hosts expect of a size
+        // 16 bytes beyond theirs; and in the full layout.
+        raw.reserved2[1] = 0x7f;
+        // SAFETY: as above.
+        let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
+        assert!(e.message.contains(&format!("byte {} is not zero", SEG_OPTIONS_SIZE_V1_0 + 4)), "{}", e.message);
+        raw.struct_size = size_of::<SegOptions>() as u32;
+        // SAFETY: as above.
+        let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
+        assert!(e.message.contains("SegOptions.reserved2 is not 0"), "{}", e.message);
+        // Sizes between the layouts cut a field.
+        raw.reserved2 = [0; 4];
+        raw.struct_size = (SEG_OPTIONS_SIZE_V1_0 + 8) as u32;
+        // SAFETY: as above.
+        assert!(unsafe { SegOptions::read(&raw) }.unwrap_err().message.contains("ends inside a field"));
+
+        let mut raw = SegOptions::defaults();
+        raw.conv_search = 9;
+        // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
+        let e = unsafe { SegOptions::read(&raw) }.unwrap_err();
+        assert!(e.message.contains("SegOptions.conv_search") && e.message.contains('9'), "{}", e.message);
     }
 
     #[test]

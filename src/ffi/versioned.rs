@@ -27,6 +27,11 @@ pub(crate) unsafe trait Versioned: Copy {
     const NAME: &'static str;
     /// `sizeof` of each published layout, oldest first. ABI 1 has one layout per struct.
     const LAYOUTS: &'static [usize] = &[size_of::<Self>()];
+    /// Reserved bytes (must be 0) right after an older layout, which a host declaring a size that
+    /// ends inside or at the end of them can only have set by asking for a field this library lacks:
+    /// a non-zero byte there is refused like a newer host's unknown tail, naming its offset. (ABI 1's
+    /// first hosts test exactly that with `sizeof + 16`, so `SegOptions` grew past such a block.)
+    const RESERVED_TAIL: Option<std::ops::Range<usize>> = None;
 }
 
 /// Bytes segrt may read or write of the caller's struct at `p` (not NULL): its `struct_size`,
@@ -52,21 +57,32 @@ unsafe fn checked_size<T: Versioned>(p: *const T) -> Result<usize> {
                 name = T::NAME
             )));
         }
+        if let Some(reserved) = T::RESERVED_TAIL.filter(|r| size > r.start && size <= r.end) {
+            // SAFETY: the caller guarantees `size` readable bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>().add(reserved.start), size - reserved.start) };
+            if let Some(i) = bytes.iter().position(|b| *b != 0) {
+                return Err(unknown_field::<T>(size, reserved.start + i));
+            }
+        }
         return Ok(size);
     }
     // A newer host's struct: this build knows only the first `ours` bytes.
     // SAFETY: the caller guarantees `size` readable bytes.
     let tail = unsafe { std::slice::from_raw_parts(p.cast::<u8>().add(ours), size - ours) };
     if let Some(i) = tail.iter().position(|b| *b != 0) {
-        return Err(Error::invalid(format!(
-            "{name}.struct_size is {size} but this segrt ({version}) knows {ours} bytes of it, and byte {offset} is not zero: \
-             the host sets a field this library does not have; ship the segrt library of the host's release",
-            name = T::NAME,
-            version = env!("CARGO_PKG_VERSION"),
-            offset = ours + i
-        )));
+        return Err(unknown_field::<T>(size, ours + i));
     }
     Ok(ours)
+}
+
+/// A non-zero byte at `offset` where this library has no field (a newer host's tail, or reserved bytes).
+fn unknown_field<T: Versioned>(size: usize, offset: usize) -> Error {
+    Error::invalid(format!(
+        "{name}.struct_size is {size} but this segrt ({version}) has no field at byte {offset}, and byte {offset} is not zero: \
+         the host sets a field this library does not have; ship the segrt library of the host's release",
+        name = T::NAME,
+        version = env!("CARGO_PKG_VERSION"),
+    ))
 }
 
 /// Reads the caller's struct (NULL = `defaults`): the bytes its size covers over `defaults`, so

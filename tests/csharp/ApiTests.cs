@@ -121,8 +121,9 @@ static partial class SegrtTests
         SameMembers(typeof(LogLevel), HeaderEnum(header, "SegLogLevel", "SEG_LOG_"), "segrt.h");
         SameMembers(typeof(ModelCacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
         SameMembers(typeof(ArenaPolicy), HeaderEnum(header, "SegArena", "SEG_ARENA_"), "segrt.h");
+        SameMembers(typeof(ConvSearch), HeaderEnum(header, "SegConvSearch", "SEG_CONV_SEARCH_"), "segrt.h");
         SameMembers(typeof(IntensityRange), HeaderEnum(header, "SegIntensityRange", "SEG_INTENSITY_"), "segrt.h");
-        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 11 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
+        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 12 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
     }
 
     static void NoPublicPointers()
@@ -191,6 +192,13 @@ static partial class SegrtTests
                 "SAM2 encoder and decoder pools: " + info.RawJson);
             Check(info.NativeBytes == Math.Max(0, info.BytesFirstSessions ?? 0), "SAM2 memory: both first sessions");
             Check(seg.LowResSize.Width > 0 && seg.LowResSize.Height > 0, "low-res logits size known: " + seg.LowResSize);
+        }
+        // Where the nodes ran: ONNX Runtime's count per provider (all 45 of the demo UNet on the CPU).
+        using (var unet = new UnetSegmenter(Model("demo_unet.onnx")))
+        {
+            var nodes = unet.SessionInfo.Provider.Nodes;
+            Check(nodes.Count == 1 && nodes[0].Provider == "CPUExecutionProvider" && nodes[0].Nodes == 45 && nodes[0].Operators["Conv"] == 18, "nodes per provider: " + unet.SessionInfoJson);
+            Check(Segmenter.ParseProvider("OpenVINO (partly: 3 of 9 nodes on the CPU)") == ExecutionProvider.OpenVino, "a partly-placed provider's name parses");
         }
         // A newer segrt may add members and an older one may lack some.
         var future = SessionInfo.Parse("{\"kind\":\"unet\",\"new_member\":{\"x\":[1,2]},\"provider\":{\"requested\":\"CPU\",\"in_use\":\"CPU\"," +

@@ -221,7 +221,10 @@ static partial class SegrtTests
             && native.tile_overlap == d.tile_overlap && native.tile_batch == d.tile_batch
             && native.max_sessions == d.max_sessions && native.max_model_bytes == d.max_model_bytes
             && native.max_memory_bytes == d.max_memory_bytes && native.output_name == d.output_name && native.ort_path == d.ort_path
-            && native.cache_mode == d.cache_mode && native.cache_dir == d.cache_dir,
+            && native.cache_mode == d.cache_mode && native.cache_dir == d.cache_dir
+            && native.gpu_mem_limit == d.gpu_mem_limit && native.conv_search == d.conv_search
+            && native.require_all_nodes == d.require_all_nodes && native.trt_cache_dir == d.trt_cache_dir
+            && native.trt_fp16 == d.trt_fp16,
             "every scalar field equals the native default");
         for (int i = 0; i < 3; i++) Check(native.mean[i] == d.mean[i] && native.std[i] == d.std[i], "mean/std " + i);
         // The appended fields reach the native struct: strings as pinned UTF-8, numbers as they are.
@@ -233,6 +236,18 @@ static partial class SegrtTests
             Check(o.max_sessions == 3 && o.max_model_bytes == 5UL << 30 && o.max_memory_bytes == 1UL << 20, "MaxSessions/MaxModelBytes/MaxMemoryBytes mapped");
             Check(o.output_name == output && o.ort_path == ort && Segrt.Interop.FromUtf8z(o.output_name) == "логиты", "OutputName as UTF-8");
         }
+        // The GPU fields: numbers and flags as they are, the TensorRT cache folder as pinned UTF-8.
+        var gpu = new SegmenterOptions { GpuMemoryLimit = 2L << 30, ConvSearch = ConvSearch.Exhaustive, RequireAllNodes = true, TensorRtCacheDirectory = "кэш", TensorRtFp16 = true };
+        fixed (byte* trt = Segrt.Interop.Utf8z(gpu.TensorRtCacheDirectory))
+        {
+            var o = gpu.ToNative(null, null, null, trt);
+            Check(o.gpu_mem_limit == 2UL << 30 && o.conv_search == 2 /* SEG_CONV_SEARCH_EXHAUSTIVE */
+                && o.require_all_nodes == 1 && o.trt_fp16 == 1 && Segrt.Interop.FromUtf8z(o.trt_cache_dir) == "кэш", "GPU options mapped");
+        }
+        Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { GpuMemoryLimit = -1 }.ToNative(null, null, null), "negative GpuMemoryLimit");
+        // segrt checks the values: an unknown ConvSearch is refused naming the field.
+        var badSearch = Throws<SegrtException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { ConvSearch = (ConvSearch)9 }), "unknown ConvSearch");
+        Check(badSearch.Status == Status.InvalidArgument && badSearch.NativeMessage.Contains("conv_search"), badSearch.NativeMessage);
         Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxSessions = -1 }.ToNative(null, null, null), "negative MaxSessions");
         Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { MaxMemoryBytes = -1 }.ToNative(null, null, null), "negative MaxMemoryBytes");
 

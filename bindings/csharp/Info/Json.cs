@@ -9,7 +9,8 @@ namespace Segrt
     {
         internal static T Read<T>(string json)
         {
-            var serializer = new DataContractJsonSerializer(typeof(T));
+            // Simple dictionaries: a JSON object such as {"Conv": 18} reads as a Dictionary<string, long>.
+            var serializer = new DataContractJsonSerializer(typeof(T), new DataContractJsonSerializerSettings { UseSimpleDictionaryFormat = true });
             using (var stream = new MemoryStream(Encoding.UTF8.GetBytes(json)))
                 return (T)serializer.ReadObject(stream);
         }

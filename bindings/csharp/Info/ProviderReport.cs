@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Runtime.Serialization;
 
 namespace Segrt
@@ -9,14 +10,21 @@ namespace Segrt
         [DataMember(Name = "requested")] string _requested;
         [DataMember(Name = "in_use")] string _inUse;
         [DataMember(Name = "fallback_reason")] string _fallbackReason;
+        [DataMember(Name = "nodes")] List<NodeCount> _nodes;
 
         /// <summary>The provider the options asked for, e.g. "CUDA:0".</summary>
         public string Requested { get { return _requested; } }
 
-        /// <summary>The provider running the model, e.g. "CPU".</summary>
+        /// <summary>
+        /// The provider running the model, e.g. "CPU", "CUDA:0", or "CUDA:0 (partly: 12 of 340 nodes on the CPU)" when
+        /// ONNX Runtime placed nodes the provider cannot run on the CPU (see <see cref="Nodes"/>).
+        /// </summary>
         public string InUse { get { return _inUse; } }
 
         /// <summary>Why <see cref="InUse"/> differs from <see cref="Requested"/>; null when it does not.</summary>
         public string FallbackReason { get { return _fallbackReason; } }
+
+        /// <summary>How many nodes ONNX Runtime assigned to each provider, with their operator types; empty when it could not say.</summary>
+        public IList<NodeCount> Nodes { get { return (_nodes ?? new List<NodeCount>()).AsReadOnly(); } }
     }
 }

@@ -135,12 +135,49 @@ namespace Segrt
         /// </summary>
         public ArenaPolicy Arena { get; set; }
 
+        /// <summary>
+        /// Most bytes the CUDA provider's memory arena may hold on the GPU (also the CUDA provider behind TensorRT;
+        /// TensorRT's own engines are not counted); 0 (default) = no limit. A model that does not fit is Status.ProviderUnavailable, or the CPU under
+        /// <see cref="Segrt.ProviderPolicy.Fallback"/>.
+        /// </summary>
+        public long GpuMemoryLimit { get; set; }
+
+        /// <summary>How cuDNN chooses each convolution's algorithm on CUDA (default <see cref="ConvSearch.Auto"/>: heuristics).</summary>
+        public ConvSearch ConvSearch { get; set; }
+
+        /// <summary>
+        /// Refuse a session where ONNX Runtime placed nodes of the model on the CPU although a GPU provider was
+        /// requested (Status.ProviderUnavailable; under <see cref="Segrt.ProviderPolicy.Fallback"/> the whole model
+        /// runs on the CPU). Off by default: such a session runs, and <see cref="ProviderReport.InUse"/> says "partly".
+        /// </summary>
+        public bool RequireAllNodes { get; set; }
+
+        /// <summary>
+        /// Folder (created if missing) for TensorRT's engine and timing caches: engines are built at the first
+        /// start and loaded at later ones. Null (default): TensorRT builds its engines at every start.
+        /// </summary>
+        public string TensorRtCacheDirectory { get; set; }
+
+        /// <summary>Let TensorRT build FP16 engines (faster on tensor cores; results differ slightly).</summary>
+        public bool TensorRtFp16 { get; set; }
+
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
         /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
         /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
         /// <param name="cacheDir">NUL-terminated UTF-8 <see cref="CacheDirectory"/> (pinned by the caller for the call), or null.</param>
         internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName, byte* cacheDir)
         {
+            return ToNative(ortPath, outputName, cacheDir, null);
+        }
+
+        /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
+        /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="cacheDir">NUL-terminated UTF-8 <see cref="CacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="trtCacheDir">NUL-terminated UTF-8 <see cref="TensorRtCacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName, byte* cacheDir, byte* trtCacheDir)
+        {
+            if (GpuMemoryLimit < 0) throw new ArgumentOutOfRangeException(nameof(GpuMemoryLimit), "GpuMemoryLimit must not be negative (0 = no limit)");
             if (MaxSessions < 0 || MaxModelBytes < 0 || MaxMemoryBytes < 0)
                 throw new ArgumentOutOfRangeException(nameof(MaxSessions) + "/" + nameof(MaxModelBytes) + "/" + nameof(MaxMemoryBytes), "MaxSessions, MaxModelBytes and MaxMemoryBytes must not be negative (0 = segrt's default)");
             if (Mean == null || Mean.Length != 3) throw new ArgumentException("Mean must have 3 values", nameof(Mean));
@@ -185,6 +222,11 @@ namespace Segrt
             o.cache_mode = (int)CacheMode;
             o.cache_dir = cacheDir;
             o.arena = (uint)Arena;
+            o.gpu_mem_limit = (ulong)GpuMemoryLimit;
+            o.conv_search = (int)ConvSearch;
+            o.require_all_nodes = RequireAllNodes ? 1u : 0u;
+            o.trt_cache_dir = trtCacheDir;
+            o.trt_fp16 = TensorRtFp16 ? 1u : 0u;
             return o;
         }
     }

@@ -89,8 +89,9 @@ namespace Segrt
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            fixed (byte* trtCacheDir = Interop.Utf8z(options.TensorRtCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2_from_memory(enc, (UIntPtr)encoder.Length, dec, (UIntPtr)decoder.Length, &o, &session));
                 return new SessionHandle(session);
@@ -120,8 +121,9 @@ namespace Segrt
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            fixed (byte* trtCacheDir = Interop.Utf8z(options.TensorRtCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2(enc, dec, &o, &session));
                 return new SessionHandle(session);

@@ -37,8 +37,9 @@ namespace Segrt
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            fixed (byte* trtCacheDir = Interop.Utf8z(options.TensorRtCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create(path, &o, &session));
                 return new SessionHandle(session);
@@ -65,8 +66,9 @@ namespace Segrt
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            fixed (byte* trtCacheDir = Interop.Utf8z(options.TensorRtCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_from_memory(data, (UIntPtr)model.Length, &o, &session));
                 return new SessionHandle(session);

@@ -81,6 +81,52 @@ impl CacheArgs {
     }
 }
 
+/// GPU provider settings (see docs/src/guide/execution-providers.md).
+#[derive(clap::Args, Clone)]
+pub struct GpuArgs {
+    /// Most MiB the CUDA provider's memory arena may hold on the GPU (0 = no limit)
+    #[arg(long, value_name = "MIB", default_value_t = 0)]
+    gpu_mem_limit: u64,
+    /// cuDNN convolution algorithm search: auto (= heuristic), heuristic, exhaustive, default
+    #[arg(long, value_enum, default_value_t = ConvSearchArg::Auto)]
+    conv_search: ConvSearchArg,
+    /// Fail (or with --fallback run on the CPU) when ONNX Runtime places any node on the CPU
+    #[arg(long)]
+    require_all_nodes: bool,
+    /// Folder for TensorRT's engine and timing caches (built once, loaded at later starts)
+    #[arg(long, value_name = "DIR")]
+    trt_cache: Option<PathBuf>,
+    /// Let TensorRT build FP16 engines
+    #[arg(long)]
+    trt_fp16: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum ConvSearchArg {
+    Auto,
+    Heuristic,
+    Exhaustive,
+    Default,
+}
+
+impl GpuArgs {
+    pub fn options(&self) -> segrt::options::GpuOptions {
+        use segrt::options::{ConvSearch, GpuOptions};
+        GpuOptions {
+            require_all_nodes: self.require_all_nodes,
+            mem_limit: self.gpu_mem_limit.saturating_mul(1 << 20),
+            conv_search: match self.conv_search {
+                ConvSearchArg::Auto => ConvSearch::Auto,
+                ConvSearchArg::Heuristic => ConvSearch::Heuristic,
+                ConvSearchArg::Exhaustive => ConvSearch::Exhaustive,
+                ConvSearchArg::Default => ConvSearch::Default,
+            },
+            trt_cache_dir: self.trt_cache.clone(),
+            trt_fp16: self.trt_fp16,
+        }
+    }
+}
+
 /// What happens to ONNX Runtime's working buffers after each run (see docs/src/guide/threads-and-memory.md).
 #[derive(clap::Args, Clone)]
 pub struct ArenaArgs {

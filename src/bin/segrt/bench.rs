@@ -24,7 +24,7 @@ use segrt::options::CacheMode;
 use segrt::sam2::{Point, Prompt, Sam2Segmenter};
 use segrt::{ImageView, MaskMut, Options, PixelFormat, UnetSegmenter};
 
-use crate::args::{parse_provider, ArenaArgs, CacheArgs};
+use crate::args::{parse_provider, ArenaArgs, CacheArgs, GpuArgs};
 use crate::files::decode;
 use crate::resident::{describe, StageMemory, Stages};
 use crate::CliResult;
@@ -62,6 +62,8 @@ pub struct BenchArgs {
     cache: CacheArgs,
     #[command(flatten)]
     arena: ArenaArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
 }
 
 /// Session start-up with and without the model cache (medians over `runs`, ms).
@@ -96,6 +98,8 @@ struct Report {
     model: String,
     image: String,
     provider_in_use: String,
+    /// Nodes ONNX Runtime assigned to each provider (the encoder's for SAM2).
+    nodes: Vec<segrt::engine::placement::NodeCount>,
     session_build_ms: f64,
     starts: Option<Starts>,
     stages_ms: serde_json::Value,
@@ -125,8 +129,15 @@ pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
             (img, "a bundled sample scaled to 1920x1080".to_string())
         }
     };
-    let options =
-        Options { ort_path: ort, provider, device_id, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    let options = Options {
+        ort_path: ort,
+        provider,
+        device_id,
+        cache: args.cache.mode(),
+        arena: args.arena.policy(),
+        gpu: args.gpu.options(),
+        ..Options::default()
+    };
     let mut report = match (&args.model, &args.encoder, &args.decoder) {
         (Some(model), ..) => bench_unet(model, &img, image_name, options.clone(), &threads, args.runs)?,
         (None, Some(encoder), Some(decoder)) => bench_sam2(encoder, decoder, &img, image_name, options.clone(), &threads, args.runs)?,
@@ -214,6 +225,9 @@ fn measure_starts(runs: usize, start: &dyn Fn(CacheMode) -> CliResult<(f64, f64,
 
 fn print(r: &Report) -> CliResult {
     say!("{}: {} on {}", r.model, r.provider_in_use, r.image);
+    if !r.nodes.is_empty() {
+        say!("  nodes per provider: {}", segrt::engine::placement::describe(&r.nodes));
+    }
     say!("  session build: {:.1} ms", r.session_build_ms);
     if let Some(s) = &r.starts {
         say!(
@@ -333,13 +347,14 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
         rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(seg.info()).map_err(|e| e.to_string())?;
-    let provider_in_use = seg.provider().in_use.clone();
+    let (provider_in_use, nodes) = (seg.provider().in_use.clone(), seg.provider().nodes.clone());
     drop((bare_session, seg));
     memory.end("free");
     Ok(Report {
         model: model.display().to_string(),
         image: format!("{image} ({w}x{h})"),
         provider_in_use,
+        nodes,
         session_build_ms: build,
         starts: None,
         stages_ms: serde_json::json!({
@@ -422,13 +437,14 @@ fn bench_sam2(
         rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(sam.info()).map_err(|e| e.to_string())?;
-    let provider_in_use = sam.provider().in_use.clone();
+    let (provider_in_use, nodes) = (sam.provider().in_use.clone(), sam.provider().nodes.clone());
     drop(sam);
     memory.end("free");
     Ok(Report {
         model: format!("{} + {}", encoder.display(), decoder.display()),
         image: format!("{image} ({w}x{h})"),
         provider_in_use,
+        nodes,
         session_build_ms: build,
         starts: None,
         stages_ms: serde_json::json!({

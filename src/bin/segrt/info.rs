@@ -2,15 +2,32 @@
 
 use std::path::PathBuf;
 
+use segrt::options::ProviderPolicy;
 use segrt::sam2::Sam2Segmenter;
 use segrt::Options;
 
-use crate::args::ModelArgs;
+use crate::args::{parse_provider, GpuArgs, ModelArgs};
 use crate::unet::load_segmenter;
 use crate::CliResult;
 
-pub fn info(models: &[PathBuf], model_args: &ModelArgs, ort: Option<PathBuf>) -> CliResult {
-    let mut options = Options { ort_path: ort, ..Options::default() };
+/// The session `segrt info` builds: its provider's report ("provider" in the JSON) says where
+/// ONNX Runtime placed the nodes.
+#[derive(clap::Args, Clone)]
+pub struct SessionArgs {
+    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
+    #[arg(long, default_value = "cpu")]
+    provider: String,
+    /// Build on the CPU (with the reason in "fallback_reason") when the provider cannot start, instead of failing
+    #[arg(long)]
+    fallback: bool,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+pub fn info(models: &[PathBuf], model_args: &ModelArgs, session: &SessionArgs, ort: Option<PathBuf>) -> CliResult {
+    let (provider, device_id) = parse_provider(&session.provider)?;
+    let provider_policy = if session.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require };
+    let mut options = Options { ort_path: ort, provider, device_id, provider_policy, gpu: session.gpu.options(), ..Options::default() };
     let json = match models {
         [model] => {
             model_args.apply(&mut options)?;
@@ -36,9 +53,9 @@ mod tests {
     #[test]
     fn info_takes_the_flags_for_a_unet_model_only() {
         let cli = Cli::try_parse_from(["segrt", "info", "--mean", "1,2,3", "m.onnx"]).unwrap();
-        let Command::Info { models, model } = cli.command else { unreachable!("parsed as info") };
+        let Command::Info { models, model, session } = cli.command else { unreachable!("parsed as info") };
         assert_eq!((models.len(), model.mean.as_deref()), (1, Some("1,2,3")));
-        let e = info(&[PathBuf::from("e.onnx"), PathBuf::from("d.onnx")], &model, None).err().unwrap();
+        let e = info(&[PathBuf::from("e.onnx"), PathBuf::from("d.onnx")], &model, &session, None).err().unwrap();
         assert!(e.to_string().contains("apply to a UNet model"), "{e}");
     }
 }

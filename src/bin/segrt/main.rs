@@ -105,6 +105,8 @@ pub enum Command {
         models: Vec<PathBuf>,
         #[command(flatten)]
         model: ModelArgs,
+        #[command(flatten)]
+        session: info::SessionArgs,
     },
 }
 
@@ -148,7 +150,7 @@ fn main() -> ExitCode {
             Command::Unet(args) => unet::unet(args, ort),
             Command::Sam2(args) => sam2::sam2(args, ort),
             Command::Track(args) => track::track(args, ort),
-            Command::Info { models, model } => info::info(&models, &model, ort),
+            Command::Info { models, model, session } => info::info(&models, &model, &session, ort),
             Command::Providers { device, json } => providers::providers(device, json, ort),
             Command::Bench(args) => bench::bench(args, ort),
         },

@@ -10,7 +10,7 @@ use segrt::image::intensity::Intensity;
 use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
 use segrt::{Options, UnetSegmenter};
 
-use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, IntensityArgs, ModelArgs};
+use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, GpuArgs, IntensityArgs, ModelArgs};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels};
 use crate::medical::{self, Volume};
 use crate::CliResult;
@@ -47,6 +47,8 @@ pub struct UnetArgs {
     /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
     #[arg(long)]
     fallback: bool,
+    #[command(flatten)]
+    gpu: GpuArgs,
     /// Tiled inference at full resolution: off, on, or auto (when the image is over twice the tile)
     #[arg(long, default_value = "off")]
     tile: String,
@@ -114,6 +116,9 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     note!("intensity: {}", seg.info().intensity);
     if let Some(reason) = &p.fallback_reason {
         note!("warning: running on the CPU: {reason}");
+    }
+    if p.requested != "CPU" && !p.nodes.is_empty() {
+        note!("nodes per provider: {}", segrt::engine::placement::describe(&p.nodes));
     }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
     let bar = ProgressBar::new((inputs.len() + volumes.iter().map(|(_, v)| v.slice_count()).sum::<usize>()) as u64);
@@ -237,6 +242,7 @@ pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options>
         tile_batch: args.tile_batch,
         cache: args.cache.mode(),
         arena: args.arena.policy(),
+        gpu: args.gpu.options(),
         ..Options::default()
     };
     args.model_args.apply(&mut options)?;
@@ -307,6 +313,22 @@ mod tests {
         assert_eq!((o.output_name.as_deref(), o.explicit_normalisation), (Some("1959"), false));
         let o = options(&["--output-name", "1960", "--mean=-1,0,1"]).unwrap();
         assert_eq!((o.output_name.as_deref(), o.mean), (Some("1960"), [-1.0, 0.0, 1.0]));
+    }
+
+    #[test]
+    fn gpu_flags_set_the_gpu_options() {
+        use segrt::options::{ConvSearch, GpuOptions};
+        assert_eq!(options(&[]).unwrap().gpu, GpuOptions::default());
+        let flags = ["--gpu-mem-limit", "512", "--conv-search", "exhaustive", "--require-all-nodes", "--trt-cache", "trt", "--trt-fp16"];
+        let expected = GpuOptions {
+            require_all_nodes: true,
+            mem_limit: 512 << 20,
+            conv_search: ConvSearch::Exhaustive,
+            trt_cache_dir: Some("trt".into()),
+            trt_fp16: true,
+        };
+        assert_eq!(options(&flags).unwrap().gpu, expected);
+        assert!(options(&["--conv-search", "fastest"]).unwrap_err().contains("possible values: auto, heuristic, exhaustive, default"));
     }
 
     #[test]
