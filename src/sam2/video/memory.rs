@@ -30,8 +30,33 @@ pub(super) struct FrameOut {
     pub(super) pred_masks: Arc<[f32]>,
     pub(super) obj_ptr: Arc<[f32]>,
     pub(super) score: f32,
-    /// Memory features (bfloat16-rounded), once encoded.
-    pub(super) maskmem: Option<Arc<Array>>,
+    /// Memory features, once encoded.
+    pub(super) maskmem: Option<Arc<MemoryFeatures>>,
+}
+
+/// A frame's memory features as the tracker keeps them. Where the model stores them in bfloat16 (as
+/// SAM2 does) only the upper 16 bits of each rounded float are kept: the same values in half the
+/// bytes, which a volume holds for every slice and object.
+pub(super) enum MemoryFeatures {
+    Bf16 { shape: Vec<i64>, bits: Vec<u16> },
+    F32(Array),
+}
+
+impl MemoryFeatures {
+    fn shape(&self) -> &[i64] {
+        match self {
+            MemoryFeatures::Bf16 { shape, .. } => shape,
+            MemoryFeatures::F32(a) => &a.shape,
+        }
+    }
+
+    /// Appends the features as float32 (the memory attention's input).
+    fn extend_f32(&self, out: &mut Vec<f32>) {
+        match self {
+            MemoryFeatures::Bf16 { bits, .. } => out.extend(bits.iter().map(|b| f32::from_bits((*b as u32) << 16))),
+            MemoryFeatures::F32(a) => out.extend_from_slice(&a.data),
+        }
+    }
 }
 
 #[derive(Default, Clone)]
@@ -133,7 +158,7 @@ impl Tracker {
     }
 
     /// `_encode_new_memory`: memory features (bfloat16-rounded) of a frame's chosen logits.
-    pub(super) fn encode_memory(&mut self, feats: &Features, logits: &[f32], score: f32, from_points: bool) -> Result<Arc<Array>> {
+    pub(super) fn encode_memory(&mut self, feats: &Features, logits: &[f32], score: f32, from_points: bool) -> Result<Arc<MemoryFeatures>> {
         let l = self.meta().low_res_size as i64;
         let m = self.model.clone();
         let inputs = vec![
@@ -147,14 +172,15 @@ impl Tracker {
             return Err(Error::unsupported_model("video memory encoder: expected 2 outputs"));
         }
         let pos = r.pop().expect("two outputs");
-        let mut feat = r.pop().expect("two outputs");
+        let feat = r.pop().expect("two outputs");
         if self.maskmem_pos_enc.is_none() {
             self.maskmem_pos_enc = Some(Arc::new(pos));
         }
         if m.metadata().maskmem_features_storage_dtype == "bfloat16" && !self.ablate_bf16 {
-            feat.data.iter_mut().for_each(|v| *v = bf16_round(*v));
+            let bits = feat.data.iter().map(|v| (bf16_round(*v).to_bits() >> 16) as u16).collect();
+            return Ok(Arc::new(MemoryFeatures::Bf16 { shape: feat.shape, bits }));
         }
-        Ok(Arc::new(feat))
+        Ok(Arc::new(MemoryFeatures::F32(feat)))
     }
 
     /// `_prepare_memory_conditioned_features`: the memory attention over the selected memories and
@@ -168,7 +194,7 @@ impl Tracker {
         let nm = md.num_maskmem;
         let pos_enc = self.maskmem_pos_enc.as_ref().ok_or_else(|| Error::internal("no memory position encoding yet"))?;
         // Memories: every conditioning frame at t_pos 0, then the previous num_maskmem - 1 frames.
-        let mut mems: Vec<(&Array, i64)> = Vec::new();
+        let mut mems: Vec<(&MemoryFeatures, i64)> = Vec::new();
         for out in o.cond.values() {
             mems.push((out.maskmem.as_deref().ok_or_else(|| Error::internal("conditioning frame without memory"))?, 0));
         }
@@ -211,9 +237,10 @@ impl Tracker {
         if n == 0 {
             return Err(Error::internal(format!("frame {t}: no memory to condition on")));
         }
-        let mut mem_shape = mems[0].0.shape.clone();
+        let mut mem_shape = mems[0].0.shape().to_vec();
         mem_shape[0] = n as i64;
-        let mem_feats: Vec<f32> = mems.iter().flat_map(|(m, _)| m.data.iter().copied()).collect();
+        let mut mem_feats: Vec<f32> = Vec::new();
+        mems.iter().for_each(|(m, _)| m.extend_f32(&mut mem_feats));
         let mut pos_shape = pos_enc.shape.clone();
         pos_shape[0] = n as i64;
         let mem_pos: Vec<f32> = (0..n).flat_map(|_| pos_enc.data.iter().copied()).collect();

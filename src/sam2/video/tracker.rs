@@ -74,11 +74,23 @@ pub struct Propagation {
     pub max_frames: Option<usize>,
 }
 
-/// A volume frame's pixels: 8-bit RGB (after the intensity stage) at the size it is encoded from.
+/// A frame's pixels (after the intensity stage) at the size it is encoded from: 8-bit RGB, or one
+/// channel where the three are equal (a CT or MR slice: a third of the bytes a volume keeps).
 pub(super) struct StoredFrame {
-    rgb: Vec<u8>,
+    pixels: Vec<u8>,
+    channels: usize,
     width: usize,
     height: usize,
+}
+
+impl StoredFrame {
+    fn new(rgb: Vec<u8>, width: usize, height: usize) -> StoredFrame {
+        if rgb.chunks_exact(3).all(|p| p[0] == p[1] && p[1] == p[2]) {
+            let gray = rgb.chunks_exact(3).map(|p| p[0]).collect();
+            return StoredFrame { pixels: gray, channels: 1, width, height };
+        }
+        StoredFrame { pixels: rgb, channels: 3, width, height }
+    }
 }
 
 /// One object on one frame.
@@ -235,7 +247,7 @@ impl Tracker {
     /// bit-exact: `resize_pil_bicubic`; no resize when the frame already is S x S), `u8 / 255`, then
     /// ImageNet mean / std, NCHW float32.
     pub fn preprocess(&self, image: &ImageView<'_>) -> Result<Vec<f32>> {
-        self.tensor(&self.frame_rgb(image)?, (image.width(), image.height()))
+        self.tensor(&StoredFrame::new(self.frame_rgb(image)?, image.width(), image.height()))
     }
 
     /// The frame through the intensity stage when it applies, rounded to 8 bits (the tracker's resize
@@ -248,20 +260,22 @@ impl Tracker {
     }
 
     /// The encoder's input tensor of an 8-bit RGB frame of `(w, h)`.
-    fn tensor(&self, rgb: &[u8], (w, h): (usize, usize)) -> Result<Vec<f32>> {
+    fn tensor(&self, frame: &StoredFrame) -> Result<Vec<f32>> {
         let s = self.meta().image_size;
+        let (w, h, channels) = (frame.width, frame.height, frame.channels);
         let resized;
-        let rgb = if (w, h) == (s, s) {
-            rgb
+        let pixels = if (w, h) == (s, s) {
+            &frame.pixels
         } else {
-            resized = resize_pil_bicubic(rgb, (w, h), 3, (s, s))?;
+            // Each channel is resized on its own: a gray frame resized once is each of its RGB planes.
+            resized = resize_pil_bicubic(&frame.pixels, (w, h), channels, (s, s))?;
             &resized
         };
         let p = &self.meta().preprocessing;
         let mut out = crate::alloc::vec_of(3 * s * s, 0f32, "a video frame tensor")?;
         for (c, plane) in out.chunks_exact_mut(s * s).enumerate() {
-            for (o, px) in plane.iter_mut().zip(rgb.chunks_exact(3)) {
-                let x = (px[c] as f64 / 255.0) as f32;
+            for (o, px) in plane.iter_mut().zip(pixels.chunks_exact(channels)) {
+                let x = (px[c.min(channels - 1)] as f64 / 255.0) as f32;
                 *o = (x - p.mean[c]) / p.std[c];
             }
         }
@@ -304,7 +318,7 @@ impl Tracker {
     fn add_frame_sized(&mut self, image: &ImageView<'_>, (w, h): (usize, usize)) -> Result<usize> {
         self.check_frame_size((w, h))?;
         let start = Instant::now();
-        let frame = StoredFrame { rgb: self.frame_rgb(image)?, width: image.width(), height: image.height() };
+        let frame = StoredFrame::new(self.frame_rgb(image)?, image.width(), image.height());
         self.add_time(|t| &mut t.preprocess_ms, start);
         let t = self.frames_added;
         if self.options.volume {
@@ -324,7 +338,7 @@ impl Tracker {
     fn encode(&self, frame: &StoredFrame) -> Result<Features> {
         let s = self.meta().image_size as i64;
         let start = Instant::now();
-        let tensor = Array { shape: vec![1, 3, s, s], data: self.tensor(&frame.rgb, (frame.width, frame.height))? };
+        let tensor = Array { shape: vec![1, 3, s, s], data: self.tensor(frame)? };
         self.add_time(|t| &mut t.preprocess_ms, start);
         let mut o = self.run(Module::ImageEncoder, vec![tensor.view()?])?;
         if o.len() != 5 {
@@ -643,5 +657,27 @@ impl Tracker {
             .collect();
         self.add_time(|t| &mut t.postprocess_ms, start);
         FrameMasks { frame: t, width: w, height: h, objects }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gray frame kept as one channel gives the encoder exactly the tensor of its RGB form.
+    #[test]
+    fn a_gray_frame_kept_as_one_channel_gives_the_rgb_frames_tensor() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/sam2/video");
+        let model = Arc::new(VideoModel::from_dir(&dir, crate::Options::default()).unwrap());
+        let tracker = Tracker::new(model, TrackerOptions::default()).unwrap();
+        let (w, h) = (97, 61);
+        let rgb: Vec<u8> = (0..w * h).flat_map(|i| [((i * 37) % 251) as u8; 3]).collect();
+        let gray = StoredFrame::new(rgb.clone(), w, h);
+        assert_eq!((gray.channels, gray.pixels.len()), (1, w * h));
+        let as_rgb = StoredFrame { pixels: rgb, channels: 3, width: w, height: h };
+        assert!(tracker.tensor(&gray).unwrap() == tracker.tensor(&as_rgb).unwrap());
+        let mut colour = as_rgb.pixels.clone();
+        colour[4] = 1;
+        assert_eq!(StoredFrame::new(colour, w, h).channels, 3, "one coloured pixel keeps RGB");
     }
 }
