@@ -842,6 +842,9 @@ typedef struct SegTrackOptions {
   // the most recently used ones and encodes any other frame again when it is needed.
   uint32_t keep_frames;
   uint32_t reserved;
+  // Must be 0. Reserved: ABI 1's first hosts check that a struct 16 bytes longer than theirs
+  // with a non-zero byte there is refused, so no field may take these bytes.
+  uint32_t reserved2[4];
   // 1: the track is a volume (or a video known in full): every frame's pixels are kept (8-bit RGB
   // after the intensity stage: 0.75 MB per 512x512 slice), frames are encoded when first needed,
   // and every frame stays reachable in both directions (`seg_track_propagate`). 0 (the default):
@@ -934,6 +937,9 @@ typedef struct SegTrackState {
   // 1 once a frame was tracked (objects can still be added, as in SAM2's predictor).
   uint32_t tracking_started;
   uint32_t reserved;
+  // Always 0 (ABI 1's first hosts check that a struct 16 bytes longer than theirs with a
+  // non-zero byte there is refused, so no field may take these bytes).
+  uint32_t reserved2[4];
   // The options the track was created with.
   uint32_t volume;
   uint32_t corrections_as_conditioning;

@@ -57,6 +57,7 @@ fn track_options(num_frames: u32, keep_frames: u32) -> SegTrackOptions {
         num_frames: 0,
         keep_frames: 0,
         reserved: 0,
+        reserved2: [0; 4],
         volume: 0,
         corrections_as_conditioning: 0,
     };

@@ -1327,6 +1327,11 @@ namespace Segrt.Native
         public uint keep_frames;
         public uint reserved;
         /// <summary>
+        ///  Must be 0. Reserved: ABI 1's first hosts check that a struct 16 bytes longer than theirs
+        ///  with a non-zero byte there is refused, so no field may take these bytes.
+        /// </summary>
+        public fixed uint reserved2[4];
+        /// <summary>
         ///  1: the track is a volume (or a video known in full): every frame's pixels are kept (8-bit RGB
         ///  after the intensity stage: 0.75 MB per 512x512 slice), frames are encoded when first needed,
         ///  and every frame stays reachable in both directions (`seg_track_propagate`). 0 (the default):
@@ -1470,6 +1475,11 @@ namespace Segrt.Native
         /// </summary>
         public uint tracking_started;
         public uint reserved;
+        /// <summary>
+        ///  Always 0 (ABI 1's first hosts check that a struct 16 bytes longer than theirs with a
+        ///  non-zero byte there is refused, so no field may take these bytes).
+        /// </summary>
+        public fixed uint reserved2[4];
         /// <summary>
         ///  The options the track was created with.
         /// </summary>

@@ -173,6 +173,7 @@ pub fn run(input: Input) {
         num_frames: 0,
         keep_frames: 0,
         reserved: 0,
+        reserved2: [0; 4],
         volume: 0,
         corrections_as_conditioning: 0,
     };

@@ -485,6 +485,7 @@ pub unsafe extern "C" fn seg_track_state(track: *mut SegTrack, out_state: *mut S
             keep_frames: options.keep_frames.unwrap_or(0) as u32,
             tracking_started: tracker.tracking_started() as u32,
             reserved: 0,
+            reserved2: [0; 4],
             volume: options.volume as u32,
             corrections_as_conditioning: options.corrections_as_conditioning as u32,
         };

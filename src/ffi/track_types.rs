@@ -27,6 +27,11 @@ pub struct SegTrackOptions {
     /// the most recently used ones and encodes any other frame again when it is needed.
     pub keep_frames: u32,
     pub reserved: u32,
+    // ---- Appended in a later release of ABI 1; a host built before sets a struct_size that ends
+    // here, and these fields take their defaults. ----
+    /// Must be 0. Reserved: ABI 1's first hosts check that a struct 16 bytes longer than theirs
+    /// with a non-zero byte there is refused, so no field may take these bytes.
+    pub reserved2: [u32; 4],
     /// 1: the track is a volume (or a video known in full): every frame's pixels are kept (8-bit RGB
     /// after the intensity stage: 0.75 MB per 512x512 slice), frames are encoded when first needed,
     /// and every frame stays reachable in both directions (`seg_track_propagate`). 0 (the default):
@@ -127,6 +132,9 @@ pub struct SegTrackState {
     /// 1 once a frame was tracked (objects can still be added, as in SAM2's predictor).
     pub tracking_started: u32,
     pub reserved: u32,
+    /// Always 0 (ABI 1's first hosts check that a struct 16 bytes longer than theirs with a
+    /// non-zero byte there is refused, so no field may take these bytes).
+    pub reserved2: [u32; 4],
     /// The options the track was created with.
     pub volume: u32,
     pub corrections_as_conditioning: u32,
@@ -142,6 +150,7 @@ impl SegTrackOptions {
             num_frames: 0,
             keep_frames: SEG_TRACK_DEFAULT_KEEP_FRAMES,
             reserved: 0,
+            reserved2: [0; 4],
             volume: 0,
             corrections_as_conditioning: 0,
         }
@@ -154,6 +163,9 @@ impl SegTrackOptions {
     pub(crate) unsafe fn read(p: *const SegTrackOptions) -> Result<crate::sam2::video::TrackerOptions> {
         // SAFETY: forwarded from the caller.
         let raw = unsafe { read_versioned(p, SegTrackOptions::defaults())? };
+        if raw.reserved2 != [0; 4] {
+            return Err(crate::error::Error::invalid("SegTrackOptions.reserved2 is not 0"));
+        }
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
             keep_frames: (raw.keep_frames > 0).then_some(raw.keep_frames as usize),
@@ -190,8 +202,10 @@ unsafe impl Versioned for SegPropagation {
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
 unsafe impl Versioned for SegTrackOptions {
     const NAME: &'static str = "SegTrackOptions";
-    /// 1.0's (to `reserved`), then with `volume` and `corrections_as_conditioning`.
-    const LAYOUTS: &'static [usize] = &[16, size_of::<Self>()];
+    /// 1.0's (to `reserved`), that with the reserved block (all zero: nothing new), then with
+    /// `volume` and `corrections_as_conditioning`.
+    const LAYOUTS: &'static [usize] = &[16, 32, size_of::<Self>()];
+    const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(16..32);
 }
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
 unsafe impl Versioned for SegTrackInfo {
@@ -200,8 +214,10 @@ unsafe impl Versioned for SegTrackInfo {
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
 unsafe impl Versioned for SegTrackState {
     const NAME: &'static str = "SegTrackState";
-    /// 1.0's (to `reserved`), then with `volume` and `corrections_as_conditioning`.
-    const LAYOUTS: &'static [usize] = &[48, size_of::<Self>()];
+    /// 1.0's (to `reserved`), that with the reserved block, then with `volume` and
+    /// `corrections_as_conditioning`.
+    const LAYOUTS: &'static [usize] = &[48, 64, size_of::<Self>()];
+    const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(48..64);
 }
 
-const _: () = assert!(size_of::<SegTrackOptions>() == 24 && size_of::<SegTrackState>() == 56 && size_of::<SegPropagation>() == 32);
+const _: () = assert!(size_of::<SegTrackOptions>() == 40 && size_of::<SegTrackState>() == 72 && size_of::<SegPropagation>() == 32);
