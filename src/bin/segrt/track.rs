@@ -383,6 +383,8 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         let propagate_ms = t1.elapsed().as_secs_f64() * 1e3;
         note!("propagated {} frames both ways from frame {} in {propagate_ms:.0} ms", order.len(), order[0].0);
         for (t, (fm, ms)) in &results {
+            // Read again for its overlay rather than kept from the first read: a volume's display
+            // images would otherwise all be held through the propagation.
             let (img, _) = source.read(*t)?;
             let record = writer.write(fm, &img, &files[*t], &names[*t], 0.0, *ms)?;
             if !args.json {
