@@ -411,6 +411,29 @@ typedef int32_t SegConvSearch;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Where a SAM2 prompt decoder runs (`SegOptions::decoder_provider`): where `provider` says (the
+// default), or on a provider of its own. The values after SAME are `SegProvider`'s plus one.
+enum SegDecoderProvider
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Where `SegOptions::provider` says (also for hosts built before the field existed).
+  SEG_DECODER_PROVIDER_SAME = 0,
+  SEG_DECODER_PROVIDER_CPU = 1,
+  SEG_DECODER_PROVIDER_CUDA = 2,
+  SEG_DECODER_PROVIDER_TENSORRT = 3,
+  SEG_DECODER_PROVIDER_DIRECTML = 4,
+  SEG_DECODER_PROVIDER_OPENVINO = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegDecoderProvider SegDecoderProvider;
+#else
+typedef int32_t SegDecoderProvider;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Which values of an image map onto `out_low..out_high`.
 enum SegIntensityRange
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -618,8 +641,11 @@ typedef struct SegOptions {
   const char *trt_cache_dir;
   // Non-zero: TensorRT may build FP16 engines (faster on tensor cores; results differ slightly).
   uint32_t trt_fp16;
-  // Must be 0 (explicit padding).
-  uint32_t reserved1;
+  // A `SegDecoderProvider` value (default SAME: where `provider` says): where a SAM2 handle's
+  // prompt decoder and a tracker's mask decoder and memory encoder run, e.g. the encoder on
+  // TensorRT and the decoder on CUDA, or the decoder on the CPU. `device_id`, the policy and the
+  // GPU options apply to both; `seg_session_info` reports each one's provider.
+  int32_t decoder_provider;
 } SegOptions;
 
 // A borrowed image. The pixels are only read, and only during the call.

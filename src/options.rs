@@ -162,6 +162,12 @@ pub struct GpuOptions {
     pub trt_cache_dir: Option<PathBuf>,
     /// Let TensorRT build FP16 engines (faster on GPUs with tensor cores; results differ slightly).
     pub trt_fp16: bool,
+    /// Where a SAM2 prompt decoder runs when not where `Options::provider` says (`None`: there): the
+    /// image decoder of a SAM2 handle, and a tracker's light modules (mask decoder, memory encoder).
+    /// E.g. the encoder on TensorRT (one fixed shape) and the decoder, whose prompt count varies,
+    /// on CUDA or the CPU; or the decoder on the CPU to keep its sessions off a GPU shared with
+    /// another program. The policy applies to it as to the encoder.
+    pub decoder_provider: Option<Provider>,
 }
 
 /// The folder `CacheMode::BesideModel` uses next to the model file.
@@ -307,6 +313,15 @@ pub fn max_intra_threads() -> usize {
 pub const MAX_SESSIONS: usize = 256;
 
 impl Options {
+    /// The options of a SAM2 prompt decoder: these, on `gpu.decoder_provider` where one is set.
+    pub fn for_decoder(&self) -> Options {
+        let mut options = self.clone();
+        if let Some(provider) = self.gpu.decoder_provider {
+            options.provider = provider;
+        }
+        options
+    }
+
     /// Rejects values that cannot work, with a message naming the option.
     pub fn validate(&self) -> Result<()> {
         if !(self.threshold.is_finite() && (0.0..=1.0).contains(&self.threshold)) {

@@ -915,9 +915,12 @@ namespace Segrt.Native
         /// </summary>
         public uint trt_fp16;
         /// <summary>
-        ///  Must be 0 (explicit padding).
+        ///  A `SegDecoderProvider` value (default SAME: where `provider` says): where a SAM2 handle's
+        ///  prompt decoder and a tracker's mask decoder and memory encoder run, e.g. the encoder on
+        ///  TensorRT and the decoder on CUDA, or the decoder on the CPU. `device_id`, the policy and the
+        ///  GPU options apply to both; `seg_session_info` reports each one's provider.
         /// </summary>
-        public uint reserved1;
+        public int decoder_provider;
     }
 
     /// <summary>

@@ -461,6 +461,47 @@ c_enum!(SegConvSearch <=> ConvSearch, ErrorKind::InvalidArgument, "SegConvSearch
     SEG_CONV_SEARCH_DEFAULT <=> Default,
 });
 
+/// Where a SAM2 prompt decoder runs (`SegOptions::decoder_provider`): where `provider` says (the
+/// default), or on a provider of its own. The values after SAME are `SegProvider`'s plus one.
+#[repr(i32)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegDecoderProvider {
+    /// Where `SegOptions::provider` says (also for hosts built before the field existed).
+    SEG_DECODER_PROVIDER_SAME = 0,
+    SEG_DECODER_PROVIDER_CPU = 1,
+    SEG_DECODER_PROVIDER_CUDA = 2,
+    SEG_DECODER_PROVIDER_TENSORRT = 3,
+    SEG_DECODER_PROVIDER_DIRECTML = 4,
+    SEG_DECODER_PROVIDER_OPENVINO = 5,
+}
+
+impl SegDecoderProvider {
+    const ALL: [SegDecoderProvider; 6] = [
+        SegDecoderProvider::SEG_DECODER_PROVIDER_SAME,
+        SegDecoderProvider::SEG_DECODER_PROVIDER_CPU,
+        SegDecoderProvider::SEG_DECODER_PROVIDER_CUDA,
+        SegDecoderProvider::SEG_DECODER_PROVIDER_TENSORRT,
+        SegDecoderProvider::SEG_DECODER_PROVIDER_DIRECTML,
+        SegDecoderProvider::SEG_DECODER_PROVIDER_OPENVINO,
+    ];
+
+    /// The C value, checked.
+    pub fn from_c(v: i32) -> Result<Self> {
+        Self::ALL.into_iter().find(|p| *p as i32 == v).ok_or_else(|| {
+            Error::invalid(format!("unknown SegDecoderProvider value {v} (expected 0 = SAME, or a SegProvider value plus one: 1..=5)"))
+        })
+    }
+
+    /// The decoder's own provider (`None`: the encoder's).
+    pub fn provider(self) -> Option<Provider> {
+        match self {
+            SegDecoderProvider::SEG_DECODER_PROVIDER_SAME => None,
+            other => Provider::try_from(other as i32 - 1).ok(),
+        }
+    }
+}
+
 /// Whether and where ONNX Runtime's optimised model is cached, so later starts skip the optimiser
 /// (`SegOptions::cache_mode`). See the README's "Model cache" section.
 #[repr(i32)]
@@ -493,6 +534,17 @@ impl SegCacheMode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoder_provider_values_are_seg_provider_plus_one() {
+        assert_eq!(SegDecoderProvider::from_c(0).unwrap().provider(), None);
+        for p in SegProvider::ALL {
+            let own = SegDecoderProvider::from_c(p as i32 + 1).unwrap().provider();
+            assert_eq!(own, Some(Provider::try_from(p as i32).unwrap()), "{p:?}");
+        }
+        assert!(SegDecoderProvider::from_c(6).unwrap_err().message.contains("unknown SegDecoderProvider value 6"));
+        assert!(SegDecoderProvider::from_c(-1).is_err());
+    }
 
     #[test]
     fn every_error_kind_has_its_own_status() {

@@ -11,8 +11,8 @@ use crate::options::{
 
 use super::boundary::{utf8_path, utf8_str};
 use super::enums::{
-    SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegProvider, SegProviderPolicy, SegResizeFilter, SegSigmoid, SegThresholdMode,
-    SegTileMode,
+    SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegDecoderProvider, SegProvider, SegProviderPolicy, SegResizeFilter,
+    SegSigmoid, SegThresholdMode, SegTileMode,
 };
 use super::versioned::{read_versioned, Versioned};
 
@@ -128,8 +128,11 @@ pub struct SegOptions {
     pub trt_cache_dir: *const c_char,
     /// Non-zero: TensorRT may build FP16 engines (faster on tensor cores; results differ slightly).
     pub trt_fp16: u32,
-    /// Must be 0 (explicit padding).
-    pub reserved1: u32,
+    /// A `SegDecoderProvider` value (default SAME: where `provider` says): where a SAM2 handle's
+    /// prompt decoder and a tracker's mask decoder and memory encoder run, e.g. the encoder on
+    /// TensorRT and the decoder on CUDA, or the decoder on the CPU. `device_id`, the policy and the
+    /// GPU options apply to both; `seg_session_info` reports each one's provider.
+    pub decoder_provider: i32,
 }
 
 /// `sizeof(SegOptions)` of ABI 1's first release, before the GPU fields were appended.
@@ -191,7 +194,7 @@ impl SegOptions {
             require_all_nodes: 0,
             trt_cache_dir: std::ptr::null(),
             trt_fp16: 0,
-            reserved1: 0,
+            decoder_provider: SegDecoderProvider::SEG_DECODER_PROVIDER_SAME as i32,
         }
     }
 
@@ -212,9 +215,7 @@ impl SegOptions {
     /// The string fields must be NULL or NUL-terminated.
     unsafe fn options(&self) -> Result<Options> {
         let defaults = Options::default();
-        for (name, zero) in
-            [("reserved0", self.reserved0 == 0), ("reserved1", self.reserved1 == 0), ("reserved2", self.reserved2 == [0; 4])]
-        {
+        for (name, zero) in [("reserved0", self.reserved0 == 0), ("reserved2", self.reserved2 == [0; 4])] {
             if !zero {
                 return Err(Error::invalid(format!(
                     "SegOptions.{name} is not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release"
@@ -283,6 +284,9 @@ impl SegOptions {
                     Some(unsafe { utf8_path(self.trt_cache_dir, "SegOptions.trt_cache_dir")? })
                 },
                 trt_fp16: self.trt_fp16 != 0,
+                decoder_provider: SegDecoderProvider::from_c(self.decoder_provider)
+                    .map_err(|e| e.context("SegOptions.decoder_provider"))?
+                    .provider(),
             },
         };
         // Messages name the C fields: the library's own validation speaks of options.
@@ -370,6 +374,7 @@ mod tests {
         raw.require_all_nodes = 1;
         raw.trt_cache_dir = dir.as_ptr();
         raw.trt_fp16 = 1;
+        raw.decoder_provider = SegDecoderProvider::SEG_DECODER_PROVIDER_CPU as i32;
         // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         let o = unsafe { SegOptions::read(&raw) }.unwrap();
         let expected = GpuOptions {
@@ -378,6 +383,7 @@ mod tests {
             conv_search: ConvSearch::Exhaustive,
             trt_cache_dir: Some("/var/cache/segrt-trt".into()),
             trt_fp16: true,
+            decoder_provider: Some(Provider::Cpu),
         };
         assert_eq!(o.gpu, expected);
 

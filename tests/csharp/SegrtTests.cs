@@ -245,6 +245,9 @@ static partial class SegrtTests
                 && o.require_all_nodes == 1 && o.trt_fp16 == 1 && Segrt.Interop.FromUtf8z(o.trt_cache_dir) == "кэш", "GPU options mapped");
         }
         Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { GpuMemoryLimit = -1 }.ToNative(null, null, null), "negative GpuMemoryLimit");
+        Check(new SegmenterOptions().ToNative(null, null, null).decoder_provider == 0 /* SEG_DECODER_PROVIDER_SAME */, "DecoderProvider null: as Provider");
+        Check(new SegmenterOptions { DecoderProvider = ExecutionProvider.Cpu }.ToNative(null, null, null).decoder_provider == 1 /* SEG_DECODER_PROVIDER_CPU */
+            && new SegmenterOptions { DecoderProvider = ExecutionProvider.Cuda }.ToNative(null, null, null).decoder_provider == 2 /* SEG_DECODER_PROVIDER_CUDA */, "DecoderProvider mapped");
         // segrt checks the values: an unknown ConvSearch is refused naming the field.
         var badSearch = Throws<SegrtException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { ConvSearch = (ConvSearch)9 }), "unknown ConvSearch");
         Check(badSearch.Status == Status.InvalidArgument && badSearch.NativeMessage.Contains("conv_search"), badSearch.NativeMessage);
@@ -638,6 +641,16 @@ static partial class SegrtTests
                 Check(unet.FallbackReason != null && unet.FallbackReason.Contains("CUDA:0 could not be initialised"), "typed fallback reason: " + unet.FallbackReason);
                 Check(unet.SessionInfo.Provider.Requested == "CUDA:0", "requested provider in the typed info");
                 Check(unet.SessionInfoJson.Contains("CUDA:0 could not be initialised"), "fallback reason in the session info");
+            }
+            // The SAM2 decoder on a provider of its own: CUDA asked for it alone, the encoder stays on the CPU.
+            var sam = Path.Combine(Repo, "models", "sam2");
+            var own = new SegmenterOptions { DecoderProvider = ExecutionProvider.Cuda, ProviderPolicy = ProviderPolicy.Fallback };
+            using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"), own))
+            {
+                var info = seg.SessionInfo;
+                Check(info.Provider.Requested == "CPU" && info.Provider.FallbackReason == null, "encoder on Provider: " + info.Provider.Requested);
+                Check(info.DecoderProvider.Requested == "CUDA:0" && info.DecoderProvider.InUse == "CPU"
+                    && info.DecoderProvider.FallbackReason.Contains("CUDA:0 could not be initialised"), "decoder on its own provider, fallen back: " + info.DecoderProvider.InUse);
             }
             Throws<SegrtException>(() => new UnetSegmenter("/no/such/model.onnx"), "missing model");
         }

@@ -16,6 +16,7 @@ namespace Segrt
         [DataMember(Name = "kind")] string _kind;
         [DataMember(Name = "convention")] string _convention;
         [DataMember(Name = "provider")] ProviderReport _provider;
+        [DataMember(Name = "decoder_provider")] ProviderReport _decoderProvider;
         [DataMember(Name = "inputs")] TensorInfo[] _inputs;
         [DataMember(Name = "outputs")] TensorInfo[] _outputs;
         [DataMember(Name = "encoder_inputs")] TensorInfo[] _encoderInputs;
@@ -44,6 +45,13 @@ namespace Segrt
 
         /// <summary>The execution provider requested and in use, and why they differ.</summary>
         public ProviderReport Provider { get { return _provider; } }
+
+        /// <summary>
+        /// SAM2 (and video models): the prompt decoder's provider, which differs from <see cref="Provider"/> (the
+        /// encoder's) with <see cref="SegmenterOptions.DecoderProvider"/> or when one of them fell back to the CPU;
+        /// null for UNet.
+        /// </summary>
+        public ProviderReport DecoderProvider { get { return _decoderProvider; } }
 
         /// <summary>UNet: the model's inputs; null for SAM2.</summary>
         public TensorInfo[] Inputs { get { return _inputs; } }

@@ -161,6 +161,14 @@ namespace Segrt
         /// <summary>Let TensorRT build FP16 engines (faster on tensor cores; results differ slightly).</summary>
         public bool TensorRtFp16 { get; set; }
 
+        /// <summary>
+        /// Where a SAM2 prompt decoder (and a tracker's mask decoder and memory encoder) runs; null (default): on
+        /// <see cref="Provider"/>. E.g. the encoder on TensorRT and the decoder, whose prompt count varies, on CUDA;
+        /// or the decoder on the CPU to keep its sessions off a GPU shared with another program. <see cref="DeviceId"/>,
+        /// the policy and the GPU options apply to it too; <see cref="SessionInfo.DecoderProvider"/> reports it.
+        /// </summary>
+        public ExecutionProvider? DecoderProvider { get; set; }
+
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
         /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
         /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
@@ -227,6 +235,8 @@ namespace Segrt
             o.require_all_nodes = RequireAllNodes ? 1u : 0u;
             o.trt_cache_dir = trtCacheDir;
             o.trt_fp16 = TensorRtFp16 ? 1u : 0u;
+            // SegDecoderProvider: 0 = as provider, else a SegProvider value plus one.
+            o.decoder_provider = DecoderProvider.HasValue ? (int)DecoderProvider.Value + 1 : 0;
             return o;
         }
     }

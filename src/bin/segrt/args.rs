@@ -99,6 +99,42 @@ pub struct GpuArgs {
     /// Let TensorRT build FP16 engines
     #[arg(long)]
     trt_fp16: bool,
+    /// Run a SAM2 prompt decoder (and a tracker's mask decoder and memory encoder) on this provider
+    /// instead of --provider's: cpu, cuda, tensorrt, directml, openvino (the device is --provider's)
+    #[arg(long, value_name = "PROVIDER", value_parser = parse_decoder_provider)]
+    decoder_provider: Option<Provider>,
+}
+
+fn parse_decoder_provider(s: &str) -> Result<Provider, String> {
+    match parse_provider(s) {
+        Ok((provider, _)) if !s.contains(':') => Ok(provider),
+        Ok(_) => Err("give the provider's name only: the decoder runs on --provider's device".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Where the models run: the execution provider, what happens when it cannot start, its settings.
+#[derive(clap::Args, Clone)]
+pub struct SessionArgs {
+    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
+    #[arg(long, default_value = "cpu")]
+    provider: String,
+    /// Build on the CPU (with the reason in "fallback_reason") when the provider cannot start, instead of failing
+    #[arg(long)]
+    fallback: bool,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+impl SessionArgs {
+    /// Sets the provider, its policy and the GPU settings of `options`.
+    pub fn apply(&self, options: &mut Options) -> CliResult {
+        (options.provider, options.device_id) = parse_provider(&self.provider)?;
+        options.provider_policy =
+            if self.fallback { segrt::options::ProviderPolicy::Fallback } else { segrt::options::ProviderPolicy::Require };
+        options.gpu = self.gpu.options();
+        Ok(())
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy)]
@@ -123,6 +159,7 @@ impl GpuArgs {
             },
             trt_cache_dir: self.trt_cache.clone(),
             trt_fp16: self.trt_fp16,
+            decoder_provider: self.decoder_provider,
         }
     }
 }

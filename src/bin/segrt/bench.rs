@@ -437,7 +437,7 @@ fn bench_sam2(
         rates.push(Throughput { threads: n, runs_per_second: throughput(n, runs.max(n), &one)? });
     }
     let info = serde_json::to_value(sam.info()).map_err(|e| e.to_string())?;
-    let (provider_in_use, nodes) = (sam.provider().in_use.clone(), sam.provider().nodes.clone());
+    let (provider_in_use, nodes) = (sam.placement(), sam.provider().nodes.clone());
     drop(sam);
     memory.end("free");
     Ok(Report {

@@ -2,32 +2,16 @@
 
 use std::path::PathBuf;
 
-use segrt::options::ProviderPolicy;
 use segrt::sam2::Sam2Segmenter;
 use segrt::Options;
 
-use crate::args::{parse_provider, GpuArgs, ModelArgs};
+use crate::args::{ModelArgs, SessionArgs};
 use crate::unet::load_segmenter;
 use crate::CliResult;
 
-/// The session `segrt info` builds: its provider's report ("provider" in the JSON) says where
-/// ONNX Runtime placed the nodes.
-#[derive(clap::Args, Clone)]
-pub struct SessionArgs {
-    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
-    #[arg(long, default_value = "cpu")]
-    provider: String,
-    /// Build on the CPU (with the reason in "fallback_reason") when the provider cannot start, instead of failing
-    #[arg(long)]
-    fallback: bool,
-    #[command(flatten)]
-    gpu: GpuArgs,
-}
-
 pub fn info(models: &[PathBuf], model_args: &ModelArgs, session: &SessionArgs, ort: Option<PathBuf>) -> CliResult {
-    let (provider, device_id) = parse_provider(&session.provider)?;
-    let provider_policy = if session.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require };
-    let mut options = Options { ort_path: ort, provider, device_id, provider_policy, gpu: session.gpu.options(), ..Options::default() };
+    let mut options = Options { ort_path: ort, ..Options::default() };
+    session.apply(&mut options)?;
     let json = match models {
         [model] => {
             model_args.apply(&mut options)?;

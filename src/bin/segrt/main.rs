@@ -106,7 +106,7 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
         #[command(flatten)]
-        session: info::SessionArgs,
+        session: args::SessionArgs,
     },
 }
 

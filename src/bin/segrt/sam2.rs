@@ -11,7 +11,7 @@ use segrt::image::intensity::Intensity;
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::Options;
 
-use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs, IntensityArgs};
+use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs, IntensityArgs, SessionArgs};
 use crate::files::{create_parent_folders, decode, display_rgb, make_overlay, same_file_name, Pixels};
 use crate::medical::{self, Volume};
 use crate::CliResult;
@@ -57,6 +57,8 @@ pub struct Sam2Args {
     cache: CacheArgs,
     #[command(flatten)]
     arena: ArenaArgs,
+    #[command(flatten)]
+    session: SessionArgs,
     /// Segment everything (a grid of prompts, as SAM2's automatic mask generator): --out gets a
     /// 16-bit label image (0 = background, object k = k), --overlay colours each object
     #[arg(long, conflicts_with_all = ["points", "bbox", "boxes", "refine"])]
@@ -154,8 +156,9 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         let v = parse_numbers(b, "--box", &[4])?;
         prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
     }
-    let options =
+    let mut options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    args.session.apply(&mut options)?;
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
     sam.set_intensity(input.intensity).map_err(|e| e.to_string())?;
@@ -164,7 +167,7 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         "models loaded in {:.1} ms; convention {}; provider {}; model cache: encoder {}, decoder {}",
         t.elapsed().as_secs_f64() * 1e3,
         sam.spec().convention,
-        sam.provider().in_use,
+        sam.placement(),
         info.encoder_cache.status.as_str(),
         info.decoder_cache.status.as_str()
     );
@@ -223,15 +226,16 @@ fn read_boxes(args: &Sam2Args) -> CliResult<Vec<BoxPrompt>> {
 fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let boxes = read_boxes(&args)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create the --out folder {}: {e}", args.out.display()))?;
-    let options =
+    let mut options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    args.session.apply(&mut options)?;
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
     note!(
         "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
         t.elapsed().as_secs_f64() * 1e3,
         sam.spec().convention,
-        sam.provider().in_use,
+        sam.placement(),
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
     sam.set_intensity(args.intensity.intensity()?).map_err(|e| e.to_string())?;
@@ -293,8 +297,9 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
         crop_n_layers: 0,
     };
     opts.validate().map_err(|e| format!("--everything: {}", e.message))?;
-    let options =
+    let mut options =
         Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    args.session.apply(&mut options)?;
     let t = Instant::now();
     let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
     sam.set_intensity(input.intensity).map_err(|e| e.to_string())?;
@@ -302,7 +307,7 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
         "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
         t.elapsed().as_secs_f64() * 1e3,
         sam.spec().convention,
-        sam.provider().in_use,
+        sam.placement(),
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
     let rgb = input.display;

@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use segrt::sam2::video::{FrameMasks, Propagation, PropagationDirection, Tracker, TrackerOptions, VideoModel};
 use segrt::Options;
 
-use crate::args::{count, parse_numbers, ArenaArgs, IntensityArgs};
+use crate::args::{count, parse_numbers, ArenaArgs, IntensityArgs, SessionArgs};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels, IMAGE_EXTENSIONS};
 use crate::medical::{self, Volume};
 use crate::{print_line, CliResult};
@@ -76,6 +76,8 @@ pub struct TrackArgs {
     threads: usize,
     #[command(flatten)]
     arena: ArenaArgs,
+    #[command(flatten)]
+    session: SessionArgs,
     #[command(flatten)]
     intensity: IntensityArgs,
 }
@@ -318,7 +320,8 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         None => output_names(&files)?,
     };
     let t = Instant::now();
-    let options = Options { ort_path: ort, intra_threads: args.threads, arena: args.arena.policy(), ..Options::default() };
+    let mut options = Options { ort_path: ort, intra_threads: args.threads, arena: args.arena.policy(), ..Options::default() };
+    args.session.apply(&mut options)?;
     let (intensity, from_file) = match &volume {
         Some(v) => v.intensity(args.intensity.intensity()?),
         None => (args.intensity.intensity()?, None),

@@ -319,15 +319,29 @@ mod tests {
     fn gpu_flags_set_the_gpu_options() {
         use segrt::options::{ConvSearch, GpuOptions};
         assert_eq!(options(&[]).unwrap().gpu, GpuOptions::default());
-        let flags = ["--gpu-mem-limit", "512", "--conv-search", "exhaustive", "--require-all-nodes", "--trt-cache", "trt", "--trt-fp16"];
+        let flags = [
+            "--gpu-mem-limit",
+            "512",
+            "--conv-search",
+            "exhaustive",
+            "--require-all-nodes",
+            "--trt-cache",
+            "trt",
+            "--trt-fp16",
+            "--decoder-provider",
+            "CUDA",
+        ];
         let expected = GpuOptions {
             require_all_nodes: true,
             mem_limit: 512 << 20,
             conv_search: ConvSearch::Exhaustive,
             trt_cache_dir: Some("trt".into()),
             trt_fp16: true,
+            decoder_provider: Some(segrt::options::Provider::Cuda),
         };
         assert_eq!(options(&flags).unwrap().gpu, expected);
+        let device = options(&["--decoder-provider", "cuda:1"]).unwrap_err();
+        assert!(device.contains("the decoder runs on --provider's device"), "{device}");
         assert!(options(&["--conv-search", "fastest"]).unwrap_err().contains("possible values: auto, heuristic, exhaustive, default"));
     }
 

@@ -119,7 +119,10 @@ pub struct Sam2Info<'a> {
     pub decoder_inputs: &'a [TensorInfo],
     pub decoder_outputs: &'a [TensorInfo],
     pub interpretation: &'a Sam2Spec,
+    /// The encoder's provider, and the decoder's (they differ only with `GpuOptions::decoder_provider`
+    /// or when one of them fell back to the CPU).
     pub provider: &'a ProviderReport,
+    pub decoder_provider: &'a ProviderReport,
     pub intra_threads: String,
     /// The encoder's and the decoder's sessions (see `PoolStats`).
     pub encoder_pool: PoolStats,
@@ -163,8 +166,8 @@ impl Sam2Segmenter {
                     .map(|pool| pool.with_runs(Runs::Heavy))
                     .map_err(|e| e.context("encoder"))
             });
-            let decoder =
-                SessionPool::new(decoder, paths.map(|p| p.1), &options, GraphSharing::AtCreation).map_err(|e| e.context("decoder"));
+            let decoder = SessionPool::new(decoder, paths.map(|p| p.1), &options.for_decoder(), GraphSharing::AtCreation)
+                .map_err(|e| e.context("decoder"));
             let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
             (encoder, decoder)
         });
@@ -200,6 +203,20 @@ impl Sam2Segmenter {
     pub fn provider(&self) -> &ProviderReport {
         &self.encoder.provider
     }
+    /// The decoder's provider: the encoder's unless `GpuOptions::decoder_provider` or a fallback of
+    /// one of them made them differ.
+    pub fn decoder_provider(&self) -> &ProviderReport {
+        &self.decoder.provider
+    }
+    /// Where the pair runs, in words: "CUDA:0", or "CUDA:0 (decoder: CPU)" when they differ.
+    pub fn placement(&self) -> String {
+        let (encoder, decoder) = (&self.encoder.provider.in_use, &self.decoder.provider.in_use);
+        if encoder == decoder {
+            encoder.clone()
+        } else {
+            format!("{encoder} (decoder: {decoder})")
+        }
+    }
 
     pub fn info(&self) -> Sam2Info<'_> {
         Sam2Info {
@@ -212,6 +229,7 @@ impl Sam2Segmenter {
             decoder_outputs: &self.io[3],
             interpretation: &self.spec,
             provider: &self.encoder.provider,
+            decoder_provider: &self.decoder.provider,
             intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
             encoder_pool: self.encoder.stats(),
             decoder_pool: self.decoder.stats(),

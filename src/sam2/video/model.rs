@@ -28,7 +28,10 @@ pub struct VideoInfo<'a> {
     pub num_maskmem: usize,
     pub max_obj_ptrs_in_encoder: usize,
     pub files: &'a VideoFiles,
+    /// The image encoder's and memory attention's provider, and the light modules' (mask decoder,
+    /// memory encoder), which differ only with `GpuOptions::decoder_provider` or after a fallback.
     pub provider: &'a ProviderReport,
+    pub decoder_provider: &'a ProviderReport,
     pub intra_threads: String,
     /// The intensity stage in use, as its formula.
     pub intensity: String,
@@ -82,10 +85,13 @@ impl VideoModel {
         let json = std::fs::read_to_string(&meta_path)
             .map_err(|e| Error::new(ErrorKind::ModelNotFound, format!("cannot read '{}': {e}", meta_path.display())))?;
         let meta = VideoMetadata::parse(&json)?;
+        let light = options.for_decoder();
         let pool = |file: &str, what: &str, sharing: GraphSharing, runs: Runs| -> Result<SessionPool> {
             let path = dir.join(file);
             let bytes = read_model_file(&path, options.max_model_bytes).map_err(|e| e.context(what))?;
-            SessionPool::new(bytes, Some(&path), &options, sharing).map(|pool| pool.with_runs(runs)).map_err(|e| e.context(what))
+            // The light modules run where a SAM2 decoder is asked to run.
+            let options = if runs == Runs::Light { &light } else { &options };
+            SessionPool::new(bytes, Some(&path), options, sharing).map(|pool| pool.with_runs(runs)).map_err(|e| e.context(what))
         };
         // As for image SAM2: the big image encoder saves its shared graph only if its pool grows.
         // The memory attention's inputs grow with the memory (up to num_maskmem frames and 16
@@ -119,7 +125,7 @@ impl VideoModel {
         self.intensity.get()
     }
 
-    /// The execution provider of the image encoder (every module is created with the same options).
+    /// The execution provider of the image encoder (and of the memory attention).
     pub fn provider(&self) -> &ProviderReport {
         &self.image_encoder.provider
     }
@@ -135,6 +141,7 @@ impl VideoModel {
             max_obj_ptrs_in_encoder: m.max_obj_ptrs_in_encoder,
             files: &m.files,
             provider: self.provider(),
+            decoder_provider: &self.mask_decoder.provider,
             intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
             intensity: crate::image::intensity::describe(self.intensity.get().as_ref()),
             image_encoder_pool: self.image_encoder.stats(),
