@@ -103,8 +103,8 @@ namespace SegrtDemo
             models.DropDownItems.Add(new ToolStripMenuItem("UNet model...", null, (s, e) => { var f = Ask("ONNX|*.onnx"); if (f != null) { _unetPath = f; DisposeModels(); } }));
             models.DropDownItems.Add(new ToolStripMenuItem("SAM2 encoder + decoder...", null, (s, e) => PickSam2()));
             models.DropDownItems.Add(new ToolStripMenuItem("Video model...", null, (s, e) => { var d = AskFolder("The SAM2 video model folder (video_metadata.json + 4 .onnx)"); if (d != null) UseVideoModel(d); }));
-            // Trained weights, when scripts/fetch-real-weights.sh has fetched them: real objects, not random shapes.
-            string realSam = Program.FindRealSam();
+            // Trained weights (the Windows zip's, or fetched by scripts/fetch-real-weights.sh): real objects, not random shapes.
+            string realSam = Program.FindRealSam(modelsDir);
             if (realSam != null)
                 models.DropDownItems.Add(new ToolStripMenuItem("Real SAM", null, (s, e) => UseRealSam(realSam)) { ToolTipText = "The trained MobileSAM-class pair in " + realSam });
             _tools.Items.Add(models);
@@ -268,6 +268,14 @@ namespace SegrtDemo
             UseSam2Models(Path.Combine(dir, "encoder.onnx"), Path.Combine(dir, "sam.onnx"));
             _status.Text = "MobileSAM-class pair from " + dir + ": open an image, then click an object.";
             SetMode(Mode.Sam2);  // loads the pair and encodes the image shown, if any
+        }
+
+        /// <summary>The trained pair in SAM2 click mode on <paramref name="photo"/>, encoding at once (the zip's first view).</summary>
+        internal void OpenRealDemo(string samDir, string photo)
+        {
+            UseRealSam(samDir);
+            Track(OpenImageAsync(photo));
+            _status.Text = "Trained MobileSAM-class pair on " + Path.GetFileName(photo) + ": click an object (right click excludes), or open your own image.";
         }
 
         void DisposeSam2()

