@@ -16,6 +16,7 @@ Usage: preload_check.py ORT_FOLDER LD_DEBUG_LOG SEGRT_BINARY WINDOWS_DLL_FOLDER
 import ast
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -81,7 +82,8 @@ def check_dependencies(lib, deps, ours, provider):
             fail(f"{lib} needs {dep}, which segrt's {provider} list marks optional (src/runtime.rs)")
 
 
-system = set(re.findall(r"^\s*(\S+) \(", subprocess.run(["ldconfig", "-p"], check=True, capture_output=True, text=True).stdout, re.M))
+ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"  # not on a non-root user's PATH
+system = set(re.findall(r"^\s*(\S+) \(", subprocess.run([ldconfig, "-p"], check=True, capture_output=True, text=True).stdout, re.M))
 cuda_linux, cuda_windows = segrt_list("CUDA_LIBRARIES", "not(windows)"), segrt_list("CUDA_LIBRARIES", "windows")
 trt_linux, trt_windows = segrt_list("TENSORRT_LIBRARIES", "not(windows)"), segrt_list("TENSORRT_LIBRARIES", "windows")
 
