@@ -3,7 +3,7 @@
 # NVIDIA's CUDA 13 / cuDNN 9 runtime wheels from PyPI (scripts/fetch-ort-gpu.sh --with-cuda, kept in
 # .onnxruntime-gpu/), each case under REQUIRE (SEG_PROVIDER_UNAVAILABLE through the C ABI; the CLI's
 # error: a plain reason, then ONNX Runtime's text) and FALLBACK (a CPU session with the reason in the
-# session info and the log; the CLI writes the mask):
+# session info and the log; the CLI writes the mask; `segrt providers` gives the same reason):
 #   a. the GPU build alone: the first CUDA library missing is named (libcublasLt.so.13);
 #   b. with the CUDA and cuDNN libraries, no driver: "no NVIDIA driver is installed";
 #   c. with Debian's driver library (libcuda1 535 from bookworm non-free, checked against the signed
@@ -102,6 +102,9 @@ scenario() {
   expect "$name.c-fallback" '"in_use": "CPU"'
   expect "$name.c-fallback" "\"fallback_reason\": \"$(provider_name "$provider") $failure"
   expect "$name.c-fallback" "; running on the CPU (policy: fallback)"
+  echo "-- $name: segrt providers (each provider's own session, its reason when it does not initialise)"
+  run "$name.providers" 0 "$segrt" providers --ort "$ort"
+  expect "$name.providers" "$(provider_name "$provider") $failure"
 }
 provider_name() { case $1 in cuda) echo "CUDA:0" ;; tensorrt) echo "TensorRT:0" ;; esac; }
 
