@@ -155,7 +155,8 @@ else
     curl -fsS --retry 2 -o "$deb_dir/libcuda1.deb" "$mirror/$deb_file"
     if [ "$(sha256sum < "$deb_dir/libcuda1.deb" | cut -d' ' -f1)" = "$deb_sha" ]; then
       dpkg-deb -x "$deb_dir/libcuda1.deb" "$deb_dir/root"
-      driver=$(dirname "$(find "$deb_dir/root" -name libcuda.so.1 | head -1)")
+      driver=$(find "$deb_dir/root" -name libcuda.so.1 -printf '%h\n' | head -1)
+      [ -n "$driver" ] || fail "c: no libcuda.so.1 in $deb_file"
     else
       fail "c: the .deb's SHA-256 is not the index's"
     fi
