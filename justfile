@@ -104,6 +104,12 @@ real: (setup "python")
 video: (setup "python")
     .venv/bin/python models/sam2/video_ort_tracker.py
 
+# The GPU providers' failures and fallbacks on a machine without a GPU (ONNX Runtime's GPU build and
+# NVIDIA's CUDA wheels fetched, a driver library unpacked from Debian) and the GPU preload list.
+gpu: (setup "python")
+    cargo build
+    ./tests/gpu/run.sh
+
 # A panic forced inside a run (rebuilds the library with the fault-injection feature).
 faults: (setup "python")
     if cargo nextest --version >/dev/null 2>&1; then cargo nextest run --features fault-injection --test faults_c_abi --test fuzz_smoke -E 'binary(faults_c_abi) | test(a_panic_inside_segrt_fails_the_harness)'; else cargo test --features fault-injection --test faults_c_abi && cargo test --features fault-injection --test fuzz_smoke a_panic_inside_segrt_fails_the_harness; fi

@@ -36,6 +36,11 @@ with zipfile.ZipFile(wheel) as z:
         if ".so" in base and "pybind11" not in base:
             (dest / base).write_bytes(z.read(name))
             print("  ", base)
+        # ONNX Runtime's own list of the CUDA/cuDNN libraries to preload (preload_dlls), and the CUDA
+        # version it is computed from: tests/gpu compares segrt's list with it.
+        elif name in ("onnxruntime/__init__.py", "onnxruntime/capi/build_and_package_info.py"):
+            (dest / "python").mkdir(exist_ok=True)
+            (dest / "python" / base).write_bytes(z.read(name))
 PY
 done
 echo "ONNX Runtime GPU build in $dest/ (SEGRT_ORT_PATH=$PWD/$dest/libonnxruntime.so.$version)"

@@ -2,10 +2,11 @@
 # Runs every test stage of the justfile, in order: Rust unit and C-ABI tests, the docs book and its links,
 # the header checks, the code blocks of the docs compiled, the C/C++ hosts, ABI 1 compatibility, the HALCON glue, the deployable package, the
 # parity test against a plain Python onnxruntime + numpy + Pillow reference, the tests on real trained
-# models (fetched from the package registries), the SAM2 video modules, the .NET wrapper and WinForms
-# sample on Mono, a panic forced inside a run, and Windows x64 under Wine. First installs what they need
-# (scripts/setup.sh: apt, a Python virtualenv in .venv/ with the prebuilt tools, ONNX Runtime from its
-# PyPI wheel). A stage runs alone with `just STAGE`; the stages are listed in docs/src/quality/testing.md.
+# models (fetched from the package registries), the SAM2 video modules, the GPU providers' failures and
+# fallbacks without a GPU, the .NET wrapper and WinForms sample on Mono, a panic forced inside a run,
+# and Windows x64 under Wine. First installs what they need (scripts/setup.sh: apt, a Python
+# virtualenv in .venv/ with the prebuilt tools, ONNX Runtime from its PyPI wheel). A stage runs alone
+# with `just STAGE`; the stages are listed in docs/src/quality/testing.md.
 # The Windows stage runs in the background from the docs stage on, beside the single-threaded stages,
 # at a lower priority; SEGRT_WINDOWS=0 leaves it out. Each stage's time is printed at the end.
 set -euo pipefail
@@ -52,6 +53,8 @@ stage parity
 # A registry that cannot be reached skips this stage in one line, unless SEGRT_REQUIRE_REAL_WEIGHTS=1 (CI).
 stage real
 stage video
+# Fetches ONNX Runtime's GPU build and NVIDIA's CUDA/cuDNN wheels (2.1 GB, cached in .onnxruntime-gpu/).
+stage gpu
 
 if [ -n "$windows_pid" ]; then
   wait_start=$SECONDS

@@ -433,7 +433,7 @@ const fn optional(name: &'static str) -> GpuLibrary {
 /// The CUDA 13 and cuDNN 9 libraries of onnxruntime-gpu 1.31's CUDA provider: every file of ONNX
 /// Runtime's own `preload_dlls` list (onnxruntime/__init__.py, `_get_nvidia_dll_paths` for CUDA 13),
 /// dependencies first (the CUDA runtime, then cuBLASLt before cuBLAS, as ONNX Runtime orders them).
-/// cuRAND is not on ONNX Runtime's list but its provider library links it.
+/// tests/gpu checks this list against ONNX Runtime's and the provider libraries' NEEDED entries.
 #[cfg(not(windows))]
 pub const CUDA_LIBRARIES: &[GpuLibrary] = &[
     lib("libcudart.so.13"),
@@ -447,13 +447,14 @@ pub const CUDA_LIBRARIES: &[GpuLibrary] = &[
     lib("libcudnn.so.9"),
 ];
 /// On Windows cuDNN 9 loads its sub-DLLs by name at its first use, which a host's PATH may resolve
-/// to another copy or not at all: ONNX Runtime's list preloads every one of them.
+/// to another copy or not at all: ONNX Runtime's list preloads every one of them. cuRAND is optional
+/// here: neither ONNX Runtime's Windows list nor the import table of its CUDA provider DLL names it.
 #[cfg(windows)]
 pub const CUDA_LIBRARIES: &[GpuLibrary] = &[
     lib("cudart64_13.dll"),
     lib("cublasLt64_13.dll"),
     lib("cublas64_13.dll"),
-    lib("curand64_10.dll"),
+    optional("curand64_10.dll"),
     optional("cufft64_12.dll"),
     lib("cudnn_graph64_9.dll"),
     lib("cudnn_engines_runtime_compiled64_9.dll"),
@@ -464,12 +465,12 @@ pub const CUDA_LIBRARIES: &[GpuLibrary] = &[
     lib("cudnn64_9.dll"),
     lib("cudnn_engines_tensor_ir64_9.dll"),
 ];
-/// TensorRT 10, which the TensorRT provider of onnxruntime-gpu 1.31 links.
+/// TensorRT 10, which the TensorRT provider of onnxruntime-gpu 1.31 links: nvinfer and nvonnxparser
+/// (its NEEDED entries / import table); it opens the plugin library itself.
 #[cfg(not(windows))]
-pub const TENSORRT_LIBRARIES: &[GpuLibrary] =
-    &[lib("libnvinfer.so.10"), optional("libnvinfer_plugin.so.10"), optional("libnvonnxparser.so.10")];
+pub const TENSORRT_LIBRARIES: &[GpuLibrary] = &[lib("libnvinfer.so.10"), optional("libnvinfer_plugin.so.10"), lib("libnvonnxparser.so.10")];
 #[cfg(windows)]
-pub const TENSORRT_LIBRARIES: &[GpuLibrary] = &[lib("nvinfer_10.dll"), optional("nvinfer_plugin_10.dll"), optional("nvonnxparser_10.dll")];
+pub const TENSORRT_LIBRARIES: &[GpuLibrary] = &[lib("nvinfer_10.dll"), optional("nvinfer_plugin_10.dll"), lib("nvonnxparser_10.dll")];
 /// onnxruntime.dll of the DirectML build delay-loads DirectML.dll by name: without this preload a
 /// host whose exe folder lacks it gets System32's older copy.
 #[cfg(windows)]
