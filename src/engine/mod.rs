@@ -6,6 +6,7 @@ pub mod arena;
 pub mod cache;
 pub mod io;
 pub mod memory;
+pub mod narrow_path;
 pub mod placement;
 pub mod pool;
 pub mod probe;

@@ -16,6 +16,7 @@ use crate::options::{ConvSearch, Options, Provider, ProviderPolicy};
 use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
+use super::narrow_path;
 use super::placement;
 use super::provider_errors::{provider_failure, Stage};
 use super::providers::ProviderReport;
@@ -112,7 +113,7 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
         // CUDA behind TensorRT: what TensorRT cannot run goes to the GPU, not to the CPU.
         Provider::TensorRt => {
             let mut trt = ep::TensorRT::default();
-            for (key, value) in tensorrt_provider_options(options) {
+            for (key, value) in tensorrt_provider_options(&with_narrow_trt_cache(options)?) {
                 trt = trt.with_arbitrary_config(key, value);
             }
             Some(vec![trt.build().error_on_failure(), cuda()])
@@ -120,11 +121,6 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
         Provider::DirectMl => Some(vec![ep::DirectML::default().with_device_id(options.device_id).build().error_on_failure()]),
         Provider::OpenVino => Some(vec![ep::OpenVINO::default().build().error_on_failure()]),
     };
-    if let (Provider::TensorRt, Some(dir)) = (options.provider, &options.gpu.trt_cache_dir) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Error::new(ErrorKind::InvalidArgument, format!("cannot create the TensorRT cache folder '{}': {e}", dir.display()))
-        })?;
-    }
     // Test builds: the provider is taken as registered, and creating the session fails (`commit`).
     #[cfg(feature = "fault-injection")]
     let dispatch = dispatch.filter(|_| injected_provider_fault(options).is_none());
@@ -175,6 +171,22 @@ pub fn tensorrt_provider_options(options: &Options) -> Vec<(&'static str, String
         list.push(("trt_timing_cache_path", dir));
     }
     list
+}
+
+/// `options` with the TensorRT cache folder created and named as ONNX Runtime's TensorRT provider can
+/// open it (see `narrow_path`: on Windows a Unicode or deep folder goes by its short name).
+fn with_narrow_trt_cache(options: &Options) -> Result<Options> {
+    let mut options = options.clone();
+    if let Some(dir) = &options.gpu.trt_cache_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(ErrorKind::InvalidArgument, format!("cannot create the TensorRT cache folder '{}': {e}", dir.display()))
+        })?;
+        let narrow = narrow_path::for_narrow_api(dir, "the TensorRT cache folder")?;
+        let how = if Path::new(&narrow) == dir.as_path() { String::new() } else { format!(" (the short name of '{}')", dir.display()) };
+        crate::log::emit(LogLevel::Info, &format!("TensorRT engine and timing caches in '{narrow}'{how}"));
+        options.gpu.trt_cache_dir = Some(narrow.into());
+    }
+    Ok(options)
 }
 
 /// Builds the session: ONNX Runtime loads, optimises and initialises the graph here. On Windows a

@@ -13,12 +13,15 @@
  *   ort-other-version  SEG_RUNTIME_INIT_FAILED naming both versions, then the right DLL loads
  *   ort-32-bit         SEG_RUNTIME_INIT_FAILED saying the DLL is 32-bit, then the right DLL loads
  *   providers          CUDA, TensorRT, DirectML, OpenVINO with this CPU build: SEG_PROVIDER_UNAVAILABLE
- *                      under the REQUIRE policy; with FALLBACK the session runs on the CPU and says why
+ *                      under the REQUIRE policy; with FALLBACK the session runs on the CPU and says why;
+ *                      TensorRT's cache folder under the UTF-8 and the long folder is created and handed
+ *                      to ONNX Runtime as a path its narrow-string (code page) file calls open
  * A mingw program's argv is in the ANSI code page, not UTF-8, so the non-ASCII part is in this source
  * (UTF-8, as segrt's API takes paths). Prints "N passed, M failed"; exit 1 on any failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <windows.h>
 
 #include "segrt.h"
 
@@ -153,6 +156,52 @@ static void providers(void) {
     }
 }
 
+/* The Info line naming the TensorRT cache folder handed to ONNX Runtime, and the last log line. */
+static char trt_cache[2048];
+static void on_log(int32_t level, const char *message, void *user_data) {
+    const char *start = strstr(message, "TensorRT engine and timing caches in '");
+    (void)level; (void)user_data;
+    if (start) {
+        const char *end;
+        start += strlen("TensorRT engine and timing caches in '");
+        end = strchr(start, '\'');
+        if (end && (size_t)(end - start) < sizeof trt_cache) { memcpy(trt_cache, start, (size_t)(end - start)); trt_cache[end - start] = 0; }
+    }
+}
+
+/* ONNX Runtime's TensorRT provider opens its cache with std::ifstream(std::string): the system code
+ * page, MAX_PATH. A cache folder under the UTF-8 folder or the long one must reach it as a path that
+ * the ANSI file API (GetFileAttributesA) opens: its short name. With this CPU build TensorRT itself
+ * is unavailable (FALLBACK: the CPU), but segrt creates the folder and names what it hands over. */
+static void trt_cache_folders(void) {
+    const char *where[2] = { FOLDER "\\trt cache", LONG_DIR "\\trt_cache" };
+    int i;
+    CHECK(seg_set_log_callback(on_log, NULL) == SEG_OK, "seg_set_log_callback");
+    for (i = 0; i < 2; i++) {
+        SegOptions opt = defaults();
+        char folder[2048];
+        SegStatus st;
+        DWORD attributes;
+        const char *c;
+        snprintf(folder, sizeof folder, "%s\\%s", dir, where[i]);
+        opt.provider = SEG_PROVIDER_TENSORRT;
+        opt.provider_policy = SEG_PROVIDER_FALLBACK;
+        opt.trt_cache_dir = folder;
+        trt_cache[0] = 0;
+        st = create_and_run("models\\demo_unet.onnx", &opt);
+        CHECK(st == SEG_OK, "TensorRT cache under %s, fallback: %s %s", where[i], seg_status_str(st), msg);
+        printf("TensorRT cache folder %s -> handed over as '%s'\n", where[i], trt_cache);
+        CHECK(trt_cache[0] != 0, "the log names the TensorRT cache folder handed to ONNX Runtime");
+        CHECK(strlen(trt_cache) <= 150, "the folder handed over is short: %s", trt_cache);
+        for (c = trt_cache; *c && (unsigned char)*c < 128; c++) {}
+        CHECK(*c == 0, "the folder handed over is ASCII: %s", trt_cache);
+        attributes = GetFileAttributesA(trt_cache);
+        CHECK(attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY),
+              "the ANSI file API opens the folder handed over (%s), which segrt created", trt_cache);
+    }
+    CHECK(seg_set_log_callback(NULL, NULL) == SEG_OK, "seg_set_log_callback(NULL)");
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc == 3 ? argv[2] : "";
     if (argc != 3) {
@@ -180,6 +229,7 @@ int main(int argc, char **argv) {
         runtime_from("ort-32-bit\\onnxruntime.dll", SEG_RUNTIME_INIT_FAILED, "it is a 32-bit x86 library and this process is 64-bit x64");
     } else if (strcmp(mode, "providers") == 0) {
         providers();
+        trt_cache_folders();
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
