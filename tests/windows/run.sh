@@ -121,11 +121,12 @@ declare -A path_cases=(
   [ort-long]="ONNX Runtime from a path over 260 characters"
   [ort-other-version]="onnxruntime.dll 1.19.2: SEG_RUNTIME_INIT_FAILED naming both versions, then 1.31.1 loads"
   [ort-32-bit]="a 32-bit onnxruntime.dll: SEG_RUNTIME_INIT_FAILED saying so, then the x64 one loads"
-  [providers]="CUDA, TensorRT, DirectML, OpenVINO: SEG_PROVIDER_UNAVAILABLE when required, the CPU and the reason with fallback"
+  [providers]="CUDA, TensorRT, DirectML, OpenVINO: SEG_PROVIDER_UNAVAILABLE when required, the CPU and the reason with fallback; TensorRT's cache folder under the UTF-8 and the long folder handed over as a path the ANSI file API opens"
 )
 for mode in paths ort-utf8 ort-long ort-other-version ort-32-bit providers; do
   if run "test_paths.exe $mode" "$app" 0 ./test_paths.exe "$(winpath "$app")" "$mode"; then
     expect "${path_cases[$mode]}" "$out" " 0 failed"
+    if [ "$mode" = providers ]; then grep -F "handed over as" <<<"$out" | sed 's/^/     /' || true; fi
   fi
 done
 if run "segrt.exe unet, model and image under the UTF-8 folder" "$app" 0 ./segrt.exe unet --model "模型 目录\\demo_unet.onnx" \
