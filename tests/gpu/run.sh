@@ -5,7 +5,8 @@
 # error: a plain reason, then ONNX Runtime's text) and FALLBACK (a CPU session with the reason in the
 # session info and the log; the CLI writes the mask; `segrt providers` gives the same reason):
 #   a. the GPU build alone: the first CUDA library missing is named (libcublasLt.so.13);
-#   b. with the CUDA and cuDNN libraries, no driver: "no NVIDIA driver is installed";
+#   b. with the CUDA and cuDNN libraries, no driver: "no NVIDIA driver is installed"; also a SAM2
+#      decoder alone on CUDA (--decoder-provider), the encoder on the CPU;
 #   c. with Debian's driver library (libcuda1 535 from bookworm non-free, checked against the signed
 #      archive index, unpacked with dpkg-deb -x, not installed, on LD_LIBRARY_PATH): the driver is too
 #      old for CUDA 13; ONNX Runtime's text names the option it was parsing (device_id, from segrt);
@@ -114,6 +115,19 @@ scenario a "$ort_only/libonnxruntime.so.$version" cuda \
 
 echo "== b. with the CUDA and cuDNN libraries, no NVIDIA driver"
 scenario b "$ort" cuda "no NVIDIA driver is installed (libcuda.so.1 not found): install NVIDIA driver 580.65.06 or newer"
+
+# The SAM2 decoder alone on CUDA (--decoder-provider): the same reason, for the decoder; the encoder
+# stays on the CPU, and with FALLBACK the click runs with the decoder on the CPU.
+sam2=(--encoder models/sam2/sam2_tiny_samexporter_encoder.onnx --decoder models/sam2/sam2_tiny_samexporter_decoder.onnx
+      --point 105,105 models/sam2/reference/img0.png)
+echo "-- b, REQUIRE: segrt sam2 --decoder-provider cuda"
+run b.decoder-require 1 "$segrt" sam2 --ort "$ort" --decoder-provider cuda --out "$out/b.decoder.png" "${sam2[@]}"
+expect b.decoder-require "decoder: CUDA:0 could not be initialised: no NVIDIA driver is installed (libcuda.so.1 not found)"
+echo "-- b, FALLBACK: segrt sam2 --decoder-provider cuda --fallback"
+run b.decoder-fallback 0 "$segrt" sam2 --ort "$ort" --decoder-provider cuda --fallback --out "$out/b.decoder.png" "${sam2[@]}"
+expect b.decoder-fallback "; provider CPU; "
+expect b.decoder-fallback "warning: the decoder runs on the CPU: CUDA:0 could not be initialised: no NVIDIA driver is installed"
+[ -s "$out/b.decoder.png" ] || fail "b.decoder-fallback: no mask written"
 
 echo "== d. TensorRT (not in the wheels: its libraries are missing)"
 scenario d "$ort" tensorrt \

@@ -171,6 +171,7 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         info.encoder_cache.status.as_str(),
         info.decoder_cache.status.as_str()
     );
+    warn_fallbacks(&sam);
     let pixels = &input.pixels;
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
@@ -238,6 +239,7 @@ fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         sam.placement(),
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
+    warn_fallbacks(&sam);
     sam.set_intensity(args.intensity.intensity()?).map_err(|e| e.to_string())?;
     let img = decode(&args.image)?;
     let pixels = Pixels::of(&img);
@@ -310,6 +312,7 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
         sam.placement(),
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
+    warn_fallbacks(&sam);
     let rgb = input.display;
     let pixels = input.pixels;
     if !input.note.is_empty() {
@@ -409,4 +412,13 @@ fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
         out.run.scores.len(),
         out.run.scores[out.run.chosen]
     );
+}
+
+/// A warning for each of the pair that fell back to the CPU (`--fallback`), with the reason.
+fn warn_fallbacks(sam: &Sam2Segmenter) {
+    for (part, report) in [("encoder", sam.provider()), ("decoder", sam.decoder_provider())] {
+        if let Some(reason) = &report.fallback_reason {
+            note!("warning: the {part} runs on the CPU: {reason}");
+        }
+    }
 }

@@ -333,6 +333,22 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         note!("{}: {}", frames_path.display(), v.describe());
     }
     note!("intensity: {}{}", model.info().intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
+    let info = model.info();
+    note!(
+        "provider {}",
+        if info.provider.in_use == info.decoder_provider.in_use {
+            info.provider.in_use.clone()
+        } else {
+            format!("{} (mask decoder and memory encoder: {})", info.provider.in_use, info.decoder_provider.in_use)
+        }
+    );
+    for (part, report) in
+        [("image encoder and memory attention", info.provider), ("mask decoder and memory encoder", info.decoder_provider)]
+    {
+        if let Some(reason) = &report.fallback_reason {
+            note!("warning: the {part} run on the CPU: {reason}");
+        }
+    }
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.
     let options = TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep), volume: args.both_ways, ..Default::default() };
