@@ -144,7 +144,7 @@ pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
     let mut report = match (&args.model, &args.encoder, &args.decoder) {
         (Some(model), ..) => bench_unet(model, &img, image_name, options.clone(), &threads, args.runs)?,
         (None, Some(encoder), Some(decoder)) => {
-            bench_sam2(encoder, decoder, &img, image_name, options.clone(), &threads, args.runs, args.encoder_runs)?
+            bench_sam2(encoder, decoder, &img, image_name, options.clone(), &threads, (args.runs, args.encoder_runs))?
         }
         _ => return Err("give --model, or --encoder and --decoder".into()),
     };
@@ -380,8 +380,7 @@ fn bench_sam2(
     image: String,
     options: Options,
     threads: &[usize],
-    runs: usize,
-    encoder_runs: usize,
+    (runs, encoder_runs): (usize, usize),
 ) -> CliResult<Report> {
     let rgb = img.to_rgb8();
     let view = view(&rgb)?;
