@@ -1,6 +1,7 @@
 //! Many prompts in one call (`seg_sam2_segment_prompts`) through the C ABI, on the tiny fixtures: the
 //! masks and scores equal single `seg_run_sam2_points` calls pixel for pixel, on a decoder with a
-//! prompt batch axis (fewer decoder runs) and on fixed-batch decoders (one run per prompt); chunks
+//! prompt batch axis and on transformers' objects axis (fewer decoder runs) and on fixed-batch
+//! decoders (one run per prompt); chunks
 //! follow the `max_memory_bytes` budget; bad input is refused before anything runs and nothing is
 //! written; a cancelled call writes nothing and progress ends at 1.0.
 
@@ -14,6 +15,8 @@ use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
 
 const BATCHED: (&str, &str) = ("sam2_tiny_sam2onnx_encoder.onnx", "sam2_tiny_sam2onnx_batched_decoder.onnx");
+/// transformers' layout: prompts batch over its objects axis (a box input of its own).
+const OBJECTS: (&str, &str) = ("transformers/vision_encoder.onnx", "transformers/prompt_encoder_mask_decoder.onnx");
 const FIXED: [(&str, &str); 3] = [
     ("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx"),
     ("sam2_tiny_sam2onnx_encoder.onnx", "sam2_tiny_sam2onnx_decoder.onnx"),
@@ -154,7 +157,7 @@ fn many_prompts_equal_single_calls_in_fewer_decoder_runs_where_the_decoder_batch
     let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let prompts = station_prompts();
     let recs = records(&prompts);
-    for (encoder, decoder) in std::iter::once(BATCHED).chain(FIXED) {
+    for (encoder, decoder) in [BATCHED, OBJECTS].into_iter().chain(FIXED) {
         let s = create_sam2(encoder, decoder).unwrap();
         let want = singles(&s, &desc, (img.w, img.h), &prompts);
         // the image is given: the embedding of the single calls is reused
@@ -167,6 +170,9 @@ fn many_prompts_equal_single_calls_in_fewer_decoder_runs_where_the_decoder_batch
         if decoder == BATCHED.1 {
             // prompts of 1, 2 and 3 model points: one run each
             assert_eq!((i.decoder_runs, i.batch, i.batched), (3, 7, 1), "{decoder}");
+        } else if decoder == OBJECTS.1 {
+            // boxes, clicks (+ the padding point), a box with a click, two clicks: one run each
+            assert_eq!((i.decoder_runs, i.batch, i.batched), (4, 6, 1), "{decoder}");
         } else {
             assert_eq!((i.decoder_runs, i.batch, i.batched), (12, 1, 0), "{decoder}");
         }

@@ -365,7 +365,8 @@ namespace Segrt.Native
         ///  `out_masks[i]` (a station's detector boxes, one mask each). The image is encoded once (the
         ///  session's cached embedding, as for clicks); the decoder runs once per chunk of prompts where the
         ///  decoder export has a prompt batch axis (prompts with the same number of points share a run; a
-        ///  box counts as its two corners), in chunks bounded by `max_memory_bytes`, and prompt by prompt
+        ///  box counts as its two corners; transformers' objects axis: the same number of points, and a box
+        ///  each or none), in chunks bounded by `max_memory_bytes`, and prompt by prompt
         ///  where it has not. Each mask and score equal those of a `seg_run_sam2_points` call with the same
         ///  points and box (flags 0, no mask input).
         ///

@@ -15,6 +15,7 @@ ONNX files) on the committed test images `reference/img0.png` and `reference/img
 Run in a venv with torch + transformers (never used by CI):
 
     ../venv-hf/bin/python models/sam2/export_transformers.py   (a venv outside the clone)
+    ../venv-hf/bin/python models/sam2/export_transformers.py [--edgetam | --sam3-tracker] --real-size models/sam2/real-size
 
 Versions and seeds are recorded in index.json and in models/sam2/README.md.
 """
@@ -36,12 +37,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SAM3 = "--sam3-tracker" in sys.argv
 # `--edgetam`: EdgeTAM's graphs (a RepViT trunk through timm, stride 16, SAM2's processor).
 EDGETAM = "--edgetam" in sys.argv
-OUT = os.path.join(HERE, "transformers_sam3_tracker" if SAM3 else "transformers_edgetam" if EDGETAM else "transformers")
+# `--real-size DIR`: the released architecture instead of the tiny one (sam2.1-hiera-tiny: transformers'
+# `Sam2Config()` defaults; EdgeTAM: full RepViT-M1 at 1024; SAM3 tracker: `Sam3TrackerConfig()` defaults,
+# 1008 px), random weights, exported into DIR/<the folder name below> (keep DIR git-ignored, e.g.
+# models/sam2/real-size); no references, only a check of the graphs against the eager model.
+REAL = sys.argv[sys.argv.index("--real-size") + 1] if "--real-size" in sys.argv else None
+NAME = "transformers_sam3_tracker" if SAM3 else "transformers_edgetam" if EDGETAM else "transformers"
+OUT = os.path.join(REAL, NAME) if REAL else os.path.join(HERE, NAME)
 REF = os.path.join(OUT, "reference")
 IMAGES = os.path.join(HERE, "reference")
 SEED = 0
-SIZE = 252 if SAM3 else 256  # model input (S)
-LOW_RES = 72 if SAM3 else 64  # 4x the embedding's grid (S/14 or S/16)
+if REAL:
+    SIZE = 1008 if SAM3 else 1024
+    LOW_RES = 288 if SAM3 else 256
+else:
+    SIZE = 252 if SAM3 else 256  # model input (S)
+    LOW_RES = 72 if SAM3 else 64  # 4x the embedding's grid (S/14 or S/16)
 MASK_LOGIT_GAIN = 40.0
 IOU_GAIN = 20.0
 
@@ -145,6 +156,68 @@ def tiny_edgetam():
     return config, EdgeTamModel
 
 
+def real_size_model():
+    """The released architecture with random weights: sam2.1-hiera-tiny (transformers' `Sam2Config()`
+    defaults: Hiera 96 wide, stages [1,2,7,2], global blocks [5,7,9], FPN 256, 1024 px), EdgeTAM
+    (timm `repvit_m1`: widths 48-384, depths [2,2,14,2], FPN 256, 1024 px; `EdgeTamConfig()`'s own
+    default trunk is resnet50, so it is named here) or the SAM3 tracker (`Sam3TrackerConfig()`: ViT
+    1024 wide, 32 layers, 16 heads, window 24, global layers [7,15,23,31], patch 14, 1008 px)."""
+    if SAM3:
+        from transformers import Sam3TrackerConfig, Sam3TrackerModel
+
+        return Sam3TrackerModel(Sam3TrackerConfig())
+    if EDGETAM:
+        from transformers import EdgeTamConfig, EdgeTamModel, TimmWrapperConfig
+        from transformers.models.edgetam.configuration_edgetam import EdgeTamVisionConfig
+
+        trunk = TimmWrapperConfig(
+            architecture="repvit_m1", model_args={"in_chans": 3, "features_only": True, "out_indices": [0, 1, 2, 3]}
+        )
+        return EdgeTamModel(EdgeTamConfig(vision_config=EdgeTamVisionConfig(backbone_config=trunk)))
+    return Sam2Model(Sam2Config())
+
+
+def export_real_size():
+    """`--real-size DIR`: export the released architecture (random weights, `condition_random_weights`
+    as the tiny models) and check both graphs against the eager model on one random picture and a box."""
+    import time
+
+    import onnxruntime as ort
+
+    torch.manual_seed(SEED)
+    np.random.seed(SEED)
+    model = real_size_model().eval()
+    condition_random_weights(model)
+    params = sum(p.numel() for p in model.parameters())
+    vision = sum(p.numel() for p in model.vision_encoder.parameters())
+    print(f"{type(model).__name__}: {params / 1e6:.1f} M parameters ({vision / 1e6:.1f} M in the vision encoder), S = {SIZE}")
+    t = time.time()
+    enc_path, dec_path = export(copy.deepcopy(model), references=False)
+    print(f"export took {time.time() - t:.0f} s")
+    pixel = torch.randn(1, 3, SIZE, SIZE)
+    pts = torch.zeros(1, 1, 0, 2)
+    lbl = torch.zeros(1, 1, 0, dtype=torch.int64)
+    box = torch.tensor([[[100.0, 150.0, 600.0, 500.0]]]) * SIZE / 1024
+    with torch.no_grad():
+        e = VisionEncoder(model)(pixel)
+        iou, masks, _ = PromptEncoderMaskDecoder(model)(pts, lbl, box, *e)
+    so = ort.SessionOptions()
+    enc = ort.InferenceSession(enc_path, so, providers=["CPUExecutionProvider"])
+    oe = enc.run(None, {"pixel_values": pixel.numpy()})
+    de = max(float(np.abs(a - b.numpy()).max()) for a, b in zip(oe, e))
+    dec = ort.InferenceSession(dec_path, so, providers=["CPUExecutionProvider"])
+    feeds = {"input_points": pts.numpy(), "input_labels": lbl.numpy(), "input_boxes": box.numpy()}
+    feeds.update({f"image_embeddings.{i}": oe[i] for i in range(3)})
+    o_iou, o_masks, _ = dec.run(None, feeds)
+    print(
+        f"onnxruntime vs torch: embeddings {de:.2g}, mask logits {float(np.abs(o_masks - masks.numpy()).max()):.2g}, "
+        f"iou {float(np.abs(o_iou - iou.numpy()).max()):.2g}; pred_masks {list(o_masks.shape)}"
+    )
+    for p in (enc_path, dec_path):
+        size = os.path.getsize(p) + sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT) if f.endswith(".data"))
+        print(f"{p}: {os.path.getsize(p) / 1e6:.1f} MB" + (f" ({size / 1e6:.1f} MB with external data)" if size != os.path.getsize(p) else ""))
+
+
 def condition_random_weights(model):
     """transformers' own init (normal, std 0.02) gives mask logits of about 1e-3 and IoU scores within
     float noise of each other. Re-initialise every layer with PyTorch's defaults (as the official SAM2
@@ -223,8 +296,8 @@ class PromptEncoderMaskDecoder(torch.nn.Module):
         return iou, masks, object_score_logits
 
 
-def export(model):
-    os.makedirs(REF, exist_ok=True)
+def export(model, references=True):
+    os.makedirs(REF if references else OUT, exist_ok=True)
     enc_path = os.path.join(OUT, "vision_encoder.onnx")
     dec_path = os.path.join(OUT, "prompt_encoder_mask_decoder.onnx")
     pixel = torch.randn(1, 3, SIZE, SIZE)
@@ -290,6 +363,9 @@ def onnx_inputs(pv, prompt, processor, size_hw):
 
 
 def main():
+    if REAL:
+        export_real_size()
+        return
     torch.manual_seed(SEED)
     np.random.seed(SEED)
     if SAM3:

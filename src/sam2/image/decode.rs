@@ -109,19 +109,9 @@ impl Sam2Segmenter {
             // Borrowed, not copied: the embedding of a 1024 model is about 17 MB.
             inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
         }
-        if let Some(boxes_name) = &spec.input_boxes {
+        if spec.input_boxes.is_some() {
             let t = transformers_prompt(prompt, spec.image_size, (embedding.width, embedding.height));
-            let n = t.labels.len();
-            inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, 1, n, 2], t.points)).map_err(wrap)?.into()));
-            let labels = number_input(spec.label_type, vec![1, 1, n as i64], &t.labels).map_err(wrap)?;
-            inputs.push((spec.point_labels.as_str().into(), labels));
-            let nb = t.boxes.len() / 4;
-            inputs.push((boxes_name.as_str().into(), Tensor::from_array(([1usize, nb, 4], t.boxes)).map_err(wrap)?.into()));
-            return engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
-                let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
-                let (shape, data) = read(&spec.masks_output)?;
-                Ok(Decoded { masks: (objects_as_batch(&shape), data), iou: read(&spec.iou_output)?.1, low_res: None })
-            });
+            return self.decode_objects(session, embedding, &t.points, &t.labels, &t.boxes, 1);
         }
         let (coords, labels) = model_space(prompt, spec.family, spec.image_size, (embedding.width, embedding.height));
         let n = labels.len();
@@ -153,17 +143,51 @@ impl Sam2Segmenter {
         })
     }
 
-    /// The decoder on one prompt, no mask input, as [`decode_batch`](Self::decode_batch) returns a batch.
-    pub(super) fn decode_one(
+    /// transformers' layout: `b` objects of `n` points each (`points`: b x n x 2, `labels`: b x n, in
+    /// model space as `transformers_prompt` gives them) and either a box each (`boxes`: b x 4) or
+    /// none (empty), in one run over the objects axis; the masks as [b, K, h, w].
+    fn decode_objects(
         &self,
         session: &mut Session,
         embedding: &Embedding,
-        prompt: &Prompt,
+        points: &[f32],
+        labels: &[f32],
+        boxes: &[f32],
+        b: usize,
+    ) -> Result<Decoded> {
+        let spec = &self.spec;
+        let boxes_name = spec.input_boxes.as_deref().ok_or_else(|| Error::internal("not a transformers decoder"))?;
+        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
+        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
+        for (role, name) in &spec.decoder_features {
+            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
+            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
+        }
+        let n = labels.len() / b.max(1);
+        inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, b, n, 2], points.to_vec())).map_err(wrap)?.into()));
+        let labels = number_input(spec.label_type, vec![1, b as i64, n as i64], labels).map_err(wrap)?;
+        inputs.push((spec.point_labels.as_str().into(), labels));
+        let nb = boxes.len() / 4;
+        inputs.push((boxes_name.into(), Tensor::from_array(([1usize, nb, 4], boxes.to_vec())).map_err(wrap)?.into()));
+        engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
+            let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
+            let (shape, data) = read(&spec.masks_output)?;
+            Ok(Decoded { masks: (objects_as_batch(&shape), data), iou: read(&spec.iou_output)?.1, low_res: None })
+        })
+    }
+
+    /// [`decode_objects`](Self::decode_objects) as [`decode_batch`](Self::decode_batch) returns a batch.
+    pub(super) fn decode_object_batch(
+        &self,
+        session: &mut Session,
+        embedding: &Embedding,
+        (points, labels, boxes): (&[f32], &[f32], &[f32]),
+        b: usize,
     ) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
-        let d = self.decode(session, embedding, prompt, None)?;
+        let d = self.decode_objects(session, embedding, points, labels, boxes, b)?;
         let (shape, logits) = d.masks;
         let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
-            .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [1,K,h,w]")))?
+            .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
             .map(|v| v.max(0) as usize);
         Ok((shape, logits, d.iou))
     }

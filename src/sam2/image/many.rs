@@ -6,7 +6,9 @@
 //! gives: the same model-space prompt (box corners first, then the points), the same choice among
 //! the decoder's masks (`decode::choose`), the same upsampling and threshold (`mask_into`). Prompts
 //! share a decoder run only when they have the same number of model-space points (a box counts two),
-//! since a batch is one `B x N x 2` tensor. Chunks are bounded by the `max_memory_bytes` budget.
+//! since a batch is one `B x N x 2` tensor; in transformers' layout (objects axis, a separate box
+//! input) when they have the same number of points and all have a box or none has. Chunks are
+//! bounded by the `max_memory_bytes` budget.
 //! Nothing is written into the caller's masks until every decoder run succeeded.
 
 use std::collections::BTreeMap;
@@ -19,7 +21,7 @@ use crate::image::intensity::image_key;
 use crate::image::{check_size, ImageView, MaskMut};
 
 use super::decode::choose;
-use super::prompt::{model_space, validate_prompt, Prompt};
+use super::prompt::{model_space, transformers_prompt, validate_prompt, Prompt};
 use super::{ms, no_image, Sam2Segmenter};
 
 /// Most prompts accepted in one call.
@@ -69,6 +71,9 @@ struct ModelPrompt {
     index: usize,
     coords: Vec<f32>,
     labels: Vec<f32>,
+    /// transformers' layout: the box (x1, y1, x2, y2), or empty; other layouts: empty (a box is
+    /// two of the points).
+    boxes: Vec<f32>,
 }
 
 /// A prompt's chosen mask logits, kept until every decoder run is done, and their (width, height).
@@ -110,8 +115,7 @@ impl Sam2Segmenter {
                 ),
             ));
         }
-        // transformers' layout batches objects, not prompts of any size: prompt by prompt.
-        if !self.spec.prompt_batch || self.spec.input_boxes.is_some() {
+        if !self.spec.prompt_batch {
             return Ok(1);
         }
         Ok((((budget - kept) / per_prompt.max(1)) as usize).clamp(1, n.max(1)))
@@ -151,12 +155,19 @@ impl Sam2Segmenter {
         let (w, h) = (embedding.width, embedding.height);
         let batch = checks((w, h))?;
 
-        // Prompts with the same number of model-space points share runs, in prompt order.
+        // Prompts with the same number of model-space points (and, in transformers' layout, all
+        // with a box or all without) share runs, in prompt order.
         let spec = &self.spec;
-        let mut groups: BTreeMap<usize, Vec<ModelPrompt>> = BTreeMap::new();
+        let mut groups: BTreeMap<(usize, bool), Vec<ModelPrompt>> = BTreeMap::new();
         for (i, p) in prompts.iter().enumerate() {
-            let (coords, labels) = model_space(p, spec.family, spec.image_size, (w, h));
-            groups.entry(labels.len()).or_default().push(ModelPrompt { index: i, coords, labels });
+            let m = if spec.input_boxes.is_some() {
+                let t = transformers_prompt(p, spec.image_size, (w, h));
+                ModelPrompt { index: i, coords: t.points, labels: t.labels, boxes: t.boxes }
+            } else {
+                let (coords, labels) = model_space(p, spec.family, spec.image_size, (w, h));
+                ModelPrompt { index: i, coords, labels, boxes: Vec::new() }
+            };
+            groups.entry((m.labels.len(), !m.boxes.is_empty())).or_default().push(m);
         }
         let runs: usize = groups.values().map(|g| g.len().div_ceil(batch)).sum();
         let mut stats = ManyStats {
@@ -172,10 +183,11 @@ impl Sam2Segmenter {
             let b = chunk.len();
             let coords: Vec<f32> = chunk.iter().flat_map(|p| p.coords.iter().copied()).collect();
             let labels: Vec<f32> = chunk.iter().flat_map(|p| p.labels.iter().copied()).collect();
+            let boxes: Vec<f32> = chunk.iter().flat_map(|p| p.boxes.iter().copied()).collect();
             let t0 = Instant::now();
             let (shape, logits, iou) = match spec.input_boxes {
-                // transformers' layout: prompt by prompt, as a single call feeds it.
-                Some(_) => self.decoder.with(|session, _| self.decode_one(session, &embedding, &prompts[chunk[0].index]))?,
+                // transformers' layout: the chunk's prompts as objects of one run.
+                Some(_) => self.decoder.with(|session, _| self.decode_object_batch(session, &embedding, (&coords, &labels, &boxes), b))?,
                 None => self.decoder.with(|session, _| self.decode_batch(session, &embedding, &coords, &labels, b))?,
             };
             stats.decoder_ms += ms(t0, Instant::now());
