@@ -53,6 +53,10 @@ FRAMES = os.path.join(HERE, "video", "reference", "frames")
 MEAN = [0.485, 0.456, 0.406]
 STD = [0.229, 0.224, 0.225]
 MEM_ATTN_GAIN = 3.0
+# --edgetam: transformers' EdgeTamVideoModel instead (RepViT trunk through timm; memory compressed by
+# spatial_perceiver, EdgeTamVideoPerceiverResampler, into N1 + N2 latent tokens per frame).
+EDGETAM = "--edgetam" in sys.argv
+N1, N2 = 16, 16  # tiny perceiver: 16 1-D latents + a 4x4 grid of 2-D latents (released EdgeTAM: 256 + 256)
 # Object-score head (as export_sam2_video.py): random init gives a constant ~-0.07 (object never present);
 # last Linear x OBJ_SCORE_GAIN, + OBJ_SCORE_SHIFT, picked once (of 75.0..76.6) so that the tracked frames'
 # scores straddle 0 (8 present / 5 absent, smallest |score| 0.06) while the clicked frame is present.
@@ -83,13 +87,36 @@ def tiny_config():
     )
 
 
+def tiny_edgetam_config():
+    from transformers import EdgeTamVideoConfig, TimmWrapperConfig
+    from transformers.models.edgetam.configuration_edgetam import EdgeTamVisionConfig
+
+    trunk = TimmWrapperConfig(architecture="repvit_m1", model_args={
+        "in_chans": 3, "features_only": True, "out_indices": [0, 1, 2, 3], "embed_dim": (8, 16, 32, 64),
+        "depth": (1, 1, 1, 1)})
+    g = int(round(N2 ** 0.5))
+    return EdgeTamVideoConfig(
+        vision_config=EdgeTamVisionConfig(
+            backbone_config=trunk, backbone_channel_list=[64, 32, 16, 8],
+            backbone_feature_sizes=[[S // 4, S // 4], [S // 8, S // 8], [S // 16, S // 16]], fpn_hidden_size=C),
+        prompt_encoder_config=dict(hidden_size=C, image_size=S, patch_size=16, mask_input_channels=16),
+        mask_decoder_config=dict(hidden_size=C, mlp_dim=256, num_attention_heads=8, iou_head_hidden_dim=64),
+        image_size=S, num_maskmem=NUM_MASKMEM,
+        memory_attention_hidden_size=C, memory_attention_num_layers=2, memory_attention_mlp_hidden_size=256,
+        memory_attention_rope_feat_sizes=[S // 16, S // 16], memory_attention_rope_k_sizes=[g, g],
+        perceiver_resampler_num_latents=N1, perceiver_resampler_num_latents_2d=N2,
+        memory_encoder_hidden_size=C, memory_encoder_output_channels=CM, mask_downsampler_embed_dim=C,
+        memory_fuser_embed_dim=C, memory_fuser_intermediate_dim=256,
+    )
+
+
 def build_model():
-    from transformers import Sam2VideoModel
+    from transformers import EdgeTamVideoModel, Sam2VideoModel
 
     torch.manual_seed(SEED)
-    cfg = tiny_config()
+    cfg = tiny_edgetam_config() if EDGETAM else tiny_config()
     cfg._attn_implementation = "eager"
-    model = Sam2VideoModel(cfg).eval()
+    model = (EdgeTamVideoModel if EDGETAM else Sam2VideoModel)(cfg).eval()
     with torch.no_grad():
         # transformers' init (normal 0.02, zero embeddings) gives ~1e-3 logits; PyTorch defaults as the
         # official code builds them, random learnt embeddings, and gains so that memory matters.
@@ -166,10 +193,11 @@ class MemoryAttention(nn.Module):
         ptr_pos = ptr_pos.repeat_interleave(split, dim=0)[:, None, :]
         memory = torch.cat([mem, ptrs], dim=0)
         memory_pos = torch.cat([mem_pos, ptr_pos], dim=0)
+        kw = {"num_spatial_memory_tokens": memory_feats.shape[0]} if hasattr(m, "spatial_perceiver") else {}
         out = m.memory_attention(current_vision_features=curr, memory=memory,
                                  current_vision_position_embeddings=curr_pos,
                                  memory_posision_embeddings=memory_pos,
-                                 num_object_pointer_tokens=ptrs.shape[0])
+                                 num_object_pointer_tokens=ptrs.shape[0], **kw)
         return out.squeeze(1).transpose(1, 2).reshape(B, Cc, H, W)
 
 
@@ -191,6 +219,9 @@ class MemoryEncoder(nn.Module):
         if m.occlusion_spatial_embedding_parameter is not None:
             appearing = (object_score_logits > 0).float()
             feats = feats + (1 - appearing[..., None, None]) * m.occlusion_spatial_embedding_parameter[..., None, None]
+        if hasattr(m, "spatial_perceiver"):  # EdgeTAM: [1, N1 + N2, Cm] latents -> [1, Cm, N1 + N2, 1]
+            feats, pos = m.spatial_perceiver(feats, pos)
+            feats, pos = feats.transpose(1, 2)[..., None], pos.transpose(1, 2)[..., None]
         return feats, pos
 
 
@@ -261,6 +292,11 @@ def wrappers(model):
             "memory_encoder": MemoryEncoder(model).eval(), "mask_decoder": MaskDecoder(model).eval()}
 
 
+def mem_hw():
+    """A frame's memory as the memory encoder emits it: [1, Cm, *mem_hw()] (EdgeTAM: its N1 + N2 latents)."""
+    return (N1 + N2, 1) if EDGETAM else (S // 16, S // 16)
+
+
 def example_inputs(model, seed=0, n_mem=3, n_ptr=4, n_pts=2):
     g = torch.Generator().manual_seed(seed)
     H = S // 16
@@ -271,7 +307,7 @@ def example_inputs(model, seed=0, n_mem=3, n_ptr=4, n_pts=2):
     t_pos = torch.tensor([0] + list(range(NUM_MASKMEM - 1, 0, -1)), dtype=torch.int64)[:n_mem]
     return {
         "image_encoder": (r(1, 3, S, S),),
-        "memory_attention": (vis, pos, r(n_mem, CM, H, H), r(n_mem, CM, H, H), t_pos, r(n_ptr, C),
+        "memory_attention": (vis, pos, r(n_mem, CM, *mem_hw()), r(n_mem, CM, *mem_hw()), t_pos, r(n_ptr, C),
                              torch.linspace(-0.2, 1.0, n_ptr)),
         "memory_encoder": (vis, r(1, 1, L, L) * 8, torch.tensor([[1.5]]), torch.tensor([1.0])),
         "mask_decoder": (embed, h0, h1, torch.rand(1, n_pts, 2, generator=g) * S,
@@ -319,7 +355,8 @@ def memory_attention_eager(model, vis, vis_pos, mem_feats, mem_pos, t_pos, ptrs,
         n_tok = p.shape[0]
     out = model.memory_attention(current_vision_features=vis.flatten(2).permute(2, 0, 1), memory=torch.cat(mems),
                                  current_vision_position_embeddings=vis_pos.flatten(2).permute(2, 0, 1),
-                                 memory_posision_embeddings=torch.cat(poss), num_object_pointer_tokens=n_tok)
+                                 memory_posision_embeddings=torch.cat(poss), num_object_pointer_tokens=n_tok,
+                                 **({"num_spatial_memory_tokens": mem_feats.shape[0]} if EDGETAM else {}))
     return out.squeeze(1).transpose(1, 2).reshape(vis.shape)
 
 
@@ -343,7 +380,7 @@ def parity(model, outdir):
             assert tuple(r.shape) == g.shape, (name, o, r.shape, g.shape)
             d = float(np.abs(r.numpy() - g).max())
             g_o = g
-            if name == "memory_encoder" and i == 0:  # transformers stores maskmem_features in bfloat16, as segrt
+            if name == "memory_encoder" and i == 0 and not EDGETAM:  # transformers stores maskmem_features in bfloat16, as segrt
                 g_o = torch.from_numpy(g).bfloat16().float().numpy()
             do = float(np.abs(originals[i].numpy() - g_o).max()) if originals and originals[i] is not None else None
             worst = max(worst, d, do or 0.0)
@@ -360,7 +397,10 @@ def parity(model, outdir):
         a[2], a[3] = torch.tensor([[score]]), torch.tensor([flag])
         hi = F.interpolate(a[1], size=(S, S), mode="bilinear", align_corners=False)
         f, p = model._encode_new_memory(a[0].flatten(2).permute(2, 0, 1), hi, a[2], bool(flag))
-        orig = (f.float().permute(1, 2, 0).reshape(1, CM, S // 16, S // 16), p.permute(1, 2, 0).reshape(1, CM, S // 16, S // 16))
+        if EDGETAM:  # [B, N1 + N2, Cm], float32
+            orig = (f.transpose(1, 2)[..., None], p.transpose(1, 2)[..., None])
+        else:  # (HW, B, Cm), features in bfloat16
+            orig = (f.float().permute(1, 2, 0).reshape(1, CM, *mem_hw()), p.permute(1, 2, 0).reshape(1, CM, *mem_hw()))
         cmp("memory_encoder", f"is_mask_from_pts={flag:.0f} score {score:+.0f}, bf16 as stored", tuple(a), orig)
     for n_pts, multi in ((1, 1.0), (2, 0.0), (1, 0.0)):
         a = list(example_inputs(model, seed=30 + n_pts, n_pts=n_pts)["mask_decoder"])
@@ -405,12 +445,12 @@ def metadata(model):
         "dynamic_multimask_stability_delta": float(md.dynamic_multimask_stability_delta),
         "dynamic_multimask_stability_thresh": float(md.dynamic_multimask_stability_thresh),
         "iou_prediction_use_sigmoid": True, "no_obj_score": NO_OBJ_SCORE, "mask_input_clamp": 32.0,
-        "maskmem_features_storage_dtype": "bfloat16",
+        "maskmem_features_storage_dtype": "float32" if EDGETAM else "bfloat16",  # EdgeTAM: _encode_new_memory keeps float32
         "predictor": {"fill_hole_area": 0, "non_overlap_masks": False, "clear_non_cond_mem_around_input": False,
                       "add_all_frames_to_correct_as_cond": False},
         "preprocessing": {"resize": "PIL Image.resize((S,S)) of the RGB frame (bicubic)",
                           "scale": "uint8 / 255.0 in float64, then float32", "mean": MEAN, "std": STD},
-        "source": "transformers Sam2VideoModel (export_transformers_video.py, tiny random weights)",
+        "source": f"transformers {type(model).__name__} (export_transformers_video.py)",
     }
 
 
@@ -450,10 +490,11 @@ def hf_reference(model, outdir, name, sc):
     model(inference_session, frame_idx) on the clicked frame and propagate_in_video_iterator (and again
     with reverse=True); masks as the official predictor makes them (bilinear, align_corners=False, to
     the frame size, > 0)."""
+    from transformers.models.edgetam_video.modeling_edgetam_video import EdgeTamVideoInferenceSession
     from transformers.models.sam2_video.modeling_sam2_video import Sam2VideoInferenceSession
 
     names, px, (W, H) = load_frames()
-    sess = Sam2VideoInferenceSession(video=px, video_height=H, video_width=W, dtype=torch.float32)
+    sess = (EdgeTamVideoInferenceSession if EDGETAM else Sam2VideoInferenceSession)(video=px, video_height=H, video_width=W, dtype=torch.float32)
     obj_idx = sess.obj_id_to_idx(1)
     frame = sc["clicks"][0][0]
     pts = torch.tensor([[[[x * S / W, y * S / H] for _, x, y, _ in sc["clicks"]]]], dtype=torch.float32)
@@ -493,6 +534,7 @@ def main():
     warnings.filterwarnings("ignore")
     torch.set_num_threads(2)
     args = sys.argv[1:sys.argv.index("--compare")] if "--compare" in sys.argv else sys.argv[1:]
+    args = [a for a in args if a != "--edgetam"]
     outdir = args[0] if args else os.path.join(ROOT, "out", "transformers_video")
     if "--compare" in sys.argv:  # --compare SCENARIO SEGRT_OUT
         i = sys.argv.index("--compare")
