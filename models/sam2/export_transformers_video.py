@@ -57,9 +57,17 @@ MEM_ATTN_GAIN = 3.0
 # spatial_perceiver, EdgeTamVideoPerceiverResampler, into N1 + N2 latent tokens per frame).
 EDGETAM = "--edgetam" in sys.argv
 N1, N2 = 16, 16  # tiny perceiver: 16 1-D latents + a 4x4 grid of 2-D latents (released EdgeTAM: 256 + 256)
+# --sam3-tracker: transformers' Sam3TrackerVideoModel (ViT, patch 14: S = 252, an 18x18 embedding; released:
+# 1008, 72x72). Its released config has max_cond_frame_num = 4; the tiny one uses -1 (see the docs).
+SAM3 = "--sam3-tracker" in sys.argv
+if SAM3:
+    S = 252
+    MEAN = STD = [0.5, 0.5, 0.5]  # Sam3ImageProcessor / the SAM3 video processor: IMAGENET_STANDARD_MEAN/STD
+FEAT = S // 14 if SAM3 else S // 16  # the embedding's side (module level; set_dims updates it)
 # Object-score head (as export_sam2_video.py): random init gives a constant ~-0.07 (object never present);
 # last Linear x OBJ_SCORE_GAIN, + OBJ_SCORE_SHIFT, picked once (of 75.0..76.6) so that the tracked frames'
-# scores straddle 0 (8 present / 5 absent, smallest |score| 0.06) while the clicked frame is present.
+# scores straddle 0 (8 present / 5 absent, smallest |score| 0.06) while the clicked frame is present. (SAM2
+# model; the same gain and shift leave the tiny EdgeTAM and SAM3-tracker models present on every frame.)
 OBJ_SCORE_GAIN = 1000.0
 OBJ_SCORE_SHIFT = 76.2
 
@@ -110,13 +118,34 @@ def tiny_edgetam_config():
     )
 
 
+def tiny_sam3_config():
+    from transformers import Sam3TrackerVideoConfig
+    from transformers.models.sam3.configuration_sam3 import Sam3ViTConfig, Sam3VisionConfig
+
+    g = FEAT
+    return Sam3TrackerVideoConfig(
+        vision_config=Sam3VisionConfig(
+            backbone_config=Sam3ViTConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                          num_attention_heads=2, image_size=S, patch_size=14, window_size=6,
+                                          global_attn_indexes=[1], pretrain_image_size=S),
+            fpn_hidden_size=C, backbone_feature_sizes=[[4 * g, 4 * g], [2 * g, 2 * g], [g, g]]),
+        prompt_encoder_config=dict(hidden_size=C, image_size=S, patch_size=14, mask_input_channels=16),
+        mask_decoder_config=dict(hidden_size=C, mlp_dim=256, num_attention_heads=8, iou_head_hidden_dim=64),
+        image_size=S, num_maskmem=NUM_MASKMEM, max_cond_frame_num=-1,
+        memory_attention_hidden_size=C, memory_attention_num_layers=2, memory_attention_feed_forward_hidden_size=256,
+        memory_attention_rope_feat_sizes=[g, g],
+        memory_encoder_hidden_size=C, memory_encoder_output_channels=CM, mask_downsampler_embed_dim=C,
+        memory_fuser_embed_dim=C, memory_fuser_intermediate_dim=256,
+    )
+
+
 def build_model():
-    from transformers import EdgeTamVideoModel, Sam2VideoModel
+    from transformers import EdgeTamVideoModel, Sam2VideoModel, Sam3TrackerVideoModel
 
     torch.manual_seed(SEED)
-    cfg = tiny_edgetam_config() if EDGETAM else tiny_config()
+    cfg = tiny_edgetam_config() if EDGETAM else tiny_sam3_config() if SAM3 else tiny_config()
     cfg._attn_implementation = "eager"
-    model = (EdgeTamVideoModel if EDGETAM else Sam2VideoModel)(cfg).eval()
+    model = (EdgeTamVideoModel if EDGETAM else Sam3TrackerVideoModel if SAM3 else Sam2VideoModel)(cfg).eval()
     with torch.no_grad():
         # transformers' init (normal 0.02, zero embeddings) gives ~1e-3 logits; PyTorch defaults as the
         # official code builds them, random learnt embeddings, and gains so that memory matters.
@@ -212,6 +241,9 @@ class MemoryEncoder(nn.Module):
     def forward(self, vision_feat, mask_logits, object_score_logits, is_mask_from_pts):
         m, cfg = self.m, self.m.config
         high = F.interpolate(mask_logits, size=(S, S), mode="bilinear", align_corners=False)
+        mm = 4 * mask_logits.shape[-1]  # _encode_new_memory: resized to 4 x mask_input_size when that is not S
+        if mm != S and not hasattr(m, "spatial_perceiver"):  # SAM3 tracker: 1008 -> 1152 (an upsampling:
+            high = F.interpolate(high, size=(mm, mm), mode="bilinear", align_corners=False)  # antialias = same)
         binar = is_mask_from_pts.reshape(1, 1, 1, 1) > 0.5
         mask = torch.where(binar, (high > 0).float(), torch.sigmoid(high))
         mask = mask * cfg.sigmoid_scale_for_mem_enc + cfg.sigmoid_bias_for_mem_enc
@@ -281,10 +313,13 @@ class MaskDecoder(nn.Module):
 
 def set_dims(model):
     """The module-level sizes from a loaded model (--from-pretrained)."""
-    global S, C, CM, NUM_MASKMEM
+    global S, C, CM, NUM_MASKMEM, FEAT
     S, C, CM, NUM_MASKMEM = model.image_size, model.hidden_dim, model.mem_dim, model.num_maskmem
-    assert model.backbone_feature_sizes[-1] == [S // 16, S // 16], model.backbone_feature_sizes
-    assert model.config.max_cond_frame_num == -1, "segrt selects conditioning frames as sam2 does; see the docs"
+    FEAT = model.backbone_feature_sizes[-1][0]
+    assert list(model.backbone_feature_sizes[-1]) == [FEAT, FEAT], model.backbone_feature_sizes
+    if model.config.max_cond_frame_num != -1:  # the released SAM3 tracker: 4
+        print(f"  note: max_cond_frame_num = {model.config.max_cond_frame_num}: segrt's tracker refuses this "
+              "video_metadata.json (max_cond_frames_in_attn other than -1); see the docs")
 
 
 def wrappers(model):
@@ -294,13 +329,13 @@ def wrappers(model):
 
 def mem_hw():
     """A frame's memory as the memory encoder emits it: [1, Cm, *mem_hw()] (EdgeTAM: its N1 + N2 latents)."""
-    return (N1 + N2, 1) if EDGETAM else (S // 16, S // 16)
+    return (N1 + N2, 1) if EDGETAM else (FEAT, FEAT)
 
 
 def example_inputs(model, seed=0, n_mem=3, n_ptr=4, n_pts=2):
     g = torch.Generator().manual_seed(seed)
-    H = S // 16
-    L = S // 4
+    H = FEAT
+    L = 4 * FEAT
     r = lambda *s: torch.randn(*s, generator=g)
     with torch.no_grad():
         embed, vis, pos, h0, h1 = ImageEncoder(model)(r(1, 3, S, S))
@@ -418,7 +453,7 @@ def metadata(model):
     return {
         "format_version": 1, "files": ev.FILES,
         "io": {k: {"inputs": v[0], "outputs": v[1]} for k, v in ev.IO.items()},
-        "image_size": S, "backbone_stride": 16, "feat_size": [S // 16, S // 16], "low_res_size": S // 4,
+        "image_size": S, "backbone_stride": S // FEAT, "feat_size": [FEAT, FEAT], "low_res_size": 4 * FEAT,
         "hidden_dim": C, "mem_dim": CM, "obj_ptr_tokens_per_ptr": C // CM, "num_maskmem": NUM_MASKMEM,
         "memory_attention": {"d_model": C, "num_layers": cfg.memory_attention_num_layers,
                              "pos_enc_at_input": True, "rope_theta": float(cfg.rope_parameters["rope_theta"])},
@@ -494,7 +529,10 @@ def hf_reference(model, outdir, name, sc):
     from transformers.models.sam2_video.modeling_sam2_video import Sam2VideoInferenceSession
 
     names, px, (W, H) = load_frames()
-    sess = (EdgeTamVideoInferenceSession if EDGETAM else Sam2VideoInferenceSession)(video=px, video_height=H, video_width=W, dtype=torch.float32)
+    from transformers.models.sam3_tracker_video.modeling_sam3_tracker_video import Sam3TrackerVideoInferenceSession
+
+    sess = (EdgeTamVideoInferenceSession if EDGETAM else Sam3TrackerVideoInferenceSession if SAM3
+            else Sam2VideoInferenceSession)(video=px, video_height=H, video_width=W, dtype=torch.float32)
     obj_idx = sess.obj_id_to_idx(1)
     frame = sc["clicks"][0][0]
     pts = torch.tensor([[[[x * S / W, y * S / H] for _, x, y, _ in sc["clicks"]]]], dtype=torch.float32)
@@ -508,7 +546,7 @@ def hf_reference(model, outdir, name, sc):
     runs = [False, True] if sc["both_ways"] else [False]
     for reverse in runs:
         for out in model.propagate_in_video_iterator(sess, start_frame_idx=frame, reverse=reverse):
-            lo = out.pred_masks.reshape(1, 1, S // 4, S // 4).float()
+            lo = out.pred_masks.reshape(1, 1, 4 * FEAT, 4 * FEAT).float()
             m = (F.interpolate(lo, size=(H, W), mode="bilinear", align_corners=False)[0, 0] > 0).numpy()
             stem = os.path.splitext(names[out.frame_idx])[0]
             Image.fromarray((m * 255).astype(np.uint8)).save(os.path.join(ref, f"{stem}_obj1.png"))
@@ -534,7 +572,7 @@ def main():
     warnings.filterwarnings("ignore")
     torch.set_num_threads(2)
     args = sys.argv[1:sys.argv.index("--compare")] if "--compare" in sys.argv else sys.argv[1:]
-    args = [a for a in args if a != "--edgetam"]
+    args = [a for a in args if a not in ("--edgetam", "--sam3-tracker")]
     outdir = args[0] if args else os.path.join(ROOT, "out", "transformers_video")
     if "--compare" in sys.argv:  # --compare SCENARIO SEGRT_OUT
         i = sys.argv.index("--compare")
@@ -543,12 +581,13 @@ def main():
     import transformers
 
     if "--from-pretrained" in sys.argv:  # a transformers checkpoint (hub id or folder): facebook/sam2.1-hiera-tiny
-        from transformers import Sam2VideoModel
+        from transformers import EdgeTamVideoModel, Sam2VideoModel, Sam3TrackerVideoModel
 
         src = sys.argv[sys.argv.index("--from-pretrained") + 1]
         args = [a for a in args if a not in ("--from-pretrained", src)]
         outdir = args[0] if args else os.path.join(ROOT, "out", "transformers_video")
-        model = Sam2VideoModel.from_pretrained(src, attn_implementation="eager").eval()
+        cls = EdgeTamVideoModel if EDGETAM else Sam3TrackerVideoModel if SAM3 else Sam2VideoModel
+        model = cls.from_pretrained(src, attn_implementation="eager").eval()
     else:
         model = build_model()
         if "--save-pretrained" in sys.argv:  # the tiny model as a transformers checkpoint folder
@@ -556,7 +595,7 @@ def main():
             args = args[:1] if args and not args[0].startswith("--") else []
             outdir = args[0] if args else os.path.join(ROOT, "out", "transformers_video")
     set_dims(model)
-    print(f"transformers {transformers.__version__}: Sam2VideoModel S={S} C={C} mem_dim={CM} num_maskmem={NUM_MASKMEM}")
+    print(f"transformers {transformers.__version__}: {type(model).__name__} S={S} feat={FEAT} C={C} mem_dim={CM} num_maskmem={NUM_MASKMEM}")
     export(model, outdir)
     with open(os.path.join(outdir, "video_metadata.json"), "w") as f:
         json.dump(metadata(model), f, indent=1)
