@@ -66,7 +66,7 @@ if SAM3:
 FEAT = S // 14 if SAM3 else S // 16  # the embedding's side (module level; set_dims updates it)
 # Object-score head (as export_sam2_video.py): random init gives a constant ~-0.07 (object never present);
 # last Linear x OBJ_SCORE_GAIN, + OBJ_SCORE_SHIFT, picked once (of 75.0..76.6) so that the tracked frames'
-# scores straddle 0 (8 present / 5 absent, smallest |score| 0.06) while the clicked frame is present. (SAM2
+# scores straddle 0 (click: 7 present / 6 absent, smallest |score| 0.06) while the clicked frame is present. (SAM2
 # model; the same gain and shift leave the tiny EdgeTAM and SAM3-tracker models present on every frame.)
 OBJ_SCORE_GAIN = 1000.0
 OBJ_SCORE_SHIFT = 76.2
@@ -313,8 +313,10 @@ class MaskDecoder(nn.Module):
 
 def set_dims(model):
     """The module-level sizes from a loaded model (--from-pretrained)."""
-    global S, C, CM, NUM_MASKMEM, FEAT
+    global S, C, CM, NUM_MASKMEM, FEAT, N1, N2
     S, C, CM, NUM_MASKMEM = model.image_size, model.hidden_dim, model.mem_dim, model.num_maskmem
+    if EDGETAM:
+        N1, N2 = model.config.perceiver_resampler_num_latents, model.config.perceiver_resampler_num_latents_2d
     FEAT = model.backbone_feature_sizes[-1][0]
     assert list(model.backbone_feature_sizes[-1]) == [FEAT, FEAT], model.backbone_feature_sizes
     if model.config.max_cond_frame_num != -1:  # the released SAM3 tracker: 4
