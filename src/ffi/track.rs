@@ -142,10 +142,7 @@ pub unsafe extern "C" fn seg_track_add_frame(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup_track(track)?;
-            let mut tracker = lock(handle.track()?)?;
+        with_track(track, control, |tracker| {
             // SAFETY: NULL or a valid `SegTrackInfo` (the contract).
             let info_size = unsafe { out_size(out_info)? };
             if frame.is_null() {
@@ -154,7 +151,7 @@ pub unsafe extern "C" fn seg_track_add_frame(
             // SAFETY: not NULL, and describes readable pixels (the contract).
             let view = unsafe { (*frame).view(tracker.model().options().max_pixels)? };
             let before = tracker.timings();
-            let t = as_before_if_cancelled(&mut tracker, |tracker| tracker.add_frame(&view))?;
+            let t = as_before_if_cancelled(tracker, |tracker| tracker.add_frame(&view))?;
             if !out_frame.is_null() {
                 // SAFETY: not NULL, so writable (the contract).
                 unsafe { out_frame.write(t as i64) };
@@ -201,10 +198,7 @@ pub unsafe extern "C" fn seg_track_add_prompt(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup_track(track)?;
-            let mut tracker = lock(handle.track()?)?;
+        with_track(track, control, |tracker| {
             let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
             if points.is_null() && n_points > 0 {
                 return Err(Error::null("points (n_points is not 0)"));
@@ -218,12 +212,12 @@ pub unsafe extern "C" fn seg_track_add_prompt(
             let labels: Vec<i32> = points.iter().map(|p| p.label).collect();
             // SAFETY: NULL or a readable `SegBox` (the contract).
             let bbox = unsafe { bbox.as_ref() }.map(|b| [b.x1, b.y1, b.x2, b.y2]);
-            let t = frame_index(&tracker, frame)?;
+            let t = frame_index(tracker, frame)?;
             let new_object = !tracker.object_ids().contains(&object_id);
             let n = tracker.object_ids().len() + new_object as usize;
             let size = tracker.frame_size();
             // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
-            unsafe { out.run(&mut tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox)) }
+            unsafe { out.run(tracker, n, size, |tracker| tracker.add_prompt(t, object_id, &coords, &labels, bbox)) }
         })
     })
 }
@@ -263,15 +257,12 @@ pub unsafe extern "C" fn seg_track_frame(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup_track(track)?;
-            let mut tracker = lock(handle.track()?)?;
+        with_track(track, control, |tracker| {
             let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
-            let t = frame_index(&tracker, frame)?;
+            let t = frame_index(tracker, frame)?;
             let (n, size) = (tracker.object_ids().len(), tracker.frame_size());
             // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
-            unsafe { out.run(&mut tracker, n, size, |tracker| tracker.track_frame(t)) }
+            unsafe { out.run(tracker, n, size, |tracker| tracker.track_frame(t)) }
         })
     })
 }
@@ -298,10 +289,7 @@ pub unsafe extern "C" fn seg_track_next(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup_track(track)?;
-            let mut tracker = lock(handle.track()?)?;
+        with_track(track, control, |tracker| {
             let out = FrameOutputs { objects: out_objects, object_size, masks: out_masks, capacity, count: out_count, info: out_info };
             if frame.is_null() {
                 return Err(Error::null("frame"));
@@ -315,7 +303,7 @@ pub unsafe extern "C" fn seg_track_next(
             let n = tracker.object_ids().len();
             // SAFETY: the outputs are NULL or valid for `capacity` elements (the contract).
             unsafe {
-                out.run(&mut tracker, n, Some((view.width(), view.height())), |tracker| {
+                out.run(tracker, n, Some((view.width(), view.height())), |tracker| {
                     let t = tracker.add_frame(&view)?;
                     tracker.track_frame(t)
                 })
@@ -373,15 +361,12 @@ pub unsafe extern "C" fn seg_track_propagate(
     control: *mut SegCallControl,
 ) -> SegStatus {
     guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup_track(track)?;
-            let mut tracker = lock(handle.track()?)?;
+        with_track(track, control, |tracker| {
             // SAFETY: NULL or valid for its `struct_size` (the contract).
             let raw = unsafe { read_versioned(request, SegPropagation::defaults())? };
             let start_frame = match raw.use_start_frame {
                 0 => None,
-                1 => Some(frame_index(&tracker, raw.start_frame).map_err(|e| e.context("SegPropagation.start_frame"))?),
+                1 => Some(frame_index(tracker, raw.start_frame).map_err(|e| e.context("SegPropagation.start_frame"))?),
                 v => return Err(Error::invalid(format!("SegPropagation.use_start_frame is {v}: 0 or 1"))),
             };
             let max_frames = match raw.max_frames {
@@ -536,6 +521,17 @@ fn refuse_reentry(m: &Mutex<Tracker>) -> Result<usize> {
         ));
     }
     Ok(key)
+}
+
+/// A track call that may run models: `control` covers all of `call`, which gets the track locked by
+/// this thread.
+fn with_track<T>(track: *mut SegTrack, control: *mut SegCallControl, call: impl FnOnce(&mut Tracker) -> Result<T>) -> Result<T> {
+    let control = call_control(control)?;
+    crate::control::scope(control, || {
+        let handle = lookup_track(track)?;
+        let mut tracker = lock(handle.track()?)?;
+        call(&mut tracker)
+    })
 }
 
 fn lock(m: &Mutex<Tracker>) -> Result<Locked<'_>> {
