@@ -102,17 +102,12 @@ impl Sam2Segmenter {
 
     fn decode(&self, session: &mut Session, embedding: &Embedding, prompt: &Prompt, previous: Option<&[f32]>) -> Result<Decoded> {
         let spec = &self.spec;
-        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
-        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
-        for (role, name) in &spec.decoder_features {
-            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
-            // Borrowed, not copied: the embedding of a 1024 model is about 17 MB.
-            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
-        }
         if spec.input_boxes.is_some() {
             let t = transformers_prompt(prompt, spec.image_size, (embedding.width, embedding.height));
             return self.decode_objects(session, embedding, &t.points, &t.labels, &t.boxes, 1);
         }
+        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
+        let mut inputs = self.feature_inputs(embedding)?;
         let (coords, labels) = model_space(prompt, spec.family, spec.image_size, (embedding.width, embedding.height));
         let n = labels.len();
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, n, 2], coords)).map_err(wrap)?.into()));
@@ -143,6 +138,18 @@ impl Sam2Segmenter {
         })
     }
 
+    /// The decoder's image-feature inputs: the embedding's tensors under the decoder's names,
+    /// borrowed, not copied (the embedding of a 1024 model is about 17 MB).
+    fn feature_inputs<'e>(&'e self, embedding: &'e Embedding) -> Result<Vec<(std::borrow::Cow<'e, str>, SessionInputValue<'e>)>> {
+        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
+        let mut inputs: Vec<(std::borrow::Cow<'e, str>, SessionInputValue<'e>)> = Vec::new();
+        for (role, name) in &self.spec.decoder_features {
+            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
+            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
+        }
+        Ok(inputs)
+    }
+
     /// transformers' layout: `b` objects of `n` points each (`points`: b x n x 2, `labels`: b x n, in
     /// model space as `transformers_prompt` gives them) and either a box each (`boxes`: b x 4) or
     /// none (empty), in one run over the objects axis; the masks as [b, K, h, w].
@@ -158,11 +165,7 @@ impl Sam2Segmenter {
         let spec = &self.spec;
         let boxes_name = spec.input_boxes.as_deref().ok_or_else(|| Error::internal("not a transformers decoder"))?;
         let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
-        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
-        for (role, name) in &spec.decoder_features {
-            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
-            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
-        }
+        let mut inputs = self.feature_inputs(embedding)?;
         let n = labels.len() / b.max(1);
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, b, n, 2], points.to_vec())).map_err(wrap)?.into()));
         let labels = number_input(spec.label_type, vec![1, b as i64, n as i64], labels).map_err(wrap)?;
@@ -207,11 +210,7 @@ impl Sam2Segmenter {
         let spec = &self.spec;
         let n = labels.len() / b.max(1);
         let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
-        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
-        for (role, name) in &spec.decoder_features {
-            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
-            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
-        }
+        let mut inputs = self.feature_inputs(embedding)?;
         inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([b, n, 2], coords.to_vec())).map_err(wrap)?.into()));
         let labels = number_input(spec.label_type, vec![b as i64, n as i64], labels).map_err(wrap)?;
         inputs.push((spec.point_labels.as_str().into(), labels));
@@ -359,7 +358,7 @@ struct Decoded {
 }
 
 /// transformers' `pred_masks` [B, obj, K, h, w] as [B*obj, K, h, w] (other shapes as they are).
-pub(super) fn objects_as_batch(shape: &[i64]) -> Vec<i64> {
+fn objects_as_batch(shape: &[i64]) -> Vec<i64> {
     match shape {
         [b, obj, k, h, w] => vec![b * obj, *k, *h, *w],
         _ => shape.to_vec(),
@@ -368,7 +367,7 @@ pub(super) fn objects_as_batch(shape: &[i64]) -> Vec<i64> {
 
 /// A decoder input holding `values` in the element type the export declares (point labels,
 /// `orig_im_size`): exporters disagree on float32, int64 and int32.
-pub(super) fn number_input(ty: NumberType, shape: Vec<i64>, values: &[f32]) -> ort::Result<SessionInputValue<'static>> {
+fn number_input(ty: NumberType, shape: Vec<i64>, values: &[f32]) -> ort::Result<SessionInputValue<'static>> {
     Ok(match ty {
         NumberType::F32 => Tensor::from_array((shape, values.to_vec()))?.into(),
         NumberType::I64 => Tensor::from_array((shape, values.iter().map(|v| *v as i64).collect::<Vec<_>>()))?.into(),

@@ -31,18 +31,15 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use ort::session::{Session, SessionInputValue};
-use ort::value::{Tensor, TensorRef};
+use ort::session::Session;
 
 use crate::alloc;
 use crate::control::{self, Stage};
-use crate::engine::io::f32_output;
 use crate::engine::{Batch, Budget};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::image::intensity::image_key;
 use crate::image::{check_size, ImageView};
 
-use super::decode::{number_input, objects_as_batch};
 use super::embedding::setting_key;
 use super::spec::Family;
 use super::{ms, Embedding, Sam2Segmenter};
@@ -309,31 +306,14 @@ impl Sam2Segmenter {
     fn decode_points(&self, session: &mut Session, embedding: &Embedding, points: &[[f32; 2]]) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
         let spec = &self.spec;
         let b = points.len();
-        let Some(boxes_name) = &spec.input_boxes else {
+        if spec.input_boxes.is_none() {
             let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1]]).collect();
             return self.decode_batch(session, embedding, &coords, &vec![1f32; b], b);
-        };
-        let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
-        let mut inputs: Vec<(std::borrow::Cow<'_, str>, SessionInputValue<'_>)> = Vec::new();
-        for (role, name) in &spec.decoder_features {
-            let (_, shape, data) = embedding.features.iter().find(|(r, _, _)| r == role).expect("checked when the spec was detected");
-            inputs.push((name.as_str().into(), TensorRef::from_array_view((shape.clone(), data.as_slice())).map_err(wrap)?.into()));
         }
         // transformers' layout: one object per point, each the point and the (0, 0) / -1 padding
         // point (no box), as `transformers_prompt` does for a click.
         let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1], 0.0, 0.0]).collect();
-        inputs.push((spec.point_coords.as_str().into(), Tensor::from_array(([1usize, b, 2, 2], coords)).map_err(wrap)?.into()));
         let labels: Vec<f32> = points.iter().flat_map(|_| [1.0, -1.0]).collect();
-        inputs.push((spec.point_labels.as_str().into(), number_input(spec.label_type, vec![1, b as i64, 2], &labels).map_err(wrap)?));
-        inputs.push((boxes_name.as_str().into(), Tensor::from_array(([1usize, 0, 4], Vec::<f32>::new())).map_err(wrap)?.into()));
-        let (shape, logits, iou) = crate::engine::run(session, inputs, self.decoder.releases_arena(), "SAM2 decoder run", |outputs| {
-            let read = |name: &str| f32_output(outputs, name, "SAM2 decoder");
-            let (shape, logits) = read(&spec.masks_output)?;
-            Ok((objects_as_batch(&shape), logits, read(&spec.iou_output)?.1))
-        })?;
-        let shape: [usize; 4] = <[i64; 4]>::try_from(shape.as_slice())
-            .map_err(|_| Error::new(ErrorKind::ModelUnsupported, format!("decoder mask output has shape {shape:?}, expected [B,K,h,w]")))?
-            .map(|v| v.max(0) as usize);
-        Ok((shape, logits, iou))
+        self.decode_object_batch(session, embedding, (&coords, &labels, &[]), b)
     }
 }
