@@ -22,6 +22,16 @@ pub struct ProviderReport {
 }
 
 impl ProviderReport {
+    /// Where this session and `other` (named `label`) run, in words: "CUDA:0", or
+    /// "CUDA:0 (decoder: CPU)" when they differ.
+    pub fn in_use_with(&self, label: &str, other: &ProviderReport) -> String {
+        if self.in_use == other.in_use {
+            self.in_use.clone()
+        } else {
+            format!("{} ({label}: {})", self.in_use, other.in_use)
+        }
+    }
+
     /// Reads where ONNX Runtime placed `session`'s nodes, and marks a session that runs partly on
     /// the CPU in `in_use`. A session that recorded nothing leaves `nodes` empty, with a log line.
     pub fn record_placement(&mut self, session: &Session) {

@@ -126,6 +126,16 @@ pub struct SessionArgs {
     gpu: GpuArgs,
 }
 
+/// A warning for each part that fell back to the CPU (`--fallback`), with the reason: `part` is the
+/// sentence's subject and verb ("the decoder runs").
+pub fn warn_fallbacks(parts: &[(&str, &segrt::engine::ProviderReport)]) {
+    for (part, report) in parts {
+        if let Some(reason) = &report.fallback_reason {
+            note!("warning: {part} on the CPU: {reason}");
+        }
+    }
+}
+
 impl SessionArgs {
     /// Sets the provider, its policy and the GPU settings of `options`.
     pub fn apply(&self, options: &mut Options) -> CliResult {

@@ -11,7 +11,7 @@ use segrt::image::intensity::Intensity;
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::Options;
 
-use crate::args::{count, parse_numbers, ArenaArgs, CacheArgs, IntensityArgs, SessionArgs};
+use crate::args::{count, parse_numbers, warn_fallbacks, ArenaArgs, CacheArgs, IntensityArgs, SessionArgs};
 use crate::files::{create_parent_folders, decode, display_rgb, make_overlay, same_file_name, Pixels};
 use crate::medical::{self, Volume};
 use crate::CliResult;
@@ -171,7 +171,7 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         info.encoder_cache.status.as_str(),
         info.decoder_cache.status.as_str()
     );
-    warn_fallbacks(&sam);
+    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
     let pixels = &input.pixels;
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
@@ -239,7 +239,7 @@ fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         sam.placement(),
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
-    warn_fallbacks(&sam);
+    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
     sam.set_intensity(args.intensity.intensity()?).map_err(|e| e.to_string())?;
     let img = decode(&args.image)?;
     let pixels = Pixels::of(&img);
@@ -312,7 +312,7 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
         sam.placement(),
         if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
     );
-    warn_fallbacks(&sam);
+    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
     let rgb = input.display;
     let pixels = input.pixels;
     if !input.note.is_empty() {
@@ -412,13 +412,4 @@ fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {
         out.run.scores.len(),
         out.run.scores[out.run.chosen]
     );
-}
-
-/// A warning for each of the pair that fell back to the CPU (`--fallback`), with the reason.
-fn warn_fallbacks(sam: &Sam2Segmenter) {
-    for (part, report) in [("encoder", sam.provider()), ("decoder", sam.decoder_provider())] {
-        if let Some(reason) = &report.fallback_reason {
-            note!("warning: the {part} runs on the CPU: {reason}");
-        }
-    }
 }

@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use segrt::sam2::video::{FrameMasks, Propagation, PropagationDirection, Tracker, TrackerOptions, VideoModel};
 use segrt::Options;
 
-use crate::args::{count, parse_numbers, ArenaArgs, IntensityArgs, SessionArgs};
+use crate::args::{count, parse_numbers, warn_fallbacks, ArenaArgs, IntensityArgs, SessionArgs};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels, IMAGE_EXTENSIONS};
 use crate::medical::{self, Volume};
 use crate::{print_line, CliResult};
@@ -334,21 +334,11 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     }
     note!("intensity: {}{}", model.info().intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
     let info = model.info();
-    note!(
-        "provider {}",
-        if info.provider.in_use == info.decoder_provider.in_use {
-            info.provider.in_use.clone()
-        } else {
-            format!("{} (mask decoder and memory encoder: {})", info.provider.in_use, info.decoder_provider.in_use)
-        }
-    );
-    for (part, report) in
-        [("image encoder and memory attention", info.provider), ("mask decoder and memory encoder", info.decoder_provider)]
-    {
-        if let Some(reason) = &report.fallback_reason {
-            note!("warning: the {part} run on the CPU: {reason}");
-        }
-    }
+    note!("provider {}", info.provider.in_use_with("mask decoder and memory encoder", info.decoder_provider));
+    warn_fallbacks(&[
+        ("the image encoder and memory attention run", info.provider),
+        ("the mask decoder and memory encoder run", info.decoder_provider),
+    ]);
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
     // The official predictor scales object-pointer distances by the video's length: known here.
     let options = TrackerOptions { num_frames: Some(files.len()), keep_frames: Some(keep), volume: args.both_ways, ..Default::default() };

@@ -210,12 +210,7 @@ impl Sam2Segmenter {
     }
     /// Where the pair runs, in words: "CUDA:0", or "CUDA:0 (decoder: CPU)" when they differ.
     pub fn placement(&self) -> String {
-        let (encoder, decoder) = (&self.encoder.provider.in_use, &self.decoder.provider.in_use);
-        if encoder == decoder {
-            encoder.clone()
-        } else {
-            format!("{encoder} (decoder: {decoder})")
-        }
+        self.encoder.provider.in_use_with("decoder", &self.decoder.provider)
     }
 
     pub fn info(&self) -> Sam2Info<'_> {
