@@ -14,7 +14,6 @@
 mod common;
 
 use std::process::Command;
-use std::ptr;
 
 use common::*;
 use segrt::ffi::*;
@@ -28,15 +27,7 @@ fn with_arena(arena: SegArena) -> SegOptions {
 }
 
 fn sam2(options: &SegOptions) -> Result<Session, (SegStatus, String)> {
-    let (e, d) = (
-        cstr(sam2_dir().join("sam2_tiny_samexporter_encoder.onnx").to_str().unwrap()),
-        cstr(sam2_dir().join("sam2_tiny_samexporter_decoder.onnx").to_str().unwrap()),
-    );
-    let mut s = ptr::null_mut();
-    match unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), options, &mut s) } {
-        SegStatus::SEG_OK => Ok(Session(s)),
-        st => Err((st, last_error())),
-    }
+    create_sam2_with("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx", Some(options))
 }
 
 #[test]

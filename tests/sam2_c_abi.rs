@@ -422,15 +422,6 @@ fn the_edgetam_layout_matches_transformers() {
     matches_transformers("transformers_edgetam", "transformers", 64);
 }
 
-fn create_sam2_with(encoder: &str, decoder: &str, options: &SegOptions) -> Result<Session, (SegStatus, String)> {
-    let (e, d) = (cstr(sam2_dir().join(encoder).to_str().unwrap()), cstr(sam2_dir().join(decoder).to_str().unwrap()));
-    let mut s = ptr::null_mut();
-    match unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), options, &mut s) } {
-        SegStatus::SEG_OK => Ok(Session(s)),
-        st => Err((st, last_error())),
-    }
-}
-
 /// `decoder_provider` gives the prompt decoder a provider of its own: the policy applies to it as to
 /// the encoder, and the session info reports each one's provider. The CPU build of ONNX Runtime has
 /// no CUDA: a decoder asked to run there is refused (REQUIRE) or runs on the CPU with the reason
@@ -448,13 +439,13 @@ fn the_decoder_runs_on_a_provider_of_its_own() {
 
     let mut o = default_options();
     o.decoder_provider = SegDecoderProvider::SEG_DECODER_PROVIDER_CUDA as i32;
-    let err = create_sam2_with(enc, dec, &o).err().expect("no CUDA in the CPU build");
+    let err = create_sam2_with(enc, dec, Some(&o)).err().expect("no CUDA in the CPU build");
     println!("decoder on CUDA, require: {} {}", err.0.name(), err.1);
     assert_eq!(err.0, SegStatus::SEG_PROVIDER_UNAVAILABLE);
     assert!(err.1.starts_with("decoder: CUDA:0 could not be initialised"), "{}", err.1);
 
     o.provider_policy = SegProviderPolicy::SEG_PROVIDER_FALLBACK as i32;
-    let s = create_sam2_with(enc, dec, &o).unwrap();
+    let s = create_sam2_with(enc, dec, Some(&o)).unwrap();
     let info = session_info(s.0);
     println!("decoder on CUDA, fallback: encoder {} / decoder {}", info["provider"], info["decoder_provider"]);
     assert_eq!((&info["provider"]["requested"], &info["provider"]["in_use"]), (&"CPU".into(), &"CPU".into()), "{info}");
@@ -464,7 +455,7 @@ fn the_decoder_runs_on_a_provider_of_its_own() {
     assert_eq!(click(&s, Some(&desc), img.w, img.h, &p, None, 0).unwrap().mask, expected);
 
     o.decoder_provider = 6;
-    let err = create_sam2_with(enc, dec, &o).err().expect("an unknown value");
+    let err = create_sam2_with(enc, dec, Some(&o)).err().expect("an unknown value");
     assert_eq!(err.0, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(err.1.contains("SegOptions.decoder_provider") && err.1.contains('6'), "{}", err.1);
 }

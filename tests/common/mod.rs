@@ -147,9 +147,14 @@ pub fn sam2_dir() -> PathBuf {
 
 /// A SAM2 session from an encoder and a decoder in models/sam2, with default options.
 pub fn create_sam2(encoder: &str, decoder: &str) -> Result<Session, (SegStatus, String)> {
+    create_sam2_with(encoder, decoder, None)
+}
+
+/// A SAM2 session from an encoder and a decoder in models/sam2 (`options` None: the defaults).
+pub fn create_sam2_with(encoder: &str, decoder: &str, options: Option<&SegOptions>) -> Result<Session, (SegStatus, String)> {
     let (e, d) = (cstr(sam2_dir().join(encoder).to_str().unwrap()), cstr(sam2_dir().join(decoder).to_str().unwrap()));
     let mut s = ptr::null_mut();
-    match unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), ptr::null(), &mut s) } {
+    match unsafe { seg_create_sam2(e.as_ptr(), d.as_ptr(), options.map_or(ptr::null(), |o| o as *const _), &mut s) } {
         SegStatus::SEG_OK => Ok(Session(s)),
         st => Err((st, last_error())),
     }
