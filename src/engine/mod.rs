@@ -4,6 +4,7 @@
 
 pub mod arena;
 pub mod cache;
+pub mod declared_io;
 pub mod io;
 pub mod memory;
 pub mod narrow_path;
@@ -16,6 +17,7 @@ pub mod run;
 pub mod run_cost;
 pub mod session;
 pub mod shared_graph;
+pub mod trt_profile;
 
 pub use cache::{CacheReport, CacheStatus};
 pub use pool::{GraphSharing, PoolStats, SessionPool};
