@@ -434,6 +434,28 @@ typedef int32_t SegDecoderProvider;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Whether TensorRT gets the shape profiles segrt derives (`SegOptions::trt_profiles`).
+enum SegTrtProfiles
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // The default: profiles for the models whose dynamic axes segrt sets itself (UNet tiles and
+  // fixed input sizes, SAM2 encoders and prompt decoders), so TensorRT builds their engines in
+  // `seg_create*`; other models get none. A SAM2 decoder's profile takes prompts of at most 32
+  // points (boxes not counted).
+  SEG_TRT_PROFILES_AUTO = 0,
+  // No profiles: TensorRT builds engines at the first run and whenever a run's shape is new.
+  SEG_TRT_PROFILES_OFF = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum SegTrtProfiles SegTrtProfiles;
+#else
+typedef int32_t SegTrtProfiles;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // Which values of an image map onto `out_low..out_high`.
 enum SegIntensityRange
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -646,6 +668,12 @@ typedef struct SegOptions {
   // TensorRT and the decoder on CUDA, or the decoder on the CPU. `device_id`, the policy and the
   // GPU options apply to both; `seg_session_info` reports each one's provider.
   int32_t decoder_provider;
+  // A `SegTrtProfiles` value (default AUTO): whether TensorRT is given shape profiles derived from
+  // the model's dynamic axes and the sizes segrt feeds them; `seg_session_info` reports each
+  // model's profile, or why it has none.
+  int32_t trt_profiles;
+  // Must be 0 (explicit padding).
+  uint32_t reserved3;
 } SegOptions;
 
 // A borrowed image. The pixels are only read, and only during the call.

@@ -146,6 +146,20 @@ pub enum ConvSearch {
     Default,
 }
 
+/// Whether TensorRT is given shape profiles (see `engine::trt_profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TrtProfiles {
+    /// Profiles derived from the model's dynamic axes and the sizes segrt feeds them (tiles, tile
+    /// batch, SAM2 input size, prompt batches and points), for the models where segrt decides every
+    /// dynamic axis: TensorRT builds their engines when the session is created. A SAM2 decoder's
+    /// profile bounds a prompt to `PROFILE_MAX_POINTS` points.
+    #[default]
+    Auto,
+    /// No profiles: TensorRT builds an engine at the first run and again whenever a run's shape
+    /// falls outside the shapes it has seen (ONNX Runtime's own behaviour).
+    Off,
+}
+
 /// What GPU execution providers are told beyond the device (see `engine::session`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct GpuOptions {
@@ -168,6 +182,11 @@ pub struct GpuOptions {
     /// on CUDA or the CPU; or the decoder on the CPU to keep its sessions off a GPU shared with
     /// another program. The policy applies to it as to the encoder.
     pub decoder_provider: Option<Provider>,
+    /// Whether TensorRT gets shape profiles segrt derives.
+    pub trt_profiles: TrtProfiles,
+    /// The profile derived for the model of this session (set by the pipelines per model, not a
+    /// setting): given to TensorRT under `TrtProfiles::Auto`, and runs are checked against it.
+    pub shape_profile: crate::engine::trt_profile::Derived,
 }
 
 /// The folder `CacheMode::BesideModel` uses next to the model file.
@@ -314,6 +333,33 @@ pub const MAX_SESSIONS: usize = 256;
 
 impl Options {
     /// The options of a SAM2 prompt decoder: these, on `gpu.decoder_provider` where one is set.
+    /// The shape profile TensorRT is given for this session's model: TensorRT is the provider,
+    /// profiles are on, and one was derived.
+    pub fn trt_profile_given(&self) -> Option<&crate::engine::trt_profile::ShapeProfile> {
+        let on = self.provider == Provider::TensorRt && self.gpu.trt_profiles == TrtProfiles::Auto;
+        self.gpu.shape_profile.profile().map(|p| &**p).filter(|_| on)
+    }
+
+    /// The profile this session's runs are checked against: the one given to TensorRT, or under
+    /// `trt_profile::checked_everywhere` (tests) the one derived, whatever the provider.
+    pub fn trt_profile_checked(&self) -> Option<std::sync::Arc<crate::engine::trt_profile::ShapeProfile>> {
+        let everywhere = crate::engine::trt_profile::checked_everywhere() && self.gpu.trt_profiles == TrtProfiles::Auto;
+        let on = self.trt_profile_given().is_some() || everywhere;
+        self.gpu.shape_profile.profile().cloned().filter(|_| on)
+    }
+
+    /// These options for a model whose shape profile `derive` gives, called only where TensorRT
+    /// runs the model with profiles on, or runs are checked everywhere (tests): the model's
+    /// protobuf is read for it.
+    pub fn with_shape_profile(&self, provider: Provider, derive: impl FnOnce() -> crate::engine::trt_profile::Derived) -> Options {
+        let mut options = self.clone();
+        let where_used = provider == Provider::TensorRt || crate::engine::trt_profile::checked_everywhere();
+        if where_used && self.gpu.trt_profiles == TrtProfiles::Auto {
+            options.gpu.shape_profile = derive();
+        }
+        options
+    }
+
     pub fn for_decoder(&self) -> Options {
         let mut options = self.clone();
         if let Some(provider) = self.gpu.decoder_provider {

@@ -922,6 +922,16 @@ namespace Segrt.Native
         ///  GPU options apply to both; `seg_session_info` reports each one's provider.
         /// </summary>
         public int decoder_provider;
+        /// <summary>
+        ///  A `SegTrtProfiles` value (default AUTO): whether TensorRT is given shape profiles derived from
+        ///  the model's dynamic axes and the sizes segrt feeds them; `seg_session_info` reports each
+        ///  model's profile, or why it has none.
+        /// </summary>
+        public int trt_profiles;
+        /// <summary>
+        ///  Must be 0 (explicit padding).
+        /// </summary>
+        public uint reserved3;
     }
 
     /// <summary>

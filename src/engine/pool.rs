@@ -365,6 +365,11 @@ impl<S: Default> SessionPool<S> {
         })
     }
 
+    /// The TensorRT shape profile this pool's runs are checked against (see `Options::trt_profile_checked`).
+    pub fn trt_profile_checked(&self) -> Option<std::sync::Arc<super::trt_profile::ShapeProfile>> {
+        self.options.trt_profile_checked()
+    }
+
     /// What this pool's runs are like (`Runs::Light` unless told), for `ArenaPolicy::Auto`.
     pub fn with_runs(mut self, runs: Runs) -> Self {
         self.release_arena = release_arena(self.options.arena, runs);
@@ -396,6 +401,7 @@ impl<S: Default> SessionPool<S> {
             }
         }
         let mut guard = Return(self, None);
+        let _profile = super::trt_profile::activate(self.options.trt_profile_checked());
         let out = f(&mut session.session, &mut scratch);
         guard.1 = Some((session, scratch));
         out

@@ -19,6 +19,9 @@ pub struct ProviderReport {
     /// types (ONNX Runtime's own record, made when it partitions the graph among the providers);
     /// empty when ONNX Runtime could not say.
     pub nodes: Vec<NodeCount>,
+    /// Under TensorRT: the shape profile TensorRT was given ("image 1..4x3x512x512"), or why none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensorrt_profile: Option<String>,
 }
 
 impl ProviderReport {

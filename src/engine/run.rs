@@ -2,8 +2,11 @@
 
 use ort::session::{Session, SessionInputs, SessionOutputs};
 
+use ort::value::ValueType;
+
+use super::trt_profile;
 use crate::control;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Runs `session` on `inputs` and hands its outputs to `read` (they borrow the run's options, so they
 /// do not outlive this call). Under a call control the run can be terminated from another thread.
@@ -17,6 +20,16 @@ pub fn run<'i, 'v: 'i, const N: usize, T>(
     what: &str,
     read: impl FnOnce(&SessionOutputs<'_>) -> Result<T>,
 ) -> Result<T> {
+    let inputs = inputs.into();
+    if let SessionInputs::ValueMap(named) = &inputs {
+        let shapes = named.iter().filter_map(|(name, value)| match value.dtype() {
+            ValueType::Tensor { shape, .. } => Some((name.as_ref(), shape.to_vec())),
+            _ => None,
+        });
+        // A shape outside the TensorRT profile would fail in TensorRT with its own words; segrt's
+        // are clearer, and under tests this proves segrt feeds only what its profiles admit.
+        trt_profile::check_run(shapes).map_err(|why| Error::internal(format!("{what}: {why}")))?;
+    }
     let result = control::run_options(|_| Ok(())).and_then(|controlled| {
         let outputs = match &controlled {
             Some(run) => session.run_with_options(inputs, run.options()),

@@ -12,7 +12,7 @@ use ort::session::Session;
 use crate::alloc;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
-use crate::options::{ConvSearch, Options, Provider, ProviderPolicy};
+use crate::options::{ConvSearch, Options, Provider, ProviderPolicy, TrtProfiles};
 use crate::runtime;
 
 use super::cache::{CacheReport, CacheStatus, Lookup, ModelCache, Optimised, PAYLOAD_FORMAT};
@@ -21,6 +21,7 @@ use super::placement;
 use super::provider_errors::{provider_failure, Stage};
 use super::providers::ProviderReport;
 use super::shared_graph::SharedGraph;
+use super::trt_profile::Derived;
 
 /// Reads a model file: only a regular file (never a device, a pipe or a folder, which could block
 /// or never end), no larger than `max_bytes`, read with that bound.
@@ -73,7 +74,23 @@ pub fn build_session(model: &[u8], options: &Options) -> Result<(Session, Provid
         return Err(Error::new(ErrorKind::ModelInvalid, "the model is empty (0 bytes)"));
     }
     let (builder, report) = prepare_builder(options)?;
-    commit(builder, model, options, report)
+    let built = commit(builder, model, options, report);
+    let incomplete = match &built {
+        Ok((_, report)) => report.fallback_reason.as_deref().is_some_and(|r| r.contains(PROFILE_INCOMPLETE)),
+        Err(e) => e.message.contains(PROFILE_INCOMPLETE),
+    };
+    if incomplete && options.trt_profile_given().is_some() {
+        crate::log::emit(
+            LogLevel::Warn,
+            "TensorRT refused segrt's shape profile (it runs only parts of this model, whose inputs the profile cannot name): \
+             building the session without profiles, so TensorRT builds its engines as runs come",
+        );
+        drop(built);
+        let mut without = options.clone();
+        without.gpu.shape_profile = Derived::Undecided("TensorRT refused it: it runs only parts of this model".into());
+        return build_session(model, &without);
+    }
+    built
 }
 
 /// A session builder with segrt's threads, weights sharing and execution provider, and what became
@@ -98,7 +115,20 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
     builder = builder.with_config_entry(placement::RECORD_CONFIG_KEY, "1").map_err(ort_err)?;
 
     let requested = options.provider.display_name(options.device_id);
-    let mut report = ProviderReport { requested: requested.clone(), in_use: requested.clone(), fallback_reason: None, nodes: Vec::new() };
+    let tensorrt_profile = (options.provider == Provider::TensorRt).then(|| match options.gpu.trt_profiles {
+        TrtProfiles::Off => "none: trt_profiles is OFF; TensorRT builds engines as runs come".to_string(),
+        TrtProfiles::Auto => options.gpu.shape_profile.describe(),
+    });
+    if let Some(profile) = &tensorrt_profile {
+        crate::log::emit(LogLevel::Info, &format!("TensorRT shape profile: {profile}"));
+    }
+    let mut report = ProviderReport {
+        requested: requested.clone(),
+        in_use: requested.clone(),
+        fallback_reason: None,
+        nodes: Vec::new(),
+        tensorrt_profile,
+    };
     let cuda = || {
         let mut ep = ep::CUDA::default();
         for (key, value) in cuda_provider_options(options) {
@@ -170,8 +200,16 @@ pub fn tensorrt_provider_options(options: &Options) -> Vec<(&'static str, String
         list.push(("trt_timing_cache_enable", "1".to_string()));
         list.push(("trt_timing_cache_path", dir));
     }
+    if let Some(profile) = options.trt_profile_given() {
+        list.extend(profile.provider_options());
+    }
     list
 }
+
+/// What ONNX Runtime's TensorRT provider says when a profile leaves out a dynamic input of a part of
+/// the graph it runs (where ONNX Runtime split the model between TensorRT and CUDA, a part's inputs
+/// can be tensors inside the model, which no profile of segrt's names).
+const PROFILE_INCOMPLETE: &str = "provide all the dynamic shape inputs with associated profiles";
 
 /// `options` with the TensorRT cache folder created and named as ONNX Runtime's TensorRT provider can
 /// open it (see `narrow_path`: on Windows a Unicode or deep folder goes by its short name).

@@ -9,7 +9,9 @@ use crate::control::Stage;
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::PixelFormat;
 use crate::log::LogLevel;
-use crate::options::{ArenaPolicy, ChannelOrder, ConvSearch, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode};
+use crate::options::{
+    ArenaPolicy, ChannelOrder, ConvSearch, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode, TileMode, TrtProfiles,
+};
 use crate::sam2::video::PropagationDirection;
 
 /// Conversions between a C enum and the library's enum: `From<Library> for C` and
@@ -459,6 +461,24 @@ c_enum!(SegConvSearch <=> ConvSearch, ErrorKind::InvalidArgument, "SegConvSearch
     SEG_CONV_SEARCH_HEURISTIC <=> Heuristic,
     SEG_CONV_SEARCH_EXHAUSTIVE <=> Exhaustive,
     SEG_CONV_SEARCH_DEFAULT <=> Default,
+});
+
+/// Whether TensorRT gets the shape profiles segrt derives (`SegOptions::trt_profiles`).
+#[repr(i32)]
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegTrtProfiles {
+    /// The default: profiles for the models whose dynamic axes segrt sets itself (UNet tiles and
+    /// fixed input sizes, SAM2 encoders and prompt decoders), so TensorRT builds their engines in
+    /// `seg_create*`; other models get none. A SAM2 decoder's profile takes prompts of at most 32
+    /// points (boxes not counted).
+    SEG_TRT_PROFILES_AUTO = 0,
+    /// No profiles: TensorRT builds engines at the first run and whenever a run's shape is new.
+    SEG_TRT_PROFILES_OFF = 1,
+}
+c_enum!(SegTrtProfiles <=> TrtProfiles, ErrorKind::InvalidArgument, "SegTrtProfiles value", {
+    SEG_TRT_PROFILES_AUTO <=> Auto,
+    SEG_TRT_PROFILES_OFF <=> Off,
 });
 
 /// Where a SAM2 prompt decoder runs (`SegOptions::decoder_provider`): where `provider` says (the

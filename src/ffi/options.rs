@@ -6,13 +6,13 @@ use std::ffi::c_char;
 use crate::error::{Error, Result};
 use crate::options::{
     ArenaPolicy, CacheMode, ChannelOrder, ConvSearch, GpuOptions, Options, Provider, ProviderPolicy, ResizeFilter, Sigmoid, ThresholdMode,
-    TileMode,
+    TileMode, TrtProfiles,
 };
 
 use super::boundary::{utf8_path, utf8_str};
 use super::enums::{
     SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegDecoderProvider, SegProvider, SegProviderPolicy, SegResizeFilter,
-    SegSigmoid, SegThresholdMode, SegTileMode,
+    SegSigmoid, SegThresholdMode, SegTileMode, SegTrtProfiles,
 };
 use super::versioned::{read_versioned, Versioned};
 
@@ -133,20 +133,34 @@ pub struct SegOptions {
     /// TensorRT and the decoder on CUDA, or the decoder on the CPU. `device_id`, the policy and the
     /// GPU options apply to both; `seg_session_info` reports each one's provider.
     pub decoder_provider: i32,
+    // ---- Appended in a later release of ABI 1. ----
+    /// A `SegTrtProfiles` value (default AUTO): whether TensorRT is given shape profiles derived from
+    /// the model's dynamic axes and the sizes segrt feeds them; `seg_session_info` reports each
+    /// model's profile, or why it has none.
+    pub trt_profiles: i32,
+    /// Must be 0 (explicit padding).
+    pub reserved3: u32,
 }
 
 /// `sizeof(SegOptions)` of ABI 1's first release, before the GPU fields were appended.
 pub const SEG_OPTIONS_SIZE_V1_0: usize = std::mem::offset_of!(SegOptions, reserved2);
+/// `sizeof(SegOptions)` with the GPU fields, before `trt_profiles` was appended.
+pub const SEG_OPTIONS_SIZE_GPU: usize = std::mem::offset_of!(SegOptions, trt_profiles);
 // The published layouts (64-bit targets): ABI 1.0's, that with the reserved block, and the GPU fields.
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(SEG_OPTIONS_SIZE_V1_0.is_multiple_of(8) && size_of::<SegOptions>() == SEG_OPTIONS_SIZE_V1_0 + 16 + 32);
+const _: () = assert!(
+    SEG_OPTIONS_SIZE_V1_0.is_multiple_of(8)
+        && SEG_OPTIONS_SIZE_GPU == SEG_OPTIONS_SIZE_V1_0 + 16 + 32
+        && size_of::<SegOptions>() == SEG_OPTIONS_SIZE_GPU + 8
+);
 
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; the layouts: ABI 1's first
 // release, that with the reserved block (all zero: nothing new), and the GPU fields appended, the
 // last being the whole struct.
 unsafe impl Versioned for SegOptions {
     const NAME: &'static str = "SegOptions";
-    const LAYOUTS: &'static [usize] = &[SEG_OPTIONS_SIZE_V1_0, SEG_OPTIONS_SIZE_V1_0 + 16, std::mem::size_of::<SegOptions>()];
+    const LAYOUTS: &'static [usize] =
+        &[SEG_OPTIONS_SIZE_V1_0, SEG_OPTIONS_SIZE_V1_0 + 16, SEG_OPTIONS_SIZE_GPU, std::mem::size_of::<SegOptions>()];
     const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(SEG_OPTIONS_SIZE_V1_0..SEG_OPTIONS_SIZE_V1_0 + 16);
 }
 
@@ -195,6 +209,8 @@ impl SegOptions {
             trt_cache_dir: std::ptr::null(),
             trt_fp16: 0,
             decoder_provider: SegDecoderProvider::SEG_DECODER_PROVIDER_SAME as i32,
+            trt_profiles: SegTrtProfiles::SEG_TRT_PROFILES_AUTO as i32,
+            reserved3: 0,
         }
     }
 
@@ -215,7 +231,9 @@ impl SegOptions {
     /// The string fields must be NULL or NUL-terminated.
     unsafe fn options(&self) -> Result<Options> {
         let defaults = Options::default();
-        for (name, zero) in [("reserved0", self.reserved0 == 0), ("reserved2", self.reserved2 == [0; 4])] {
+        for (name, zero) in
+            [("reserved0", self.reserved0 == 0), ("reserved2", self.reserved2 == [0; 4]), ("reserved3", self.reserved3 == 0)]
+        {
             if !zero {
                 return Err(Error::invalid(format!(
                     "SegOptions.{name} is not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release"
@@ -287,6 +305,8 @@ impl SegOptions {
                 decoder_provider: SegDecoderProvider::from_c(self.decoder_provider)
                     .map_err(|e| e.context("SegOptions.decoder_provider"))?
                     .provider(),
+                trt_profiles: TrtProfiles::try_from(self.trt_profiles).map_err(|e| e.context("SegOptions.trt_profiles"))?,
+                shape_profile: Default::default(),
             },
         };
         // Messages name the C fields: the library's own validation speaks of options.
@@ -375,6 +395,7 @@ mod tests {
         raw.trt_cache_dir = dir.as_ptr();
         raw.trt_fp16 = 1;
         raw.decoder_provider = SegDecoderProvider::SEG_DECODER_PROVIDER_CPU as i32;
+        raw.trt_profiles = SegTrtProfiles::SEG_TRT_PROFILES_OFF as i32;
         // SAFETY: a live local struct whose strings are NULL or NUL-terminated literals.
         let o = unsafe { SegOptions::read(&raw) }.unwrap();
         let expected = GpuOptions {
@@ -384,8 +405,23 @@ mod tests {
             trt_cache_dir: Some("/var/cache/segrt-trt".into()),
             trt_fp16: true,
             decoder_provider: Some(Provider::Cpu),
+            trt_profiles: TrtProfiles::Off,
+            shape_profile: Default::default(),
         };
         assert_eq!(o.gpu, expected);
+        // The layout before trt_profiles: its default (AUTO) and everything else read.
+        raw.struct_size = SEG_OPTIONS_SIZE_GPU as u32;
+        // SAFETY: as above; the struct is larger than the size declared.
+        assert_eq!(unsafe { SegOptions::read(&raw) }.unwrap().gpu, GpuOptions { trt_profiles: TrtProfiles::Auto, ..expected.clone() });
+        raw.struct_size = size_of::<SegOptions>() as u32;
+        raw.reserved3 = 1;
+        // SAFETY: as above.
+        assert!(unsafe { SegOptions::read(&raw) }.unwrap_err().message.contains("SegOptions.reserved3 is not 0"));
+        raw.reserved3 = 0;
+        raw.trt_profiles = 2;
+        // SAFETY: as above.
+        assert!(unsafe { SegOptions::read(&raw) }.unwrap_err().message.contains("SegOptions.trt_profiles"));
+        raw.trt_profiles = 0;
 
         // ABI 1.0's layout, and the one 16 bytes longer (its reserved block zero): the GPU fields
         // beyond are not read.

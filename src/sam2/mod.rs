@@ -8,5 +8,5 @@ pub mod video;
 pub use image::{
     everything, many, model_space, prompt, spec, validate_prompt, validate_prompts, BoxPrompt, EncoderInput, EverythingObject,
     EverythingOptions, EverythingResult, EverythingStats, Family, Feature, ManyRun, ManyStats, NumberType, Point, Prompt, Sam2Info,
-    Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats, MAX_OBJECTS, MAX_POINTS, MAX_PROMPTS,
+    Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats, MAX_OBJECTS, MAX_POINTS, MAX_PROMPTS, PROFILE_MAX_BATCH, PROFILE_MAX_POINTS,
 };

@@ -18,7 +18,9 @@ use serde::Serialize;
 
 use crate::alloc;
 use crate::control::{self, Stage};
+use crate::engine::declared_io::declared_io;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
+use crate::engine::trt_profile::{Derived, ShapeProfile};
 use crate::engine::{read_model_file, Batch, Budget, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::intensity::{describe, mapping_for, Intensity, IntensitySetting, Mapping};
@@ -116,7 +118,8 @@ impl UnetSegmenter {
 
     fn build(model: Vec<u8>, path: Option<&Path>, options: Options) -> Result<Self> {
         options.validate()?;
-        let sessions = SessionPool::new(model, path, &options, GraphSharing::AtCreation)?;
+        let with_profile = options.with_shape_profile(options.provider, || Derived::new(trt_profile(&model, &options)));
+        let sessions = SessionPool::new(model, path, &with_profile, GraphSharing::AtCreation)?;
         let (spec, inputs, outputs, normalisation) = sessions.with(|s, _| {
             let spec = UnetSpec::from_session(s, options.output_name.as_deref())?;
             let metadata = s.metadata().map_err(|e| Error::inference(format!("cannot read the model's metadata: {e}")))?;
@@ -130,6 +133,11 @@ impl UnetSegmenter {
 
     pub fn spec(&self) -> &UnetSpec {
         &self.spec
+    }
+    /// The TensorRT shape profile runs are checked against: the one TensorRT was given (see
+    /// `engine::trt_profile`), `None` when it got none.
+    pub fn trt_profile(&self) -> Option<ShapeProfile> {
+        self.sessions.trt_profile_checked().map(|p| (*p).clone())
     }
     pub fn options(&self) -> &Options {
         &self.options
@@ -206,8 +214,7 @@ impl UnetSegmenter {
 
     /// The tile size: the model's fixed axes, else `tile_size`, else `input_size`, else 512x512.
     pub fn tile_size(&self) -> (usize, usize) {
-        let (w, h) = self.options.tile_size.or(self.options.input_size).unwrap_or((512, 512));
-        (self.spec.width.unwrap_or(w), self.spec.height.unwrap_or(h))
+        self.spec.tile_size(&self.options)
     }
 
     /// The whole image resized to the model's input: one run.
@@ -415,6 +422,12 @@ impl UnetSegmenter {
             Ok(Inference { shape, scores, preprocess_ms: ms(started, prepared), inference_ms: ms(prepared, ran) })
         })
     }
+}
+
+/// The TensorRT shape profile of the model in `model` under `options` (see `UnetSpec::trt_profile`).
+fn trt_profile(model: &[u8], options: &Options) -> std::result::Result<Option<ShapeProfile>, String> {
+    let (inputs, outputs) = declared_io(model)?;
+    UnetSpec::from_io(&inputs, &outputs, options.output_name.as_deref())?.trt_profile(&inputs, options)
 }
 
 /// How `seg_session_info` describes the threads a session runs on.

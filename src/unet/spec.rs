@@ -6,9 +6,10 @@ use ort::session::Session;
 use serde::Serialize;
 
 use crate::engine::io::{describe, inputs_of, outputs_of, TensorInfo};
+use crate::engine::trt_profile::ShapeProfile;
 use crate::error::{Error, Result};
 use crate::image::tensor::{Element, Layout, TensorFormat};
-use crate::options::Options;
+use crate::options::{Options, TileMode};
 
 /// How segrt interprets a UNet-style model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,7 +63,7 @@ impl UnetSpec {
     }
 
     /// The spec from the model's declared inputs and outputs; `Err` says what does not fit.
-    fn from_io(inputs: &[TensorInfo], outputs: &[TensorInfo], output_name: Option<&str>) -> std::result::Result<Self, String> {
+    pub fn from_io(inputs: &[TensorInfo], outputs: &[TensorInfo], output_name: Option<&str>) -> std::result::Result<Self, String> {
         let [input] = inputs else { return Err(format!("the model has {} inputs, a UNet has one", inputs.len())) };
         let float = |t: &TensorInfo| Element::float_named(&t.dtype);
         let input_element = float(input).ok_or_else(|| format!("input element type {} is not float32/float16", input.dtype))?;
@@ -164,6 +165,48 @@ impl UnetSpec {
         };
         let (fw, fh) = options.input_size.unwrap_or((round(image.0), round(image.1)));
         (self.width.unwrap_or(fw), self.height.unwrap_or(fh))
+    }
+
+    /// The tile size: the model's fixed axes, else `tile_size`, else `input_size`, else 512x512.
+    pub fn tile_size(&self, options: &Options) -> (usize, usize) {
+        let (w, h) = options.tile_size.or(options.input_size).unwrap_or((512, 512));
+        (self.width.unwrap_or(w), self.height.unwrap_or(h))
+    }
+
+    /// The TensorRT shape profile of the model's input (`declared`: its inputs): the shapes segrt
+    /// feeds it under `options`. Whole images run one at a time at `model_size`, tiles at `tile_size`
+    /// in batches of up to `tile_batch`. `Err` when a dynamic height or width follows each image.
+    pub fn trt_profile(&self, declared: &[TensorInfo], options: &Options) -> std::result::Result<Option<ShapeProfile>, String> {
+        let fixed = self.width.is_some() && self.height.is_some();
+        let whole = (fixed || options.input_size.is_some()).then(|| self.model_size((1, 1), options));
+        let tile = self.tile_size(options);
+        let tile_batch = if self.batch_dynamic { options.tile_batch.max(1) } else { 1 };
+        // (size, most images per run) of every kind of run the tile mode allows.
+        let runs: Vec<((usize, usize), usize)> = match options.tile_mode {
+            TileMode::On => vec![(tile, tile_batch)],
+            TileMode::Off | TileMode::Auto => {
+                let whole = whole.ok_or(
+                    "the model's height and width are dynamic and whole images run at their own size \
+                     (set input_width/input_height, or tile_mode ON)",
+                )?;
+                if options.tile_mode == TileMode::Off {
+                    vec![(whole, 1)]
+                } else {
+                    vec![(whole, 1), (tile, tile_batch)]
+                }
+            }
+        };
+        let (opt, opt_batch) = runs[0];
+        let min = |f: fn(&(usize, usize)) -> usize| runs.iter().map(|(s, _)| f(s)).min().unwrap_or(0);
+        let max = |f: fn(&(usize, usize)) -> usize| runs.iter().map(|(s, _)| f(s)).max().unwrap_or(0);
+        let max_batch = runs.iter().map(|(_, b)| *b).max().unwrap_or(1);
+        let shapes = [
+            self.batch_input_shape(1, min(|s| s.0), min(|s| s.1)),
+            self.batch_input_shape(opt_batch, opt.0, opt.1),
+            self.batch_input_shape(max_batch, max(|s| s.0), max(|s| s.1)),
+        ];
+        let input = declared.iter().filter(|t| t.name == self.input_name);
+        ShapeProfile::derive(&input.cloned().collect::<Vec<_>>(), |_, axis| Some((shapes[0][axis], shapes[1][axis], shapes[2][axis])))
     }
 }
 

@@ -248,6 +248,8 @@ static partial class SegrtTests
         Check(new SegmenterOptions().ToNative(null, null, null).decoder_provider == 0 /* SEG_DECODER_PROVIDER_SAME */, "DecoderProvider null: as Provider");
         Check(new SegmenterOptions { DecoderProvider = ExecutionProvider.Cpu }.ToNative(null, null, null).decoder_provider == 1 /* SEG_DECODER_PROVIDER_CPU */
             && new SegmenterOptions { DecoderProvider = ExecutionProvider.Cuda }.ToNative(null, null, null).decoder_provider == 2 /* SEG_DECODER_PROVIDER_CUDA */, "DecoderProvider mapped");
+        Check(new SegmenterOptions().ToNative(null, null, null).trt_profiles == 0 /* SEG_TRT_PROFILES_AUTO */
+            && new SegmenterOptions { TensorRtShapeProfiles = false }.ToNative(null, null, null).trt_profiles == 1 /* SEG_TRT_PROFILES_OFF */, "TensorRtShapeProfiles mapped");
         // segrt checks the values: an unknown ConvSearch is refused naming the field.
         var badSearch = Throws<SegrtException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { ConvSearch = (ConvSearch)9 }), "unknown ConvSearch");
         Check(badSearch.Status == Status.InvalidArgument && badSearch.NativeMessage.Contains("conv_search"), badSearch.NativeMessage);

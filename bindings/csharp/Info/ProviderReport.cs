@@ -11,6 +11,7 @@ namespace Segrt
         [DataMember(Name = "in_use")] string _inUse;
         [DataMember(Name = "fallback_reason")] string _fallbackReason;
         [DataMember(Name = "nodes")] List<NodeCount> _nodes;
+        [DataMember(Name = "tensorrt_profile")] string _tensorRtProfile;
 
         /// <summary>The provider the options asked for, e.g. "CUDA:0".</summary>
         public string Requested { get { return _requested; } }
@@ -23,6 +24,12 @@ namespace Segrt
 
         /// <summary>Why <see cref="InUse"/> differs from <see cref="Requested"/>; null when it does not.</summary>
         public string FallbackReason { get { return _fallbackReason; } }
+
+        /// <summary>
+        /// Under TensorRT: the shape profile TensorRT was given (e.g. "image 1..4x3x512x512"), or why it got none;
+        /// null for other providers.
+        /// </summary>
+        public string TensorRtProfile { get { return _tensorRtProfile; } }
 
         /// <summary>How many nodes ONNX Runtime assigned to each provider, with their operator types; empty when it could not say.</summary>
         public IList<NodeCount> Nodes { get { return (_nodes ?? new List<NodeCount>()).AsReadOnly(); } }

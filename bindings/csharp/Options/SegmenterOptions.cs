@@ -162,6 +162,14 @@ namespace Segrt
         public bool TensorRtFp16 { get; set; }
 
         /// <summary>
+        /// Give TensorRT shape profiles derived from the model's dynamic axes and the sizes segrt feeds them
+        /// (true, the default), so it builds its engines when the segmenter is created; false: engines are
+        /// built at the first runs and again for each new shape. Under a SAM2 decoder's profile a prompt has at
+        /// most 32 points. <see cref="ProviderReport.TensorRtProfile"/> reports each model's profile.
+        /// </summary>
+        public bool TensorRtShapeProfiles { get; set; } = true;
+
+        /// <summary>
         /// Where a SAM2 prompt decoder (and a tracker's mask decoder and memory encoder) runs; null (default): on
         /// <see cref="Provider"/>. E.g. the encoder on TensorRT and the decoder, whose prompt count varies, on CUDA;
         /// or the decoder on the CPU to keep its sessions off a GPU shared with another program. <see cref="DeviceId"/>,
@@ -237,6 +245,8 @@ namespace Segrt
             o.trt_fp16 = TensorRtFp16 ? 1u : 0u;
             // SegDecoderProvider: 0 = as provider, else a SegProvider value plus one.
             o.decoder_provider = DecoderProvider.HasValue ? (int)DecoderProvider.Value + 1 : 0;
+            // SegTrtProfiles: 0 = AUTO, 1 = OFF.
+            o.trt_profiles = TensorRtShapeProfiles ? 0 : 1;
             return o;
         }
     }

@@ -103,6 +103,16 @@ pub struct GpuArgs {
     /// instead of --provider's: cpu, cuda, tensorrt, directml, openvino (the device is --provider's)
     #[arg(long, value_name = "PROVIDER", value_parser = parse_decoder_provider)]
     decoder_provider: Option<Provider>,
+    /// TensorRT shape profiles: auto (derived from the model's dynamic axes and the sizes segrt feeds
+    /// them, so engines are built at start) or off (engines built at first runs, again per new shape)
+    #[arg(long, value_enum, default_value_t = TrtProfilesArg::Auto)]
+    trt_profiles: TrtProfilesArg,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum TrtProfilesArg {
+    Auto,
+    Off,
 }
 
 fn parse_decoder_provider(s: &str) -> Result<Provider, String> {
@@ -157,7 +167,7 @@ enum ConvSearchArg {
 
 impl GpuArgs {
     pub fn options(&self) -> segrt::options::GpuOptions {
-        use segrt::options::{ConvSearch, GpuOptions};
+        use segrt::options::{ConvSearch, GpuOptions, TrtProfiles};
         GpuOptions {
             require_all_nodes: self.require_all_nodes,
             mem_limit: self.gpu_mem_limit.saturating_mul(1 << 20),
@@ -170,6 +180,11 @@ impl GpuArgs {
             trt_cache_dir: self.trt_cache.clone(),
             trt_fp16: self.trt_fp16,
             decoder_provider: self.decoder_provider,
+            trt_profiles: match self.trt_profiles {
+                TrtProfilesArg::Auto => TrtProfiles::Auto,
+                TrtProfilesArg::Off => TrtProfiles::Off,
+            },
+            shape_profile: Default::default(),
         }
     }
 }

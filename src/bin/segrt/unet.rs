@@ -330,6 +330,8 @@ mod tests {
             "--trt-fp16",
             "--decoder-provider",
             "CUDA",
+            "--trt-profiles",
+            "off",
         ];
         let expected = GpuOptions {
             require_all_nodes: true,
@@ -338,6 +340,8 @@ mod tests {
             trt_cache_dir: Some("trt".into()),
             trt_fp16: true,
             decoder_provider: Some(segrt::options::Provider::Cuda),
+            trt_profiles: segrt::options::TrtProfiles::Off,
+            shape_profile: Default::default(),
         };
         assert_eq!(options(&flags).unwrap().gpu, expected);
         let device = options(&["--decoder-provider", "cuda:1"]).unwrap_err();

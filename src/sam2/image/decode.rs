@@ -58,7 +58,8 @@ impl Sam2Segmenter {
                     mask.height()
                 )));
             }
-            validate_prompt(prompt, w, h)
+            validate_prompt(prompt, w, h)?;
+            self.check_profile_points(prompt)
         };
         let (lw, lh) = self.low_res_size();
         if !self.spec.takes_mask_input() && (prompt.mask_input.is_some() || prompt.refine) {

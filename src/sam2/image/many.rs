@@ -118,7 +118,7 @@ impl Sam2Segmenter {
         if !self.spec.prompt_batch {
             return Ok(1);
         }
-        Ok((((budget - kept) / per_prompt.max(1)) as usize).clamp(1, n.max(1)))
+        Ok((((budget - kept) / per_prompt.max(1)) as usize).clamp(1, n.max(1)).min(self.max_prompt_batch()))
     }
 
     /// Runs every prompt on `image` (or, when `None`, on the image set last) and writes prompt i's
@@ -132,6 +132,9 @@ impl Sam2Segmenter {
         }
         let checks = |(w, h): (usize, usize)| -> Result<usize> {
             validate_prompts(prompts, w, h)?;
+            for (i, p) in prompts.iter().enumerate() {
+                self.check_profile_points(p).map_err(|e| e.context(format!("prompt {i}")))?;
+            }
             for (i, m) in masks.iter().enumerate() {
                 if (m.width(), m.height()) != (w, h) {
                     return Err(Error::invalid(format!(

@@ -15,6 +15,7 @@ pub mod everything;
 pub mod many;
 pub mod prompt;
 pub mod spec;
+pub mod trt_profile;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -24,8 +25,10 @@ use serde::Serialize;
 
 use self::embedding::Embedding;
 use self::encoding::Encoding;
+use crate::engine::declared_io::declared_io;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::pool::Runs;
+use crate::engine::trt_profile::Derived;
 use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::intensity::{Intensity, IntensitySetting};
@@ -37,6 +40,7 @@ pub use everything::{EverythingObject, EverythingOptions, EverythingResult, Ever
 pub use many::{validate_prompts, ManyRun, ManyStats, MAX_PROMPTS};
 pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
 pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
+pub use trt_profile::{PROFILE_MAX_BATCH, PROFILE_MAX_POINTS};
 
 /// A prediction asked for without an image when none is set.
 fn no_image() -> Error {
@@ -155,6 +159,25 @@ impl Sam2Segmenter {
     /// `paths`: the encoder's and the decoder's files, when read from files (for the model cache).
     fn build(encoder: Vec<u8>, decoder: Vec<u8>, paths: Option<(&Path, &Path)>, options: Options) -> Result<Self> {
         options.validate()?;
+        // TensorRT's shape profiles come from the pair's declared inputs and outputs, read from
+        // their bytes once, and only where a profile is wanted.
+        let declared = std::cell::OnceCell::new();
+        let pair = || {
+            declared
+                .get_or_init(|| -> std::result::Result<_, String> {
+                    let ((ein, eout), (din, dout)) = (declared_io(&encoder)?, declared_io(&decoder)?);
+                    let io = [ein, eout, din, dout];
+                    Ok((Sam2Spec::from_io(&io)?, io))
+                })
+                .clone()
+        };
+        let encoder_options = options.with_shape_profile(options.provider, || {
+            Derived::new(pair().and_then(|(spec, io)| trt_profile::encoder_profile(&spec, &io[0])))
+        });
+        let decoder_options = options.for_decoder();
+        let decoder_options = decoder_options.with_shape_profile(decoder_options.provider, || {
+            Derived::new(pair().and_then(|(spec, io)| trt_profile::decoder_profile(&spec, &io[2], &io[1])))
+        });
         // The two sessions are built at once: cold start is the longer of the two, not their sum.
         // Each is cached on its own (its own key, its own file).
         let (encoder, decoder) = std::thread::scope(|scope| {
@@ -162,12 +185,12 @@ impl Sam2Segmenter {
             // different images at once) while saving its graph would add ~50 % to the first start.
             // Its runs are heavy ones (they give the arena's blocks back); the decoder's are light.
             let encoder = scope.spawn(|| {
-                SessionPool::new(encoder, paths.map(|p| p.0), &options, GraphSharing::AtFirstGrowth)
+                SessionPool::new(encoder, paths.map(|p| p.0), &encoder_options, GraphSharing::AtFirstGrowth)
                     .map(|pool| pool.with_runs(Runs::Heavy))
                     .map_err(|e| e.context("encoder"))
             });
-            let decoder = SessionPool::new(decoder, paths.map(|p| p.1), &options.for_decoder(), GraphSharing::AtCreation)
-                .map_err(|e| e.context("decoder"));
+            let decoder =
+                SessionPool::new(decoder, paths.map(|p| p.1), &decoder_options, GraphSharing::AtCreation).map_err(|e| e.context("decoder"));
             let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
             (encoder, decoder)
         });
@@ -187,6 +210,34 @@ impl Sam2Segmenter {
 
     pub fn spec(&self) -> &Sam2Spec {
         &self.spec
+    }
+
+    /// The decoder's TensorRT shape profile runs are checked against, `None` when it got none.
+    pub fn decoder_trt_profile(&self) -> Option<crate::engine::trt_profile::ShapeProfile> {
+        self.decoder.trt_profile_checked().map(|p| (*p).clone())
+    }
+
+    /// Most prompts of one decoder run: `PROFILE_MAX_BATCH` under the decoder's TensorRT shape
+    /// profile, else no bound here (memory budgets bound it).
+    pub fn max_prompt_batch(&self) -> usize {
+        match self.decoder.trt_profile_checked() {
+            Some(_) => trt_profile::PROFILE_MAX_BATCH,
+            None => usize::MAX,
+        }
+    }
+
+    /// Under the decoder's TensorRT shape profile a prompt has at most `PROFILE_MAX_POINTS` points:
+    /// refused before anything runs, naming the ways around it.
+    pub fn check_profile_points(&self, prompt: &Prompt) -> Result<()> {
+        let n = prompt.points.len();
+        if n > trt_profile::PROFILE_MAX_POINTS && self.decoder.trt_profile_checked().is_some() {
+            return Err(Error::invalid(format!(
+                "{n} points: the decoder's TensorRT shape profile takes at most {} points per prompt; run the decoder \
+                 on CUDA (decoder_provider) or turn TensorRT's profiles off (trt_profiles OFF) for more",
+                trt_profile::PROFILE_MAX_POINTS
+            )));
+        }
+        Ok(())
     }
     pub fn options(&self) -> &Options {
         &self.options

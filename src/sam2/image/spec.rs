@@ -168,7 +168,7 @@ impl Sam2Spec {
     }
 
     /// The spec from the encoder's and decoder's inputs and outputs; `Err` says what does not fit.
-    fn from_io([ein, eout, din, dout]: &[Vec<TensorInfo>; 4]) -> std::result::Result<Self, String> {
+    pub fn from_io([ein, eout, din, dout]: &[Vec<TensorInfo>; 4]) -> std::result::Result<Self, String> {
         let encoder = EncoderSide::read(ein, eout)?;
         let transformers = ["input_points", "input_labels", "input_boxes"].iter().all(|n| din.iter().any(|t| t.name == *n));
         let decoder = if transformers {

@@ -194,7 +194,7 @@ impl Sam2Segmenter {
         let points = prompt_points(options.points_per_side, (w, h));
         // The reference's transform_coords(normalize=True): x / W * S in f32.
         let model: Vec<[f32; 2]> = points.iter().map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect();
-        let batch = if self.spec.prompt_batch { options.points_per_batch } else { 1 };
+        let batch = if self.spec.prompt_batch { options.points_per_batch.min(self.max_prompt_batch()) } else { 1 };
         let mut stats = EverythingStats { prompts: points.len(), batch, ..EverythingStats::default() };
         let (t_mask, t_off) = (options.mask_threshold, options.stability_score_offset);
         // The reference adds and subtracts in f64 (Python floats), then compares in f32.
