@@ -94,7 +94,16 @@ fn unet_runs_stay_within_their_profiles() {
             assert_eq!(profile.describe(), "image 1..3x3x64x64");
         }
     }
-    // Whole images at their own size: no profile, and the session info says why.
+    // AUTO without an input size: whole images at their own (rounded) size up to twice the tile,
+    // tiles beyond. Crops of the sample around those bounds all run within the profile.
+    let options = Options { tile_mode: TileMode::Auto, tile_size: Some((64, 48)), tile_batch: 2, tile_overlap: 8, ..Options::default() };
+    let seg = UnetSegmenter::from_file(&model("test/unet_dynamic.onnx"), options).unwrap();
+    assert_eq!(seg.trt_profile().expect("a profile").describe(), "image 1..2x3x32..96x32..128");
+    for (w, h) in [(1, 1), (17, 30), (128, 96), (143, 111), (129, 20), (20, 97), (200, 150)] {
+        let crop = ImageView::new(&img.data, w.min(img.w), h.min(img.h), (3 * img.w) as isize, PixelFormat::Rgb24).unwrap();
+        seg.segment(&crop, false).unwrap_or_else(|e| panic!("{w}x{h}: {e}"));
+    }
+    // Tiles off and whole images at their own size: no profile.
     let seg = UnetSegmenter::from_file(&model("test/unet_dynamic.onnx"), Options::default()).unwrap();
     assert!(seg.trt_profile().is_none());
     seg.segment(&view, false).unwrap();

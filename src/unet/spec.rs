@@ -175,38 +175,45 @@ impl UnetSpec {
 
     /// The TensorRT shape profile of the model's input (`declared`: its inputs): the shapes segrt
     /// feeds it under `options`. Whole images run one at a time at `model_size`, tiles at `tile_size`
-    /// in batches of up to `tile_batch`. `Err` when a dynamic height or width follows each image.
+    /// in batches of up to `tile_batch`; under `TileMode::Auto` a whole image is at most twice the
+    /// tile each way, so its size is bounded even where it follows the image. `Err` when a dynamic
+    /// height or width follows images of any size (tiles off, no input size).
     pub fn trt_profile(&self, declared: &[TensorInfo], options: &Options) -> std::result::Result<Option<ShapeProfile>, String> {
-        let fixed = self.width.is_some() && self.height.is_some();
-        let whole = (fixed || options.input_size.is_some()).then(|| self.model_size((1, 1), options));
+        let fixed = (self.width.is_some() && self.height.is_some()) || options.input_size.is_some();
         let tile = self.tile_size(options);
         let tile_batch = if self.batch_dynamic { options.tile_batch.max(1) } else { 1 };
-        // (size, most images per run) of every kind of run the tile mode allows.
-        let runs: Vec<((usize, usize), usize)> = match options.tile_mode {
-            TileMode::On => vec![(tile, tile_batch)],
-            TileMode::Off | TileMode::Auto => {
-                let whole = whole.ok_or(
-                    "the model's height and width are dynamic and whole images run at their own size \
-                     (set input_width/input_height, or tile_mode ON)",
-                )?;
-                if options.tile_mode == TileMode::Off {
-                    vec![(whole, 1)]
-                } else {
-                    vec![(whole, 1), (tile, tile_batch)]
-                }
+        // The smallest and largest whole-image sizes (model_size is monotonic in the image size).
+        let whole = if fixed {
+            let s = self.model_size((1, 1), options);
+            Some((s, s))
+        } else if options.tile_mode == TileMode::Auto {
+            Some((self.model_size((1, 1), options), self.model_size((2 * tile.0, 2 * tile.1), options)))
+        } else {
+            None
+        };
+        // (smallest size, largest size, most images per run) of each kind of run the tile mode allows,
+        // and the run TensorRT tunes for.
+        let tiles = (tile, tile, tile_batch);
+        let (runs, opt) = match (options.tile_mode, whole) {
+            (TileMode::On, _) => (vec![tiles], (tile, tile_batch)),
+            (TileMode::Off, Some((small, large))) => (vec![(small, large, 1)], (large, 1)),
+            (TileMode::Auto, Some((small, large))) => (vec![(small, large, 1), tiles], if fixed { (large, 1) } else { (tile, 1) }),
+            _ => {
+                return Err("the model's height and width are dynamic and whole images run at their own size \
+                            (set input_width/input_height, or tile_mode ON or AUTO)"
+                    .into())
             }
         };
-        let (opt, opt_batch) = runs[0];
-        let min = |f: fn(&(usize, usize)) -> usize| runs.iter().map(|(s, _)| f(s)).min().unwrap_or(0);
-        let max = |f: fn(&(usize, usize)) -> usize| runs.iter().map(|(s, _)| f(s)).max().unwrap_or(0);
-        let max_batch = runs.iter().map(|(_, b)| *b).max().unwrap_or(1);
+        let min = |f: fn(&(usize, usize)) -> usize| runs.iter().map(|(small, _, _)| f(small)).min().unwrap_or(0);
+        let max = |f: fn(&(usize, usize)) -> usize| runs.iter().map(|(_, large, _)| f(large)).max().unwrap_or(0);
+        let max_batch = runs.iter().map(|(_, _, b)| *b).max().unwrap_or(1);
         let shapes = [
             self.batch_input_shape(1, min(|s| s.0), min(|s| s.1)),
-            self.batch_input_shape(opt_batch, opt.0, opt.1),
+            self.batch_input_shape(opt.1, opt.0 .0, opt.0 .1),
             self.batch_input_shape(max_batch, max(|s| s.0), max(|s| s.1)),
         ];
-        let input = declared.iter().filter(|t| t.name == self.input_name);
-        ShapeProfile::derive(&input.cloned().collect::<Vec<_>>(), |_, axis| Some((shapes[0][axis], shapes[1][axis], shapes[2][axis])))
+        let input: Vec<TensorInfo> = declared.iter().filter(|t| t.name == self.input_name).cloned().collect();
+        ShapeProfile::derive(&input, |_, axis| Some((shapes[0][axis], shapes[1][axis], shapes[2][axis])))
     }
 }
 
