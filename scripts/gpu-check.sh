@@ -3,7 +3,8 @@
 # whether CUDA initialises; for the demo UNet, the tiny SAM2 fixtures (fp32 and fp16 encoders) and, when
 # present, the real-size hiera-tiny encoders: the provider in use, ONNX Runtime's nodes per provider
 # (the operators it left to the CPU), and the latency on CUDA against the CPU (`segrt bench`); then
-# the GPU memory over 1000 UNet runs (nvidia-smi). Exits non-zero when CUDA does not initialise, a
+# the GPU memory over 1000 UNet runs (nvidia-smi); where TensorRT initialises, the shape profiles it
+# is given and its engine build at the first start against the cache at the second. Exits non-zero when CUDA does not initialise, a
 # session is not on CUDA, or (STRICT=1) ONNX Runtime placed nodes on the CPU.
 #
 # UNTESTED ON A GPU: written on a machine without one; it has never run on a GPU. Checked only with
@@ -99,6 +100,31 @@ if [ -f "${r}_encoder.onnx" ]; then
   [ -f "${r}_encoder.fp16.onnx" ] && bench sam2_real_fp16 --encoder "${r}_encoder.fp16.onnx" --decoder "${r}_decoder.onnx"
 else
   echo "(no $s/real-size: export it with models/sam2/export_sam2.py --real-size for real-size GPU figures)"
+fi
+
+# TensorRT, where it initialises (TRT=0 skips it): the shape profile segrt gives a UNet with dynamic
+# axes (tiles of 256x256, batches of up to 4), the first start (engines built) against the second
+# (loaded from the cache folder), and a SAM2 pair's encoder and decoder profiles.
+if [ "${TRT:-1}" = 1 ] && [ "$provider" != cpu ] \
+  && tr -d '\n ' < "$out/providers.json" | grep -q "\"name\":\"TensorRT:$device\"[^}]*\"initialises\":true"; then
+  echo "== TensorRT"
+  cache=$out/trt-cache
+  rm -rf "$cache"
+  for start in first second; do
+    t0=$(date +%s%N)
+    if ! "$segrt" unet --model models/test/unet_dynamic.onnx --provider "tensorrt:$device" --trt-cache "$cache" \
+      --tile on --tile-size 256x256 --tile-overlap 32 --tile-batch 4 --out "$out/trt-unet" models/samples/lesion_03.png > "$out/trt-$start.txt" 2>&1; then
+      cat "$out/trt-$start.txt"; echo "gpu-check: FAIL: TensorRT UNet ($start start)"; failed=1; break
+    fi
+    echo "   $start start: $(( ($(date +%s%N) - t0) / 1000000 )) ms; $(grep -m1 "TensorRT shape profile" "$out/trt-$start.txt" || echo "no profile line")"
+  done
+  s2=models/sam2
+  if "$segrt" sam2 --encoder "$s2/sam2_tiny_sam2onnx_encoder.onnx" --decoder "$s2/sam2_tiny_sam2onnx_batched_decoder.onnx" \
+    --provider "tensorrt:$device" --trt-cache "$cache" --point 200,150 --out "$out/trt-sam2.png" models/samples/lesion_03.png > "$out/trt-sam2.txt" 2>&1; then
+    grep "TensorRT shape profile" "$out/trt-sam2.txt" | sed 's/^/   /'
+  else
+    cat "$out/trt-sam2.txt"; echo "gpu-check: FAIL: TensorRT SAM2 click"; failed=1
+  fi
 fi
 
 # GPU memory over many runs: sampled by nvidia-smi every 200 ms while one process runs the UNet

@@ -136,13 +136,22 @@ pub struct SessionArgs {
     gpu: GpuArgs,
 }
 
-/// A warning for each part that fell back to the CPU (`--fallback`), with the reason: `part` is the
-/// sentence's subject and verb ("the decoder runs").
+/// A warning for each part that fell back to the CPU (`--fallback`), with the reason, and under
+/// TensorRT the shape profile each part got: `part` is the sentence's subject and verb ("the decoder
+/// runs").
 pub fn warn_fallbacks(parts: &[(&str, &segrt::engine::ProviderReport)]) {
     for (part, report) in parts {
         if let Some(reason) = &report.fallback_reason {
             note!("warning: {part} on the CPU: {reason}");
         }
+        note_trt_profile(part, report);
+    }
+}
+
+/// Under TensorRT, the shape profile TensorRT was given, or why none ("the model runs with ...").
+pub fn note_trt_profile(part: &str, report: &segrt::engine::ProviderReport) {
+    if let Some(profile) = report.tensorrt_profile.as_ref().filter(|_| report.fallback_reason.is_none()) {
+        note!("{part} with TensorRT shape profile: {profile}");
     }
 }
 

@@ -114,6 +114,7 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
     let p = seg.provider();
     note!("model loaded in {load_ms:.1} ms; provider {}; model cache {}", p.in_use, seg.info().cache.status.as_str());
     note!("intensity: {}", seg.info().intensity);
+    crate::args::note_trt_profile("the model runs", p);
     if let Some(reason) = &p.fallback_reason {
         note!("warning: running on the CPU: {reason}");
     }
