@@ -2,7 +2,8 @@
 status (its SegStatus name), seg_last_error's text or, when a session was made, its session info's
 "provider" member, and the log callback's lines (the fallback warning, the GPU libraries preloaded).
 
-Usage: c_abi.py LIB ORT MODEL cuda|tensorrt require|fallback
+Usage: c_abi.py LIB ORT MODEL cuda|tensorrt require|fallback [FIELD=INT ...]
+(FIELD: a SegOptions field of ABI 1.0's layout set to an integer, e.g. tile_mode=1)
 """
 import ctypes as C
 import json
@@ -28,7 +29,8 @@ L.seg_set_log_callback.argtypes = [callback_type, C.c_void_p]
 L.seg_session_info.argtypes = [C.c_void_p, C.c_char_p, C.c_size_t, C.POINTER(C.c_size_t)]
 L.seg_set_log_callback(callback, None)
 
-options = segrt.options(provider=PROVIDERS[provider], provider_policy=POLICIES[policy])
+fields = dict((k, int(v)) for k, v in (a.split("=", 1) for a in sys.argv[6:]))
+options = segrt.options(provider=PROVIDERS[provider], provider_policy=POLICIES[policy], **fields)
 handle = C.c_void_p()
 status = L.seg_create(model.encode(), C.byref(options), C.byref(handle))
 print(f"status: {STATUS.get(status, status)}")

@@ -10,7 +10,8 @@
 #   c. with Debian's driver library (libcuda1 535 from bookworm non-free, checked against the signed
 #      archive index, unpacked with dpkg-deb -x, not installed, on LD_LIBRARY_PATH): the driver is too
 #      old for CUDA 13; ONNX Runtime's text names the option it was parsing (device_id, from segrt);
-#   d. TensorRT: TensorRT's libnvinfer.so.10 is named;
+#   d. TensorRT: TensorRT's libnvinfer.so.10 is named; the shape profile of a tiled dynamic UNet is
+#      derived and reported on the TensorRT path;
 #   e. segrt's preload list against ONNX Runtime's own list, the provider libraries' NEEDED entries and
 #      the Windows wheel's import tables, and the loader's log of a run (tests/gpu/preload_check.py).
 # A failure while ONNX Runtime creates the session (after the provider registered) is provoked by the
@@ -132,6 +133,18 @@ expect b.decoder-fallback "warning: the decoder runs on the CPU: CUDA:0 could no
 echo "== d. TensorRT (not in the wheels: its libraries are missing)"
 scenario d "$ort" tensorrt \
   "the TensorRT 10 library libnvinfer.so.10 could not be loaded: install TensorRT 10 for CUDA 13 and put its libraries beside ONNX Runtime"
+
+# The shape profile segrt derives for TensorRT, on the TensorRT path itself (reported although the
+# session falls back): a UNet with dynamic axes run in 256x256 tiles, up to 4 per run, gets one; whole
+# images at their own size get none, and the reason.
+echo "-- d, FALLBACK: the TensorRT shape profile of a tiled UNet with dynamic axes"
+run d.profile 0 "$python" tests/gpu/c_abi.py "$lib" "$ort" models/test/unet_dynamic.onnx tensorrt fallback \
+  tile_mode=1 tile_width=256 tile_height=256 tile_overlap=32 tile_batch=4
+expect d.profile '"tensorrt_profile": "image 1..4x3x256x256"'
+expect d.profile "log info: TensorRT shape profile: image 1..4x3x256x256"
+echo "-- d, FALLBACK: whole images at their own size: no profile, and why"
+run d.no-profile 0 "$python" tests/gpu/c_abi.py "$lib" "$ort" models/test/unet_dynamic.onnx tensorrt fallback
+expect d.no-profile "TensorRT shape profile: none: the model's height and width are dynamic and whole images run at their own size"
 
 echo "== e. the preload list"
 # The loader's own log of a run on CUDA: who opened which library, and what it searched for by name.
