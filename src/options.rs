@@ -332,7 +332,6 @@ pub fn max_intra_threads() -> usize {
 pub const MAX_SESSIONS: usize = 256;
 
 impl Options {
-    /// The options of a SAM2 prompt decoder: these, on `gpu.decoder_provider` where one is set.
     /// The shape profile TensorRT is given for this session's model: TensorRT is the provider,
     /// profiles are on, and one was derived.
     pub fn trt_profile_given(&self) -> Option<&crate::engine::trt_profile::ShapeProfile> {
@@ -360,6 +359,7 @@ impl Options {
         options
     }
 
+    /// The options of a SAM2 prompt decoder: these, on `gpu.decoder_provider` where one is set.
     pub fn for_decoder(&self) -> Options {
         let mut options = self.clone();
         if let Some(provider) = self.gpu.decoder_provider {

@@ -1,7 +1,6 @@
 //! Running a session: under the call's controls (cancellation) and the pool's arena policy.
 
 use ort::session::{Session, SessionInputs, SessionOutputs};
-
 use ort::value::ValueType;
 
 use super::trt_profile;
