@@ -350,9 +350,9 @@ impl Options {
     /// These options for a model whose shape profile `derive` gives, called only where TensorRT
     /// runs the model with profiles on, or runs are checked everywhere (tests): the model's
     /// protobuf is read for it.
-    pub fn with_shape_profile(&self, provider: Provider, derive: impl FnOnce() -> crate::engine::trt_profile::Derived) -> Options {
+    pub fn with_shape_profile(&self, derive: impl FnOnce() -> crate::engine::trt_profile::Derived) -> Options {
         let mut options = self.clone();
-        let where_used = provider == Provider::TensorRt || crate::engine::trt_profile::checked_everywhere();
+        let where_used = self.provider == Provider::TensorRt || crate::engine::trt_profile::checked_everywhere();
         if where_used && self.gpu.trt_profiles == TrtProfiles::Auto {
             options.gpu.shape_profile = derive();
         }

@@ -118,7 +118,7 @@ impl UnetSegmenter {
 
     fn build(model: Vec<u8>, path: Option<&Path>, options: Options) -> Result<Self> {
         options.validate()?;
-        let with_profile = options.with_shape_profile(options.provider, || Derived::new(trt_profile(&model, &options)));
+        let with_profile = options.with_shape_profile(|| Derived::new(trt_profile(&model, &options)));
         let sessions = SessionPool::new(model, path, &with_profile, GraphSharing::AtCreation)?;
         let (spec, inputs, outputs, normalisation) = sessions.with(|s, _| {
             let spec = UnetSpec::from_session(s, options.output_name.as_deref())?;

@@ -129,7 +129,7 @@ pub struct SessionArgs {
     /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
     #[arg(long, default_value = "cpu")]
     provider: String,
-    /// Build on the CPU (with the reason in "fallback_reason") when the provider cannot start, instead of failing
+    /// Run on the CPU when the provider cannot start (a warning gives the reason, as does "fallback_reason" in the session info), instead of failing
     #[arg(long)]
     fallback: bool,
     #[command(flatten)]

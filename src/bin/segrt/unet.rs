@@ -7,10 +7,10 @@ use image::{DynamicImage, GrayImage};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use segrt::image::intensity::Intensity;
-use segrt::options::{ProviderPolicy, ThresholdMode, TileMode};
+use segrt::options::{ThresholdMode, TileMode};
 use segrt::{Options, UnetSegmenter};
 
-use crate::args::{count, parse_provider, ArenaArgs, CacheArgs, GpuArgs, IntensityArgs, ModelArgs};
+use crate::args::{count, ArenaArgs, CacheArgs, IntensityArgs, ModelArgs, SessionArgs};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels};
 use crate::medical::{self, Volume};
 use crate::CliResult;
@@ -41,14 +41,8 @@ pub struct UnetArgs {
     /// ONNX Runtime intra-op threads (0 = one per physical core)
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = count)]
     threads: usize,
-    /// Execution provider: cpu, cuda[:ID], tensorrt[:ID], directml[:ID], openvino
-    #[arg(long, default_value = "cpu")]
-    provider: String,
-    /// Run on the CPU (with the reason printed) when the provider cannot start, instead of failing
-    #[arg(long)]
-    fallback: bool,
     #[command(flatten)]
-    gpu: GpuArgs,
+    session: SessionArgs,
     /// Tiled inference at full resolution: off, on, or auto (when the image is over twice the tile)
     #[arg(long, default_value = "off")]
     tile: String,
@@ -205,7 +199,6 @@ fn segment_volume(
 
 /// The session options the `unet` command's flags ask for.
 pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options> {
-    let (provider, device_id) = parse_provider(&args.provider)?;
     let (threshold_mode, threshold) = match args.threshold.trim() {
         "otsu" => (ThresholdMode::Otsu, 0.5),
         t => match t.parse::<f32>() {
@@ -216,9 +209,6 @@ pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options>
     };
     let mut options = Options {
         ort_path: ort,
-        provider,
-        device_id,
-        provider_policy: if args.fallback { ProviderPolicy::Fallback } else { ProviderPolicy::Require },
         intra_threads: args.threads,
         threshold_mode,
         threshold,
@@ -243,9 +233,9 @@ pub fn unet_options(args: &UnetArgs, ort: Option<PathBuf>) -> CliResult<Options>
         tile_batch: args.tile_batch,
         cache: args.cache.mode(),
         arena: args.arena.policy(),
-        gpu: args.gpu.options(),
         ..Options::default()
     };
+    args.session.apply(&mut options)?;
     args.model_args.apply(&mut options)?;
     Ok(options)
 }

@@ -169,15 +169,14 @@ impl Sam2Segmenter {
                     let io = [ein, eout, din, dout];
                     Ok((Sam2Spec::from_io(&io)?, io))
                 })
-                .clone()
+                .as_ref()
+                .map_err(String::clone)
         };
-        let encoder_options = options.with_shape_profile(options.provider, || {
-            Derived::new(pair().and_then(|(spec, io)| trt_profile::encoder_profile(&spec, &io[0])))
-        });
-        let decoder_options = options.for_decoder();
-        let decoder_options = decoder_options.with_shape_profile(decoder_options.provider, || {
-            Derived::new(pair().and_then(|(spec, io)| trt_profile::decoder_profile(&spec, &io[2], &io[1])))
-        });
+        let encoder_options =
+            options.with_shape_profile(|| Derived::new(pair().and_then(|(spec, io)| trt_profile::encoder_profile(spec, &io[0]))));
+        let decoder_options = options
+            .for_decoder()
+            .with_shape_profile(|| Derived::new(pair().and_then(|(spec, io)| trt_profile::decoder_profile(spec, &io[2], &io[1]))));
         // The two sessions are built at once: cold start is the longer of the two, not their sum.
         // Each is cached on its own (its own key, its own file).
         let (encoder, decoder) = std::thread::scope(|scope| {
