@@ -955,8 +955,9 @@ typedef struct SegPropagation {
   uint32_t struct_size;
   // A `SegTrackDirection` (default `SEG_TRACK_FORWARD`).
   int32_t direction;
-  // 1: start at `start_frame`; 0 (the default): at the earliest frame an object was prompted on
-  // (as the official predictor).
+  // 1: start at `start_frame`; 0 (the default): at the earliest conditioning frame of any object
+  // (a frame an object was prompted on before it was tracked there, prompts not yet propagated
+  // included; corrections of tracked frames do not count), as the official predictor.
   uint32_t use_start_frame;
   uint32_t reserved;
   // The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).
@@ -1572,8 +1573,8 @@ SegStatus seg_track_next(struct SegTrack *track,
 SegStatus seg_propagation_default(struct SegPropagation *request);
 
 // Propagates every object through the track's frames, as SAM2's `propagate_in_video`: from a start
-// frame (by default the earliest frame an object was prompted on) forward, in reverse, or both ways
-// (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
+// frame (by default the earliest conditioning frame of any object, see `SegPropagation`) forward, in
+// reverse, or both ways (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
 // (conditioning frames keep their output; frames tracked before are tracked again). Prompts given
 // since the last tracking are consolidated first. This is the volume workflow: click a structure on
 // a middle slice, propagate both ways, correct a slice, propagate again from there.

@@ -503,8 +503,8 @@ inline SegTrackOptions volume_options(std::uint32_t num_frames = 0, std::uint32_
     return o;
 }
 
-/// A propagation request (SegPropagation, `struct_size` set): `direction` from the earliest frame an
-/// object was prompted on (as the official predictor), to the end. Set `max_frames` on the result for a
+/// A propagation request (SegPropagation, `struct_size` set): `direction` from the earliest conditioning
+/// frame of any object, prompts not yet propagated included (as the official predictor), to the end. Set `max_frames` on the result for a
 /// frame budget from there.
 inline SegPropagation propagation(SegTrackDirection direction = SEG_TRACK_FORWARD) {
     SegPropagation p = SegPropagation();

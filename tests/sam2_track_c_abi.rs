@@ -1013,3 +1013,35 @@ fn a_track_called_from_its_own_frame_callback_refuses_instead_of_hanging() {
     assert_eq!((s.objects, s.frames), (1, 4), "nothing the callback asked for happened");
     assert_eq!(unsafe { seg_track_remove_object(t.0, 1) }, SegStatus::SEG_OK, "usable after the call: {}", last_error());
 }
+
+/// `seg_track_propagate(track, NULL, ...)` starts at the earliest conditioning frame of any object,
+/// pending prompts included (the official predictor consolidates them, then takes the minimum over
+/// every object's conditioning frames): an object already tracked from frame 3 and then clicked on
+/// frame 1 is propagated from frame 1; so after tracking a frame by hand instead of propagating.
+#[test]
+fn a_default_propagation_starts_at_the_earliest_prompt_pending_ones_included() {
+    let session = video_session();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let order = |d: &Delivered| d.frames.iter().map(|f| f.0).collect::<Vec<_>>();
+    for track_by_hand in [false, true] {
+        let t = track(&session, Some(volume_options(2)));
+        for f in &frames[..6] {
+            add_frame(&t, f).unwrap();
+        }
+        prompt(&t, 1, size, 3, 1, &[click(160.0, 100.0, 1)], None).unwrap();
+        if track_by_hand {
+            track_frame(&t, 1, size, 4).unwrap();
+        } else {
+            let (st, d) = propagate(&t, 1, size, None, None, ptr::null_mut());
+            assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+            assert_eq!(order(&d), [3, 4, 5]);
+        }
+        // Frame 1 was never tracked for object 1: the click makes it a conditioning frame.
+        prompt(&t, 1, size, 1, 1, &[click(150.0, 90.0, 1)], None).unwrap();
+        let (st, d) = propagate(&t, 1, size, None, None, ptr::null_mut());
+        assert_eq!(st, SegStatus::SEG_OK, "{}", last_error());
+        println!("tracked frame 4 by hand first: {track_by_hand}; default propagation visited {:?}", order(&d));
+        assert_eq!(order(&d), [1, 2, 3, 4, 5], "tracked frame 4 by hand first: {track_by_hand}");
+    }
+}

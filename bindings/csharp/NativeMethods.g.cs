@@ -581,8 +581,8 @@ namespace Segrt.Native
 
         /// <summary>
         ///  Propagates every object through the track's frames, as SAM2's `propagate_in_video`: from a start
-        ///  frame (by default the earliest frame an object was prompted on) forward, in reverse, or both ways
-        ///  (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
+        ///  frame (by default the earliest conditioning frame of any object, see `SegPropagation`) forward, in
+        ///  reverse, or both ways (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
         ///  (conditioning frames keep their output; frames tracked before are tracked again). Prompts given
         ///  since the last tracking are consolidated first. This is the volume workflow: click a structure on
         ///  a middle slice, propagate both ways, correct a slice, propagate again from there.
@@ -1374,8 +1374,9 @@ namespace Segrt.Native
         /// </summary>
         public int direction;
         /// <summary>
-        ///  1: start at `start_frame`; 0 (the default): at the earliest frame an object was prompted on
-        ///  (as the official predictor).
+        ///  1: start at `start_frame`; 0 (the default): at the earliest conditioning frame of any object
+        ///  (a frame an object was prompted on before it was tracked there, prompts not yet propagated
+        ///  included; corrections of tracked frames do not count), as the official predictor.
         /// </summary>
         public uint use_start_frame;
         public uint reserved;

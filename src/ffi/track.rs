@@ -324,8 +324,8 @@ pub unsafe extern "C" fn seg_propagation_default(request: *mut SegPropagation) -
 }
 
 /// Propagates every object through the track's frames, as SAM2's `propagate_in_video`: from a start
-/// frame (by default the earliest frame an object was prompted on) forward, in reverse, or both ways
-/// (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
+/// frame (by default the earliest conditioning frame of any object, see `SegPropagation`) forward, in
+/// reverse, or both ways (`request`, NULL = forward from the prompts to the end), each frame tracked for every object
 /// (conditioning frames keep their output; frames tracked before are tracked again). Prompts given
 /// since the last tracking are consolidated first. This is the volume workflow: click a structure on
 /// a middle slice, propagate both ways, correct a slice, propagate again from there.

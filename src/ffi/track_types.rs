@@ -52,8 +52,9 @@ pub struct SegPropagation {
     pub struct_size: u32,
     /// A `SegTrackDirection` (default `SEG_TRACK_FORWARD`).
     pub direction: i32,
-    /// 1: start at `start_frame`; 0 (the default): at the earliest frame an object was prompted on
-    /// (as the official predictor).
+    /// 1: start at `start_frame`; 0 (the default): at the earliest conditioning frame of any object
+    /// (a frame an object was prompted on before it was tracked there, prompts not yet propagated
+    /// included; corrections of tracked frames do not count), as the official predictor.
     pub use_start_frame: u32,
     pub reserved: u32,
     /// The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).

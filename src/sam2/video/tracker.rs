@@ -515,11 +515,12 @@ impl Tracker {
                 return Err(Error::invalid(format!("start frame {t}: the track has {n} frames (0 to {})", n.saturating_sub(1))))
             }
             Some(t) => t,
-            // The earliest conditioning frame (pending prompts become conditioning frames first).
+            // The earliest conditioning frame of any object, its pending prompts included (the
+            // predictor consolidates them into conditioning frames first, then takes the minimum).
             None => self
                 .objects
                 .iter()
-                .flat_map(|(_, o)| o.cond.keys().chain(o.temp_cond.keys()).next())
+                .flat_map(|(_, o)| o.cond.keys().chain(o.temp_cond.keys()))
                 .min()
                 .copied()
                 .ok_or_else(|| Error::invalid("no conditioning frame: prompt an object on a frame it was not tracked on"))?,
