@@ -959,6 +959,7 @@ typedef struct SegPropagation {
   // (a frame an object was prompted on before it was tracked there, prompts not yet propagated
   // included; corrections of tracked frames do not count), as the official predictor.
   uint32_t use_start_frame;
+  // Must be 0.
   uint32_t reserved;
   // The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).
   int64_t start_frame;

@@ -1045,3 +1045,26 @@ fn a_default_propagation_starts_at_the_earliest_prompt_pending_ones_included() {
         assert_eq!(order(&d), [1, 2, 3, 4, 5], "tracked frame 4 by hand first: {track_by_hand}");
     }
 }
+
+/// `SegPropagation.reserved` must be 0, as every reserved field: a request with garbage there is
+/// refused before anything runs, so the field can be given a meaning later.
+#[test]
+fn a_propagation_request_with_a_reserved_field_set_is_refused() {
+    let session = video_session();
+    let frames = frames();
+    let size = (frames[0].w, frames[0].h);
+    let t = track(&session, Some(volume_options(2)));
+    for f in &frames[..3] {
+        add_frame(&t, f).unwrap();
+    }
+    prompt(&t, 1, size, 0, 1, &[click(160.0, 100.0, 1)], None).unwrap();
+    let request = SegPropagation { reserved: 7, ..propagation(SegTrackDirection::SEG_TRACK_FORWARD, None, -1) };
+    let (st, d) = propagate(&t, 1, size, Some(&request), None, ptr::null_mut());
+    println!("reserved 7: {st:?} \"{}\"", last_error());
+    assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
+    assert!(last_error().contains("SegPropagation.reserved must be 0"), "{}", last_error());
+    assert!(d.frames.is_empty() && d.out.as_ref().unwrap().untouched());
+    assert_eq!(state(&t).held_outputs, 1, "nothing was tracked");
+    let (st, d) = propagate(&t, 1, size, Some(&propagation(SegTrackDirection::SEG_TRACK_FORWARD, None, -1)), None, ptr::null_mut());
+    assert_eq!((st, d.frames.len()), (SegStatus::SEG_OK, 3), "{}", last_error());
+}

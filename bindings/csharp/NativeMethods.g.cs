@@ -1379,6 +1379,9 @@ namespace Segrt.Native
         ///  included; corrections of tracked frames do not count), as the official predictor.
         /// </summary>
         public uint use_start_frame;
+        /// <summary>
+        ///  Must be 0.
+        /// </summary>
         public uint reserved;
         /// <summary>
         ///  The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).

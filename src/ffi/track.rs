@@ -364,6 +364,9 @@ pub unsafe extern "C" fn seg_track_propagate(
         with_track(track, control, |tracker| {
             // SAFETY: NULL or valid for its `struct_size` (the contract).
             let raw = unsafe { read_versioned(request, SegPropagation::defaults())? };
+            if raw.reserved != 0 {
+                return Err(Error::invalid("SegPropagation.reserved must be 0"));
+            }
             let start_frame = match raw.use_start_frame {
                 0 => None,
                 1 => Some(frame_index(tracker, raw.start_frame).map_err(|e| e.context("SegPropagation.start_frame"))?),

@@ -56,6 +56,7 @@ pub struct SegPropagation {
     /// (a frame an object was prompted on before it was tracked there, prompts not yet propagated
     /// included; corrections of tracked frames do not count), as the official predictor.
     pub use_start_frame: u32,
+    /// Must be 0.
     pub reserved: u32,
     /// The frame to start from when `use_start_frame` is 1 (an index; -1 = the last frame, ...).
     pub start_frame: i64,
