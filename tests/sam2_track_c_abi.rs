@@ -351,9 +351,9 @@ fn bad_input_is_refused_before_anything_changes() {
     assert!(msg.contains("frame 5: the track has 1 frames"), "{msg}");
     // Bad prompts: no point and no box, a label of 2, a reversed box.
     for (points, bbox, expected) in [
-        (vec![], None, "give a box or 1 to"),
+        (vec![], None, "no prompt: give at least one point or a box"),
         (vec![click(1.0, 1.0, 2)], None, "label 2"),
-        (vec![], Some(SegBox { x1: 50.0, y1: 50.0, x2: 10.0, y2: 60.0 }), "x1 <= x2"),
+        (vec![], Some(SegBox { x1: 50.0, y1: 50.0, x2: 10.0, y2: 60.0 }), "must have x2 > x1 and y2 > y1"),
     ] {
         let (st, msg) = status(prompt(&t, 1, size, 0, 1, &points, bbox));
         assert_eq!(st, SegStatus::SEG_INVALID_ARGUMENT);
@@ -1067,4 +1067,65 @@ fn a_propagation_request_with_a_reserved_field_set_is_refused() {
     assert_eq!(state(&t).held_outputs, 1, "nothing was tracked");
     let (st, d) = propagate(&t, 1, size, Some(&propagation(SegTrackDirection::SEG_TRACK_FORWARD, None, -1)), None, ptr::null_mut());
     assert_eq!((st, d.frames.len()), (SegStatus::SEG_OK, 3), "{}", last_error());
+}
+
+/// A track's clicks and boxes are checked as an image's are (`seg_run_sam2_points`): the same
+/// prompts are refused with the same messages, and the track is unchanged.
+#[test]
+fn track_prompts_are_checked_as_image_prompts_are() {
+    let frames = frames();
+    let f = &frames[0];
+    let size = (f.w, f.h);
+    let image = create_sam2("sam2_tiny_samexporter_encoder.onnx", "sam2_tiny_samexporter_decoder.onnx").unwrap();
+    let desc = rgb_image(f);
+    let image_error = |points: &[SegPoint], bbox: Option<SegBox>| {
+        let mut mask = vec![0u8; f.w * f.h];
+        let m = SegMask { data: mask.as_mut_ptr(), width: f.w as i32, height: f.h as i32, stride: 0 };
+        let pts = if points.is_empty() { ptr::null() } else { points.as_ptr() };
+        let b = bbox.as_ref().map_or(ptr::null(), |b| b as *const SegBox);
+        let st = unsafe {
+            seg_run_sam2_points(
+                image.0,
+                &desc,
+                pts,
+                points.len(),
+                b,
+                ptr::null(),
+                0,
+                0,
+                &m,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            )
+        };
+        (st, last_error())
+    };
+    let session = video_session();
+    let t = track(&session, Some(volume_options(2)));
+    add_frame(&t, f).unwrap();
+    prompt(&t, 1, size, 0, 1, &[click(160.0, 100.0, 1)], None).unwrap();
+    let before = state(&t);
+    let far_box = SegBox { x1: 5000.0, y1: 5000.0, x2: 9000.0, y2: 9000.0 };
+    let flat_box = SegBox { x1: 50.0, y1: 60.0, x2: 50.0, y2: 90.0 };
+    let mut differ = Vec::new();
+    for (what, points, bbox) in [
+        ("a click far outside", vec![click(1e9, -5e8, 1)], None),
+        ("a box far outside", vec![], Some(far_box)),
+        ("a zero-width box", vec![], Some(flat_box)),
+        ("a click on the edge outside", vec![click(size.0 as f32 + 0.5, 10.0, 1)], None),
+    ] {
+        let (image_status, image_message) = image_error(&points, bbox);
+        assert_eq!(image_status, SegStatus::SEG_INVALID_ARGUMENT, "{what}: the image path refuses it");
+        let got = prompt(&t, 1, size, 0, 1, &points, bbox);
+        println!("{what}: image {image_status:?} \"{image_message}\"; track {:?}", got.as_ref().map(|_| "SEG_OK").map_err(|e| e.clone()));
+        if got.map(|_| ()).err() != Some((image_status, image_message)) {
+            differ.push(what);
+        }
+    }
+    assert!(differ.is_empty(), "not refused as on an image: {differ:?}");
+    let after = state(&t);
+    assert_eq!((before.objects, before.held_outputs), (after.objects, after.held_outputs), "the track is unchanged");
+    // Inside the frame, the edge included, a prompt is taken as on an image.
+    prompt(&t, 2, size, 0, 2, &[click(size.0 as f32, size.1 as f32, 1)], Some(SegBox { x1: 0.0, y1: 0.0, x2: 40.0, y2: 30.0 })).unwrap();
 }

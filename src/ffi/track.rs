@@ -165,7 +165,8 @@ pub unsafe extern "C" fn seg_track_add_frame(
 
 /// Prompts one object on a frame already added (`frame`: its index; -1 = the last frame added, -2
 /// the one before, ...): clicks (`points`, label 1 = object, 0 = not the object) and/or a box, in
-/// the frame's pixels. The prompt replaces earlier clicks of this object on this frame. A new
+/// the frame's pixels, checked as `seg_run_sam2_points` checks them (finite, inside the frame, labels
+/// 0 or 1, a box with x2 > x1 and y2 > y1). The prompt replaces earlier clicks of this object on this frame. A new
 /// `object_id` starts a new object, on any frame, also after tracking started (each object is
 /// tracked on its own; it has no output on frames before it was tracked there). A prompt on a frame
 /// not yet tracked for this object makes it a conditioning frame; on a tracked frame it corrects

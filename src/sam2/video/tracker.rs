@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::image::intensity::{mapped_rgb8, mapping_for};
 use crate::image::resize::resize_pil_bicubic;
 use crate::image::ImageView;
+use crate::sam2::image::prompt::{validate_prompt, BoxPrompt, Point, Prompt};
 
 use super::memory::{Features, ObjectState};
 use super::metadata::VideoMetadata;
@@ -425,24 +426,20 @@ impl Tracker {
     ) -> Result<FrameMasks> {
         self.check_reachable(frame)?;
         let (w, h) = self.size.ok_or_else(|| Error::internal("no frame size"))?;
-        if (points.is_empty() && bbox.is_none()) || points.len() != labels.len() || points.len() > MAX_VIDEO_POINTS {
+        if points.len() != labels.len() || points.len() > MAX_VIDEO_POINTS {
             return Err(Error::invalid(format!(
                 "{} points and {} labels: give a box or 1 to {MAX_VIDEO_POINTS} points, one label each",
                 points.len(),
                 labels.len()
             )));
         }
-        if let Some(p) = points.iter().find(|p| !p[0].is_finite() || !p[1].is_finite()) {
-            return Err(Error::invalid(format!("point {p:?} is not finite")));
-        }
-        if let Some(l) = labels.iter().find(|l| !matches!(l, 0 | 1)) {
-            return Err(Error::invalid(format!("label {l}: labels are 1 (positive) or 0 (negative)")));
-        }
-        if let Some(b) = bbox {
-            if b.iter().any(|v| !v.is_finite()) || b[2] < b[0] || b[3] < b[1] {
-                return Err(Error::invalid(format!("box {b:?}: give finite (x1, y1, x2, y2) with x1 <= x2 and y1 <= y2")));
-            }
-        }
+        // The image predictor's checks and messages: finite, inside the frame, labels 0/1, a box with area.
+        let as_image_prompt = Prompt {
+            points: points.iter().zip(labels).map(|(p, &label)| Point { x: p[0], y: p[1], label }).collect(),
+            bbox: bbox.map(|[x1, y1, x2, y2]| BoxPrompt { x1, y1, x2, y2 }),
+            ..Prompt::default()
+        };
+        validate_prompt(&as_image_prompt, w, h)?;
         let (mut points, mut labels) = (points.to_vec(), labels.to_vec());
         if let Some(b) = bbox {
             points.splice(0..0, [[b[0], b[1]], [b[2], b[3]]]);
