@@ -527,6 +527,10 @@ typedef int32_t (*SegProgressCallback)(int32_t stage, float fraction, void *user
 // 4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
 //    (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
 //
+// Finite pixels never become NaN or Inf: a rescale that overflows a double at the image's smallest or
+// largest value (with `SEG_INTENSITY_NONE`: float32, what the model takes) is refused by the call
+// (`SEG_INVALID_ARGUMENT`), as is a min-max or percentile range whose width overflows a double.
+//
 // Start from `seg_intensity_default` (per-image min-max -> 0..255, the stage 16-bit and float
 // images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&i);`.
 typedef struct SegIntensity {
@@ -543,14 +547,15 @@ typedef struct SegIntensity {
   // Modality rescale (default 1 and 0). Slope must not be 0.
   double slope;
   double intercept;
-  // `SEG_INTENSITY_WINDOW`: the window in rescaled units (`high > low`; for centre/width use
-  // `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
+  // `SEG_INTENSITY_WINDOW`: the window in rescaled units (finite, `high > low`, `high - low` finite;
+  // for centre/width use `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
   double low;
   double high;
   // `SEG_INTENSITY_PERCENTILES`: 0..100, low < high (default 0.5 and 99.5).
   double percentile_low;
   double percentile_high;
-  // The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels).
+  // The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels);
+  // within float32's range.
   double out_low;
   double out_high;
 } SegIntensity;
@@ -1058,12 +1063,15 @@ SegStatus seg_intensity_default(struct SegIntensity *intensity);
 
 // Sets `*intensity` to the window given as centre and width (DICOM WindowCenter/WindowWidth):
 // `range = SEG_INTENSITY_WINDOW`, `low = centre - width/2`, `high = centre + width/2`; other fields
-// are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive or a value
-// that is not finite. Thread safety: any thread.
+// are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive, a value
+// that is not finite, or a window `seg_set_intensity` would refuse: an end that overflows (`high` =
+// +Inf) or a width below the centre's precision (`low == high` once rounded). Thread safety: any thread.
 //
 // # Safety
 // `intensity` must be NULL or point to `intensity->struct_size` readable and writable bytes.
-SegStatus seg_intensity_set_window(struct SegIntensity *intensity, double centre, double width);
+SegStatus seg_intensity_set_window(struct SegIntensity *intensity,
+                                   double centre,
+                                   double width);
 
 // Sets the intensity stage of `session` (UNet, SAM2 image or SAM2 video; for a video session it
 // applies to the frames every one of its tracks adds later). NULL = back to the default: 8-bit

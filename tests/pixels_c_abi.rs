@@ -380,3 +380,69 @@ fn the_window_may_change_from_another_thread_during_clicks() {
         }
     });
 }
+
+/// The intensity stage never makes NaN or Inf from finite pixels: a rescale that overflows (a float
+/// image near ±FLT_MAX, a slope of 1e300) is refused by the run instead of feeding the model NaN, and
+/// a window that cannot be used is refused by `seg_intensity_set_window` itself, not one call later.
+#[test]
+fn the_intensity_stage_refuses_what_would_overflow_and_bad_windows_at_once() {
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let (w, h) = (8usize, 4usize);
+    let run_status = |img: &SegImage| -> (SegStatus, String) {
+        let mut mask = vec![0xABu8; w * h];
+        let m = SegMask { data: mask.as_mut_ptr(), width: w as i32, height: h as i32, stride: 0 };
+        let st = unsafe { seg_run_unet(s.0, img, &m, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
+        if st != SegStatus::SEG_OK {
+            assert!(mask.iter().all(|v| *v == 0xAB), "mask written on failure");
+        }
+        (st, last_error())
+    };
+    let floats = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let near_max: Vec<f32> = (0..w * h).map(|i| if i % 2 == 0 { f32::MAX } else { -f32::MAX }).collect();
+    let near_max = floats(&near_max);
+    let gray16: Vec<u8> = (0..w * h).flat_map(|i| ((i * 2000) as u16).to_le_bytes()).collect();
+    let mut refused = Vec::new();
+    let percentiles = SegIntensityRange::SEG_INTENSITY_PERCENTILES as i32;
+    let f32_image = SegPixelFormat::SEG_FORMAT_GRAY32F;
+    for (what, setting, bytes, format) in [
+        ("float pixels near ±FLT_MAX, slope 1e300, min-max", SegIntensity { slope: 1e300, ..intensity_default() }, &near_max, f32_image),
+        (
+            "float pixels near ±FLT_MAX, slope 2, no range",
+            SegIntensity { slope: 2.0, range: SegIntensityRange::SEG_INTENSITY_NONE as i32, ..intensity_default() },
+            &near_max,
+            f32_image,
+        ),
+        // Each end fits a double, the width between them does not.
+        ("float pixels near ±FLT_MAX, slope 5e269, min-max", SegIntensity { slope: 5e269, ..intensity_default() }, &near_max, f32_image),
+        (
+            "16-bit pixels, slope 1e305, percentiles",
+            SegIntensity { slope: 1e305, range: percentiles, ..intensity_default() },
+            &gray16,
+            SegPixelFormat::SEG_FORMAT_GRAY16,
+        ),
+    ] {
+        assert_eq!(set(&s, Some(&setting)), SegStatus::SEG_OK, "{what}: {}", last_error());
+        let (st, msg) = run_status(&image_desc(bytes, w, h, 0, format));
+        println!("{what}: {st:?} \"{msg}\"");
+        if st == SegStatus::SEG_INVALID_ARGUMENT && (msg.contains("overflows") || msg.contains("wider than a float64")) {
+            refused.push(what);
+        }
+    }
+    // The same pixels under a rescale that fits run.
+    assert_eq!(set(&s, Some(&intensity_default())), SegStatus::SEG_OK);
+    assert_eq!(run_status(&image_desc(&near_max, w, h, 0, SegPixelFormat::SEG_FORMAT_GRAY32F)).0, SegStatus::SEG_OK, "{}", last_error());
+    // Windows the helper cannot make: +Inf at the top, low == high after rounding.
+    let mut windows = Vec::new();
+    for (centre, width) in [(1.7e308, 1.7e308), (1e20, 1.0)] {
+        let mut i = intensity_default();
+        let st = unsafe { seg_intensity_set_window(&mut i, centre, width) };
+        println!("seg_intensity_set_window({centre:e}, {width:e}): {st:?} \"{}\", low {:e} high {:e}", last_error(), i.low, i.high);
+        windows.push((st, i.range, i.low, i.high));
+    }
+    let defaults = intensity_default();
+    assert!(
+        windows.iter().all(|w| *w == (SegStatus::SEG_INVALID_ARGUMENT, defaults.range, defaults.low, defaults.high)),
+        "every unusable window refused at once, nothing written: {windows:?}"
+    );
+    assert_eq!(refused.len(), 4, "refused with an overflow message: {refused:?}");
+}

@@ -655,8 +655,9 @@ namespace Segrt.Native
         /// <summary>
         ///  Sets `*intensity` to the window given as centre and width (DICOM WindowCenter/WindowWidth):
         ///  `range = SEG_INTENSITY_WINDOW`, `low = centre - width/2`, `high = centre + width/2`; other fields
-        ///  are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive or a value
-        ///  that is not finite. Thread safety: any thread.
+        ///  are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive, a value
+        ///  that is not finite, or a window `seg_set_intensity` would refuse: an end that overflows (`high` =
+        ///  +Inf) or a width below the centre's precision (`low == high` once rounded). Thread safety: any thread.
         ///
         ///  # Safety
         ///  `intensity` must be NULL or point to `intensity-&gt;struct_size` readable and writable bytes.
@@ -989,6 +990,10 @@ namespace Segrt.Native
     ///  4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
     ///     (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
     ///
+    ///  Finite pixels never become NaN or Inf: a rescale that overflows a double at the image's smallest or
+    ///  largest value (with `SEG_INTENSITY_NONE`: float32, what the model takes) is refused by the call
+    ///  (`SEG_INVALID_ARGUMENT`), as is a min-max or percentile range whose width overflows a double.
+    ///
     ///  Start from `seg_intensity_default` (per-image min-max -&gt; 0..255, the stage 16-bit and float
     ///  images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&amp;i);`.
     /// </summary>
@@ -1019,8 +1024,8 @@ namespace Segrt.Native
         public double slope;
         public double intercept;
         /// <summary>
-        ///  `SEG_INTENSITY_WINDOW`: the window in rescaled units (`high &gt; low`; for centre/width use
-        ///  `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
+        ///  `SEG_INTENSITY_WINDOW`: the window in rescaled units (finite, `high &gt; low`, `high - low` finite;
+        ///  for centre/width use `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
         /// </summary>
         public double low;
         public double high;
@@ -1030,7 +1035,8 @@ namespace Segrt.Native
         public double percentile_low;
         public double percentile_high;
         /// <summary>
-        ///  The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels).
+        ///  The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels);
+        ///  within float32's range.
         /// </summary>
         public double out_low;
         public double out_high;

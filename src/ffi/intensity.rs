@@ -3,7 +3,7 @@
 //! `seg_set_intensity`. The formulas live in `image::intensity`.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::intensity::{Intensity, Range};
+use crate::image::intensity::{check_window, short, Intensity, Range};
 
 use super::boundary::guard;
 use super::enums::SegStatus;
@@ -35,6 +35,10 @@ pub enum SegIntensityRange {
 /// 4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
 ///    (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
 ///
+/// Finite pixels never become NaN or Inf: a rescale that overflows a double at the image's smallest or
+/// largest value (with `SEG_INTENSITY_NONE`: float32, what the model takes) is refused by the call
+/// (`SEG_INVALID_ARGUMENT`), as is a min-max or percentile range whose width overflows a double.
+///
 /// Start from `seg_intensity_default` (per-image min-max -> 0..255, the stage 16-bit and float
 /// images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&i);`.
 #[repr(C)]
@@ -53,14 +57,15 @@ pub struct SegIntensity {
     /// Modality rescale (default 1 and 0). Slope must not be 0.
     pub slope: f64,
     pub intercept: f64,
-    /// `SEG_INTENSITY_WINDOW`: the window in rescaled units (`high > low`; for centre/width use
-    /// `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
+    /// `SEG_INTENSITY_WINDOW`: the window in rescaled units (finite, `high > low`, `high - low` finite;
+    /// for centre/width use `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
     pub low: f64,
     pub high: f64,
     /// `SEG_INTENSITY_PERCENTILES`: 0..100, low < high (default 0.5 and 99.5).
     pub percentile_low: f64,
     pub percentile_high: f64,
-    /// The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels).
+    /// The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels);
+    /// within float32's range.
     pub out_low: f64,
     pub out_high: f64,
 }
@@ -135,8 +140,9 @@ pub unsafe extern "C" fn seg_intensity_default(intensity: *mut SegIntensity) -> 
 
 /// Sets `*intensity` to the window given as centre and width (DICOM WindowCenter/WindowWidth):
 /// `range = SEG_INTENSITY_WINDOW`, `low = centre - width/2`, `high = centre + width/2`; other fields
-/// are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive or a value
-/// that is not finite. Thread safety: any thread.
+/// are kept. `SEG_INVALID_ARGUMENT` (nothing written) for a width that is not positive, a value
+/// that is not finite, or a window `seg_set_intensity` would refuse: an end that overflows (`high` =
+/// +Inf) or a width below the centre's precision (`low == high` once rounded). Thread safety: any thread.
 ///
 /// # Safety
 /// `intensity` must be NULL or point to `intensity->struct_size` readable and writable bytes.
@@ -153,8 +159,10 @@ pub unsafe extern "C" fn seg_intensity_set_window(intensity: *mut SegIntensity, 
         let n = unsafe { out_size(intensity)? };
         // SAFETY: as above.
         let mut value = unsafe { read_versioned(intensity, SegIntensity::defaults())? };
+        let (low, high) = (centre - width / 2.0, centre + width / 2.0);
+        check_window(low, high).map_err(|e| e.context(format!("window centre {}, width {}", short(centre), short(width))))?;
         value.range = SegIntensityRange::SEG_INTENSITY_WINDOW as i32;
-        (value.low, value.high) = (centre - width / 2.0, centre + width / 2.0);
+        (value.low, value.high) = (low, high);
         // SAFETY: `n` writable bytes, checked by `out_size`.
         unsafe { write_versioned(&value, intensity, n) };
         Ok(())

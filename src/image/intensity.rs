@@ -11,6 +11,10 @@
 //!    With range none, `v' = v`. When `high == low` (a flat image under min-max or percentiles)
 //!    every pixel maps to `out_low`.
 //!
+//! Finite pixels never become NaN or Inf: settings that could (a window without a finite width, an
+//! output range beyond float32) are refused when set, a rescale that overflows at an image's extreme
+//! values is refused for that image.
+//!
 //! A session without settings keeps 8-bit images exactly as before (no stage at all) and maps
 //! 16-bit and float images by [`Intensity::default`]: per-image min-max to 0..255, so the model's
 //! scale/mean/std and every SAM convention apply unchanged.
@@ -92,17 +96,16 @@ impl Intensity {
         }
         finite(self.out_low, "out_low")?;
         finite(self.out_high, "out_high")?;
+        // The stage's output reaches the model as float32.
+        if self.range != Range::None && self.out_low.abs().max(self.out_high.abs()) > f32::MAX as f64 {
+            return Err(Error::invalid(format!(
+                "intensity output range {}..{} lies beyond float32's range (the model takes float32)",
+                self.out_low, self.out_high
+            )));
+        }
         match self.range {
             Range::None | Range::MinMax => {}
-            Range::Window { low, high } => {
-                finite(low, "window low")?;
-                finite(high, "window high")?;
-                if high <= low {
-                    return Err(Error::invalid(format!(
-                        "intensity window {low}..{high} has zero or negative width: high must be above low"
-                    )));
-                }
-            }
+            Range::Window { low, high } => check_window(low, high)?,
             Range::Percentiles { low, high } => {
                 if !(0.0..=100.0).contains(&low) || !(0.0..=100.0).contains(&high) || high <= low {
                     return Err(Error::invalid(format!(
@@ -170,6 +173,7 @@ impl Intensity {
                 }
             }
         }
+        check_rescaled(self, min, max)?;
         let rescale = |v: f64| v * self.slope + self.intercept;
         let ordered = |a: f64, b: f64| if a <= b { (a, b) } else { (b, a) };
         let (low, high) = match self.range {
@@ -181,6 +185,13 @@ impl Intensity {
                 ordered(rescale(percentile(&values, low)), rescale(percentile(&values, high)))
             }
         };
+        if !(high - low).is_finite() {
+            return Err(Error::invalid(format!(
+                "the image's rescaled range {}..{} is wider than a float64 holds: check the slope and intercept",
+                short(low),
+                short(high)
+            )));
+        }
         Ok(Mapping { slope: self.slope, intercept: self.intercept, window: Some((low, high)), out: (self.out_low, self.out_high) })
     }
 
@@ -197,6 +208,55 @@ impl Intensity {
             _ => None,
         }
     }
+}
+
+/// A number for a message: as written for everyday values, in exponent form for huge or tiny ones
+/// (Rust writes 1e300 out in 301 digits).
+pub fn short(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A window `[low, high]` the stage can use: both ends finite, `high > low`, and a width a float64
+/// holds (a wider one would divide by infinity).
+pub fn check_window(low: f64, high: f64) -> Result<()> {
+    let (l, h) = (short(low), short(high));
+    for (v, what) in [(low, "low"), (high, "high")] {
+        if !v.is_finite() {
+            return Err(Error::invalid(format!("intensity window {what} is {v}: it must be a finite number")));
+        }
+    }
+    if high <= low {
+        return Err(Error::invalid(format!("intensity window {l}..{h} has zero or negative width: high must be above low")));
+    }
+    if !(high - low).is_finite() {
+        return Err(Error::invalid(format!("intensity window {l}..{h}: its width overflows a float64")));
+    }
+    Ok(())
+}
+
+/// Refuses a rescale that overflows for the image's extreme stored values (`min`, `max`): the stage
+/// is monotonic, so every other value lies between, and finite pixels never become NaN or Inf.
+fn check_rescaled(intensity: &Intensity, min: f64, max: f64) -> Result<()> {
+    // Values that pass through unmapped reach the model as float32; mapped ones only need a float64.
+    let limit = if intensity.range == Range::None { f32::MAX as f64 } else { f64::MAX };
+    for stored in [min, max] {
+        let v = stored * intensity.slope + intensity.intercept;
+        if !(v.abs() <= limit) {
+            return Err(Error::invalid(format!(
+                "pixel value {} rescaled (* {} + {}) is {}: the rescale overflows {}; check the slope and intercept",
+                short(stored),
+                short(intensity.slope),
+                short(intensity.intercept),
+                short(v),
+                if intensity.range == Range::None { "float32, which the model takes" } else { "a float64" }
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// numpy's `percentile` with its default linear interpolation, of sorted values.
@@ -384,6 +444,8 @@ mod tests {
             Intensity { slope: 0.0, ..Intensity::default() },
             Intensity { bits: 17, ..Intensity::default() },
             Intensity { out_low: 1.0, out_high: 1.0, ..Intensity::default() },
+            Intensity { out_high: 1e300, ..Intensity::default() },
+            Intensity { range: Range::Window { low: -1e308, high: 1e308 }, ..Intensity::default() },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }
