@@ -630,7 +630,8 @@ typedef struct SegOptions {
   // (`SEG_MODEL_INVALID`); 0 = default 2 GiB (ONNX's protobuf limit).
   uint64_t max_model_bytes;
   // Memory budget of one UNet or segment-everything call: segrt's own buffers (input tensors, score
-  // maps, tiles) and ONNX Runtime's working memory for its runs, which the first run of a model at an
+  // maps, tiles; for a UNet, the float planes and percentile samples of the intensity stage that
+  // 16-bit and float images go through) and ONNX Runtime's working memory for its runs, which the first run of a model at an
   // input size measures (one tile, one prompt); tile and prompt batches then shrink to what fits. A call that cannot fit is refused with
   // `SEG_OUT_OF_MEMORY` and the figures. 0 = default 8 GiB. The model's weights are not counted.
   uint64_t max_memory_bytes;

@@ -227,3 +227,90 @@ fn tile_batches_fit_the_memory_budget_onnx_runtime_included() {
     assert!(statuses[1].1.contains("ONNX Runtime's working memory for a tile (measured)"), "{}", statuses[1].1);
     assert!(mask.iter().all(|v| *v == 7), "a refused call wrote its mask");
 }
+
+/// `max_memory_bytes` covers the intensity stage's buffers: the float planes a 16-bit or float image
+/// is mapped into and the percentile samples. Under a 32 MiB budget, a 4000x3000 8-bit RGB picture
+/// runs; the same picture as float RGB, as 16-bit gray (min-max or percentiles) and a tiled
+/// percentile run are refused with `SEG_OUT_OF_MEMORY` naming the part that does not fit, before they
+/// allocate it; a 1000x750 16-bit picture with percentiles fits and runs. No call, refused or not,
+/// grows the process by more than the budget.
+#[test]
+fn the_memory_budget_covers_the_intensity_stage() {
+    const BUDGET: u64 = 32 << 20;
+    if peak_since_reset().is_none() {
+        println!("no peak resident figure on this system: the budget is not checked");
+        return;
+    }
+    let noise = |n: usize| -> Vec<u16> {
+        let mut seed = 11u32;
+        (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+                (seed >> 16) as u16
+            })
+            .collect()
+    };
+    let (w, h) = (4000usize, 3000usize);
+    let rgb8: Vec<u8> = noise(w * h * 3).iter().map(|v| (v >> 8) as u8).collect();
+    let rgb96f: Vec<u8> = rgb8.iter().flat_map(|v| (*v as f32).to_le_bytes()).collect();
+    let gray16: Vec<u8> = noise(w * h).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (sw, sh) = (1000usize, 750usize);
+    let small16: Vec<u8> = noise(sw * sh).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut percentiles: SegIntensity = unsafe { std::mem::zeroed() };
+    percentiles.struct_size = std::mem::size_of::<SegIntensity>() as u32;
+    assert_eq!(unsafe { seg_intensity_default(&mut percentiles) }, SegStatus::SEG_OK);
+    percentiles.range = SegIntensityRange::SEG_INTENSITY_PERCENTILES as i32;
+
+    let whole = SegOptions { max_memory_bytes: BUDGET, ..default_options() };
+    let tiled = SegOptions { max_memory_bytes: BUDGET, ..tiled_options(SegTileMode::SEG_TILE_ON as i32) };
+    // 3000x2000 16-bit RGB for a 1-channel model under 64 MiB: one float plane (24 MB, with ONNX
+    // Runtime's working memory some 45 MB) fits, the percentile samples of its three colours (72 MB) do not.
+    let (cw, ch) = (3000usize, 2000usize);
+    let whole64 = SegOptions { max_memory_bytes: 64 << 20, ..default_options() };
+    let rgb48: Vec<u8> = noise(cw * ch * 3).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let (planes, samples) = (Some("the intensity stage's float planes"), Some("the percentile samples"));
+    let (gray, rgb, float_rgb) = (SegPixelFormat::SEG_FORMAT_GRAY16, SegPixelFormat::SEG_FORMAT_RGB48, SegPixelFormat::SEG_FORMAT_RGB96F);
+    type Case<'a> = (&'a str, &'a str, SegOptions, bool, &'a [u8], (usize, usize), SegPixelFormat, Option<&'a str>);
+    let cases: [Case; 7] = [
+        ("8-bit RGB", "demo_unet.onnx", whole, false, &rgb8, (w, h), SegPixelFormat::SEG_FORMAT_RGB24, None),
+        ("float RGB", "demo_unet.onnx", whole, false, &rgb96f, (w, h), float_rgb, planes),
+        ("16-bit gray, min-max", "demo_unet.onnx", whole, false, &gray16, (w, h), gray, planes),
+        ("16-bit gray, percentiles", "demo_unet.onnx", whole, true, &gray16, (w, h), gray, planes),
+        ("16-bit gray, percentiles, tiled", "demo_unet.onnx", tiled, true, &gray16, (w, h), gray, Some("the blended score maps")),
+        ("3000x2000 16-bit RGB, percentiles, 1-channel model", "test/unet_gray.onnx", whole64, true, &rgb48, (cw, ch), rgb, samples),
+        ("1000x750 16-bit gray, percentiles", "demo_unet.onnx", whole, true, &small16, (sw, sh), gray, None),
+    ];
+    let mut wrong = Vec::new();
+    for (what, model_name, options, use_percentiles, pixels, (iw, ih), format, refused_for) in cases {
+        let s = create(&model(model_name), Some(&options)).unwrap();
+        if use_percentiles {
+            assert_eq!(unsafe { seg_set_intensity(s.0, &percentiles) }, SegStatus::SEG_OK, "{}", last_error());
+        }
+        // A first small run: ONNX Runtime's one-time set-up is not the call's.
+        let warm = vec![128u8; 64 * 64 * 3];
+        run(&s, &image_desc(&warm, 64, 64, 0, SegPixelFormat::SEG_FORMAT_RGB24)).unwrap();
+        let desc = image_desc(pixels, iw, ih, 0, format);
+        let mut mask = vec![7u8; iw * ih];
+        let out = SegMask { data: mask.as_mut_ptr(), width: iw as i32, height: ih as i32, stride: 0 };
+        let before = segrt::engine::memory::resident_bytes().unwrap();
+        peak_since_reset();
+        let st = unsafe { seg_run_unet(s.0, &desc, &out, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
+        let growth = peak_since_reset().unwrap().saturating_sub(before);
+        let message = if st == SegStatus::SEG_OK { String::new() } else { last_error() };
+        let budget = options.max_memory_bytes;
+        println!("{what}: {st:?}, resident growth at peak {:.1} MiB (budget {} MiB) {message}", growth as f64 / 1048576.0, budget >> 20);
+        let as_expected = match refused_for {
+            None => st == SegStatus::SEG_OK,
+            Some(part) => {
+                st == SegStatus::SEG_OUT_OF_MEMORY
+                    && message.contains(part)
+                    && message.contains(&format!("max_memory_bytes budget of {} MiB", budget >> 20))
+                    && mask.iter().all(|v| *v == 7)
+            }
+        };
+        if !as_expected || growth > budget {
+            wrong.push(what);
+        }
+    }
+    assert!(wrong.is_empty(), "not refused as expected, or grown past the budget: {wrong:?}");
+}

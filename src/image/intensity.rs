@@ -144,6 +144,11 @@ impl Intensity {
         let sample = image.format().sample();
         let mut values = Vec::new();
         let needs_values = matches!(self.range, Range::Percentiles { .. });
+        if needs_values {
+            // All at once: growing by doubling would hold up to twice the samples (what the budget counts).
+            let n = image.width() * image.height() * image.format().colours();
+            values.try_reserve_exact(n).map_err(|_| crate::alloc::out_of_memory((n * 4) as u64, "the percentile samples"))?;
+        }
         let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         let mut row = Vec::new();
         let limits = self.limits(sample);
@@ -166,9 +171,6 @@ impl Intensity {
                     max = max.max(v as f64);
                 }
                 if needs_values {
-                    values
-                        .try_reserve(row.len())
-                        .map_err(|_| crate::alloc::out_of_memory((row.len() * 4) as u64, "the percentile samples"))?;
                     values.extend_from_slice(&row);
                 }
             }
@@ -324,6 +326,31 @@ pub fn mapping_for(setting: Option<&Intensity>, image: &ImageView<'_>) -> Result
         None if image.format().sample() != Sample::U8 => Intensity::default().resolve(image).map(Some),
         None => Ok(None),
     }
+}
+
+/// Whether `image` goes through the stage under `setting`: every image but an 8-bit one without a
+/// setting.
+pub fn applies(setting: Option<&Intensity>, image: &ImageView<'_>) -> bool {
+    setting.is_some() || image.format().sample() != Sample::U8
+}
+
+/// Bytes [`Intensity::resolve`] holds while it runs on `image`: the percentile samples (a float per
+/// value of every colour); nothing for the other ranges.
+pub fn resolve_bytes(setting: Option<&Intensity>, image: &ImageView<'_>) -> u64 {
+    match setting.map(|i| i.range) {
+        Some(Range::Percentiles { .. }) => (image.width() * image.height() * image.format().colours() * 4) as u64,
+        _ => 0,
+    }
+}
+
+/// Bytes the mapped path of the tensor builder (`Preprocessor::fill_mapped`) holds at its peak for
+/// an image of `(w, h)` with `source_colours` colours, fed to a model of `model_channels` channels and
+/// resized to `target` (None: not resized): a float plane per colour it maps (one for a gray image
+/// or a 1-channel model, else three) and one resized plane.
+pub fn mapped_bytes((w, h): (usize, usize), source_colours: usize, model_channels: usize, target: Option<(usize, usize)>) -> u64 {
+    let planes = if model_channels == 1 || source_colours == 1 { 1 } else { 3 };
+    let resized = target.filter(|t| *t != (w, h)).map_or(0, |(tw, th)| tw * th);
+    ((planes * w * h + resized) * 4) as u64
 }
 
 /// Packed R,G,B bytes of `image` through `mapping`, each value rounded and clamped to 0..255 (gray

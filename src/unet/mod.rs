@@ -23,7 +23,7 @@ use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::trt_profile::{Derived, ShapeProfile};
 use crate::engine::{read_model_file, Batch, Budget, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::intensity::{describe, mapping_for, Intensity, IntensitySetting, Mapping};
+use crate::image::intensity::{applies, describe, mapped_bytes, mapping_for, resolve_bytes, Intensity, IntensitySetting};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
 use crate::options::{Options, ThresholdMode, TileMode};
@@ -197,8 +197,9 @@ impl UnetSegmenter {
         if probability.as_ref().is_some_and(|p| p.len() < w * h) {
             return Err(Error::new(ErrorKind::BufferTooSmall, format!("the probability buffer needs {} floats", w * h)));
         }
-        // Resolved on the whole image: every tile maps alike.
-        let mapping = mapping_for(self.intensity.get().as_ref(), image)?;
+        // One setting for the whole call; resolved on the whole image (every tile maps alike) once
+        // the call's buffers are known to fit the budget.
+        let stage = self.intensity.get();
         let tile = self.tile_size();
         let tiled = match self.options.tile_mode {
             TileMode::Off => false,
@@ -206,9 +207,9 @@ impl UnetSegmenter {
             TileMode::Auto => w > 2 * tile.0 || h > 2 * tile.1,
         };
         if tiled {
-            self.segment_tiled(image, tile, mask, probability, mapping)
+            self.segment_tiled(image, tile, mask, probability, stage.as_ref())
         } else {
-            self.segment_whole(image, mask, probability, mapping)
+            self.segment_whole(image, mask, probability, stage.as_ref())
         }
     }
 
@@ -223,7 +224,7 @@ impl UnetSegmenter {
         image: &ImageView<'_>,
         mask: &mut MaskMut<'_>,
         probability: Option<&mut [f32]>,
-        mapping: Option<Mapping>,
+        stage: Option<&Intensity>,
     ) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
         let size = self.spec.model_size((w, h), &self.options);
@@ -235,7 +236,9 @@ impl UnetSegmenter {
             ("the model output and its copy", 2 * model_pixels * self.classes() * 4),
             ("the full-size score map", if full_map { (w * h) as u64 * 4 } else { 0 }),
             ("ONNX Runtime's working memory (measured)", self.sessions.costs().per_item(size).unwrap_or(0)),
+            ("the intensity stage's float planes", self.mapped_bytes(stage, image, (w, h), Some(size))),
         ])?;
+        let mapping = self.resolve(stage, image)?;
         control::progress(Stage::Run, 0.0)?;
         let infer = || {
             self.infer(|pre| {
@@ -272,7 +275,7 @@ impl UnetSegmenter {
         (tw, th): (usize, usize),
         mask: &mut MaskMut<'_>,
         probability: Option<&mut [f32]>,
-        mapping: Option<Mapping>,
+        stage: Option<&Intensity>,
     ) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
         check_size(tw as i64, th as i64, self.options.max_pixels).map_err(|e| e.context("tile size"))?;
@@ -302,15 +305,19 @@ impl UnetSegmenter {
         let wanted = if self.spec.batch_dynamic { self.options.tile_batch } else { 1 };
         let tile_pixels = (tw * th) as u64;
         let own_per_tile = tile_pixels * self.input_bytes_per_pixel() + 2 * tile_pixels * classes as u64 * 4;
+        // Tiles are mapped one at a time, each at the tile's size.
+        let tile_planes = self.mapped_bytes(stage, image, (tw, th), None);
         self.check_budget(&[
             ("the blended score maps", score_bytes),
             ("a tile's input tensor, model output and its copy", own_per_tile),
             ("ONNX Runtime's working memory for a tile (measured)", self.sessions.costs().per_item((tw, th)).unwrap_or(0)),
+            ("the intensity stage's float planes of a tile", tile_planes),
         ])?;
+        let mapping = self.resolve(stage, image)?;
         // Tiles per run: as many as the budget holds once ONNX Runtime's cost of a tile is known.
         let budget = Budget {
             max_memory_bytes: self.options.max_memory_bytes,
-            fixed_bytes: score_bytes,
+            fixed_bytes: score_bytes + tile_planes,
             own_bytes_per_item: own_per_tile,
             item: "tile",
         };
@@ -376,6 +383,22 @@ impl UnetSegmenter {
             Element::U8 => 1,
         };
         (self.spec.channels * element) as u64
+    }
+
+    /// Bytes of float planes the intensity stage maps an image (or a tile) of `size` into when it
+    /// applies to `image`, resized to `target`.
+    fn mapped_bytes(&self, stage: Option<&Intensity>, image: &ImageView<'_>, size: (usize, usize), target: Option<(usize, usize)>) -> u64 {
+        if !applies(stage, image) {
+            return 0;
+        }
+        mapped_bytes(size, image.format().colours(), self.spec.channels, target)
+    }
+
+    /// The intensity stage resolved on the whole image, its percentile samples first checked against
+    /// the budget (they are freed before the call's other buffers exist).
+    fn resolve(&self, stage: Option<&Intensity>, image: &ImageView<'_>) -> Result<Option<crate::image::intensity::Mapping>> {
+        self.check_budget(&[("the percentile samples", resolve_bytes(stage, image))])?;
+        mapping_for(stage, image)
     }
 
     /// Output classes (1 when the model leaves them dynamic).
