@@ -608,7 +608,9 @@ typedef struct SegOptions {
   uint32_t fill_holes;
   // Must be 0 (explicit padding: segrt never copies undefined bytes into a caller's struct).
   uint32_t reserved0;
-  // Refuse images with more pixels than this (default 100 000 000).
+  // Refuse images with more pixels than this (default 100 000 000), before a byte is read: it also
+  // turns a descriptor that claims more memory than its buffer has into `SEG_IMAGE_TOO_LARGE`; a
+  // host that raises it vouches that its descriptors describe readable memory.
   uint64_t max_pixels;
   // Absolute UTF-8 path of the ONNX Runtime library, or NULL for the default search.
   // Only read during `seg_create*`.

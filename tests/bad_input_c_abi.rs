@@ -300,3 +300,26 @@ fn tiny_two_input_onnx() -> Vec<u8> {
     field_bytes(8, &opset, &mut model);
     model
 }
+
+/// Descriptors that claim more memory than any process has (GRAY16 INT32_MAX x INT32_MAX; GRAY32F
+/// 2 x 2^30 rows with a stride of 0x7ffffffc) are refused by the default `max_pixels` before a byte is
+/// read, as every real picture fits it: no library can prove a caller's memory readable, so the
+/// default limit is what turns such a lie into a status (a host that raises it vouches for its
+/// descriptors). Both point at 16 real bytes.
+#[test]
+fn descriptors_claiming_more_memory_than_exists_are_refused_by_the_default_pixel_limit() {
+    let s = create(&model("demo_unet.onnx"), None).unwrap();
+    let bytes = [0u8; 16];
+    let mut mask = [0u8; 16];
+    let m = SegMask { data: mask.as_mut_ptr(), width: 4, height: 4, stride: 0 };
+    for (what, width, height, stride, format) in [
+        ("GRAY16 INT32_MAX x INT32_MAX", i32::MAX, i32::MAX, 0, SegPixelFormat::SEG_FORMAT_GRAY16),
+        ("GRAY32F 2 x 2^30, stride 0x7ffffffc", 2, 1 << 30, 0x7fff_fffc, SegPixelFormat::SEG_FORMAT_GRAY32F),
+    ] {
+        let img = SegImage { data: bytes.as_ptr(), width, height, stride, format: format as i32, plane1: ptr::null(), plane2: ptr::null() };
+        let st = unsafe { seg_run_unet(s.0, &img, &m, ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()) };
+        println!("{what}: {st:?} \"{}\"", last_error());
+        assert_eq!(st, SegStatus::SEG_IMAGE_TOO_LARGE, "{what}");
+        assert!(last_error().contains("max_pixels"), "{}", last_error());
+    }
+}

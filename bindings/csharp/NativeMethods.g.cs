@@ -820,7 +820,9 @@ namespace Segrt.Native
         /// </summary>
         public uint reserved0;
         /// <summary>
-        ///  Refuse images with more pixels than this (default 100 000 000).
+        ///  Refuse images with more pixels than this (default 100 000 000), before a byte is read: it also
+        ///  turns a descriptor that claims more memory than its buffer has into `SEG_IMAGE_TOO_LARGE`; a
+        ///  host that raises it vouches that its descriptors describe readable memory.
         /// </summary>
         public ulong max_pixels;
         /// <summary>

@@ -66,7 +66,9 @@ pub struct SegOptions {
     pub fill_holes: u32,
     /// Must be 0 (explicit padding: segrt never copies undefined bytes into a caller's struct).
     pub reserved0: u32,
-    /// Refuse images with more pixels than this (default 100 000 000).
+    /// Refuse images with more pixels than this (default 100 000 000), before a byte is read: it also
+    /// turns a descriptor that claims more memory than its buffer has into `SEG_IMAGE_TOO_LARGE`; a
+    /// host that raises it vouches that its descriptors describe readable memory.
     pub max_pixels: u64,
     /// Absolute UTF-8 path of the ONNX Runtime library, or NULL for the default search.
     /// Only read during `seg_create*`.
