@@ -309,17 +309,23 @@ fn mask_iou(a: &[u8], b: &[u8]) -> f64 {
 /// negative one, a box and a box with a click on two images, against masks and scores made by
 /// transformers' own processor + model (models/sam2/export_transformers.py), for the pair in `dir`.
 fn matches_transformers(dir: &str, convention: &str, low_res: usize) {
+    matches_transformers_in(dir, "reference", convention, low_res, 0.995);
+}
+
+/// [`matches_transformers`] on the references in `dir/reference` (their images named by the index),
+/// every mask at least `min_iou` alike.
+fn matches_transformers_in(dir: &str, reference: &str, convention: &str, low_res: usize, min_iou: f64) {
     let s = create_sam2(&format!("{dir}/vision_encoder.onnx"), &format!("{dir}/prompt_encoder_mask_decoder.onnx")).unwrap();
     let v = session_info(s.0);
     assert_eq!(v["convention"], convention);
     assert_eq!(v["interpretation"]["mask_input_size"], serde_json::json!([low_res, low_res]));
-    let dir = sam2_dir().join(dir).join("reference");
+    let dir = sam2_dir().join(dir).join(reference);
     let index: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
     let mut failures = Vec::new();
     let mut worst = 1f64;
     for e in index["entries"].as_array().unwrap() {
         let name = format!("{} {}", e["image"].as_str().unwrap(), e["prompt"].as_str().unwrap());
-        let img = load_rgb(&sam2_dir().join("reference").join(format!("{}.png", e["image"].as_str().unwrap())));
+        let img = load_rgb(&dir.join(index["images"][e["image"].as_str().unwrap()]["file"].as_str().unwrap()));
         let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
         let pts: Vec<SegPoint> = e["points"]
             .as_array()
@@ -354,7 +360,7 @@ fn matches_transformers(dir: &str, convention: &str, low_res: usize) {
             worst = worst.min(iou);
         }
         println!("{line}");
-        if out.result.chosen_index as usize != ref_chosen || iou_diff > 1e-3 || ious.iter().any(|v| *v < 0.995) {
+        if out.result.chosen_index as usize != ref_chosen || iou_diff > 1e-3 || ious.iter().any(|v| *v < min_iou) {
             failures.push(line);
         }
         assert_eq!(&out.mask[..], &out.all[ref_chosen * img.w * img.h..(ref_chosen + 1) * img.w * img.h], "{name}: the chosen mask");
@@ -458,4 +464,13 @@ fn the_decoder_runs_on_a_provider_of_its_own() {
     let err = create_sam2_with(enc, dec, Some(&o)).err().expect("an unknown value");
     assert_eq!(err.0, SegStatus::SEG_INVALID_ARGUMENT);
     assert!(err.1.contains("SegOptions.decoder_provider") && err.1.contains('6'), "{}", err.1);
+}
+
+/// Pictures smaller than the decoder's 64x64 low-res grid (48x36, 30x45): their masks are the
+/// low-res logits shrunk as transformers' `post_process_masks` and the official predictor shrink
+/// them (`F.interpolate(bilinear, align_corners=False)`, no antialiasing), against transformers'
+/// own pipeline (`export_transformers.py --small-pictures`).
+#[test]
+fn masks_of_pictures_smaller_than_the_low_res_grid_match_transformers() {
+    matches_transformers_in("transformers", "reference/small", "transformers", 64, 0.995);
 }

@@ -42,6 +42,11 @@ EDGETAM = "--edgetam" in sys.argv
 # 1008 px), random weights, exported into DIR/<the folder name below> (keep DIR git-ignored, e.g.
 # models/sam2/real-size); no references, only a check of the graphs against the eager model.
 REAL = sys.argv[sys.argv.index("--real-size") + 1] if "--real-size" in sys.argv else None
+# `--small-pictures`: no export; references on two pictures smaller than the 64x64 low-res grid (img0
+# and img1 shrunk), into transformers/reference/small/, made by the same seeded model (checked against
+# the committed decoder first). Their masks are shrunk from the low-res logits, which transformers'
+# post_process_masks does with F.interpolate(bilinear, align_corners=False), no antialiasing.
+SMALL = "--small-pictures" in sys.argv
 NAME = "transformers_sam3_tracker" if SAM3 else "transformers_edgetam" if EDGETAM else "transformers"
 OUT = os.path.join(REAL, NAME) if REAL else os.path.join(HERE, NAME)
 REF = os.path.join(OUT, "reference")
@@ -340,6 +345,95 @@ def export(model, references=True):
     return enc_path, dec_path
 
 
+# Pictures smaller than the low-res grid: (source image, size), prompts in the small picture's pixels.
+SMALL_PICTURES = {
+    "small0": (
+        "img0",
+        (48, 36),
+        {
+            "point": dict(points=[[15.75, 15.75]], labels=[1]),
+            "box": dict(box=[27.75, 11.25, 44.25, 30.75]),
+        },
+    ),
+    "small1": (
+        "img1",
+        (30, 45),
+        {
+            "point": dict(points=[[9.0, 15.0]], labels=[1]),
+            "box_point": dict(points=[[21.0, 9.0]], labels=[1], box=[3.75, 3.75, 26.25, 26.25]),
+        },
+    ),
+}
+
+
+def small_pictures(model, processor):
+    """`--small-pictures`: transformers' own pipeline (processor, eager model, post_process_masks) on
+    pictures smaller than the low-res grid, after checking that the seeded model is the committed
+    decoder's (same logits through onnxruntime)."""
+    import onnxruntime as ort
+
+    out_dir = os.path.join(REF, "small")
+    os.makedirs(out_dir, exist_ok=True)
+    enc = ort.InferenceSession(os.path.join(OUT, "vision_encoder.onnx"), providers=["CPUExecutionProvider"])
+    dec = ort.InferenceSession(os.path.join(OUT, "prompt_encoder_mask_decoder.onnx"), providers=["CPUExecutionProvider"])
+    entries, images, worst = [], {}, 0.0
+    for name, (source, size, prompts) in SMALL_PICTURES.items():
+        image = Image.open(os.path.join(IMAGES, f"{source}.png")).convert("RGB").resize(size, Image.BILINEAR)
+        image.save(os.path.join(out_dir, f"{name}.png"), optimize=True)
+        images[name] = dict(file=f"{name}.png")
+        w, h = image.size
+        for pname, p in prompts.items():
+            kwargs = {}
+            if "points" in p:
+                kwargs["input_points"] = [[p["points"]]]
+                kwargs["input_labels"] = [[p["labels"]]]
+            if "box" in p:
+                kwargs["input_boxes"] = [[p["box"]]]
+            inputs = processor(images=image, return_tensors="pt", **kwargs)
+            with torch.no_grad():
+                out = model(**inputs, multimask_output=True)
+            feeds = onnx_inputs(inputs["pixel_values"], p, processor, (h, w))
+            embs = enc.run(None, {"pixel_values": inputs["pixel_values"].numpy()})
+            feeds.update({f"image_embeddings.{i}": embs[i] for i in range(3)})
+            worst = max(worst, float(np.abs(dec.run(None, feeds)[1][0, 0] - out.pred_masks[0, 0].numpy()).max()))
+            iou = out.iou_scores[0, 0].numpy()
+            masks = processor.post_process_masks(out.pred_masks, inputs["original_sizes"])[0][0].numpy()
+            files = []
+            for k in range(masks.shape[0]):
+                f = f"{name}_{pname}_mask{k}.png"
+                Image.fromarray((masks[k] * 255).astype(np.uint8)).save(os.path.join(out_dir, f), optimize=True)
+                files.append(f)
+            print(f"{name} {w}x{h} {pname:<10} iou {np.round(iou, 4)} fg {masks[int(np.argmax(iou))].mean() * 100:.1f} %")
+            entries.append(
+                dict(
+                    image=name,
+                    prompt=pname,
+                    points=p.get("points", []),
+                    labels=p.get("labels", []),
+                    box=p.get("box"),
+                    iou_scores=[float(v) for v in iou],
+                    chosen_index=int(np.argmax(iou)),
+                    mask_pngs=files,
+                )
+            )
+    assert worst < 1e-3, f"the seeded model is not the committed decoder: logits differ by {worst}"
+    index = dict(
+        format_version=1,
+        description="Pictures smaller than the 64x64 low-res grid (img0/img1 shrunk with Pillow's bilinear): masks and "
+        "scores from transformers' Sam2Processor + Sam2Model (eager), post_process_masks (F.interpolate bilinear, "
+        "align_corners=False, no antialias, > 0). See models/sam2/README.md.",
+        model_size=SIZE,
+        low_res_size=LOW_RES,
+        images=images,
+        provenance=dict(torch=torch.__version__, transformers=transformers.__version__, seed=SEED),
+        onnx_check=dict(committed_decoder_vs_eager_logit_max_abs=worst),
+        entries=entries,
+    )
+    with open(os.path.join(out_dir, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+    print(f"committed decoder vs eager model: logits differ by at most {worst:.2e}")
+
+
 def onnx_inputs(pv, prompt, processor, size_hw):
     """What a runtime feeds the exported pair for `prompt` (the rule segrt follows): coordinates scaled
     as the processor does; no box -> input_boxes [1,0,4] and the (0,0)/-1 padding point appended (the
@@ -387,6 +481,9 @@ def main():
             image_processor=Sam2ImageProcessor(size={"height": SIZE, "width": SIZE}, mask_size={"height": LOW_RES, "width": LOW_RES})
         )
     condition_random_weights(model)
+    if SMALL:
+        small_pictures(model, processor)
+        return
     # Exported from a copy: tracing EdgeTAM's timm trunk updates its BatchNorm running statistics,
     # which would leave the eager model (the reference) different from the graph.
     enc_path, dec_path = export(copy.deepcopy(model))

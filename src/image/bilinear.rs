@@ -37,6 +37,30 @@ pub fn taps_f64(n_in: usize, n_out: usize) -> Vec<Tap> {
         .collect()
 }
 
+/// `torch.nn.functional.interpolate(mode="bilinear", align_corners=False)` of one `sw x sh` map to
+/// `w x h` in float32, enlarging or shrinking alike: each output pixel from the four source pixels
+/// around its centre ([`taps`]), never an average over a wider footprint (no antialiasing, as
+/// transformers' `post_process_masks` and the official predictors shrink masks).
+pub fn interpolate_into(src: &[f32], (sw, sh): (usize, usize), dst: &mut [f32], (w, h): (usize, usize)) {
+    let (ys, xs) = (taps(sh, h), taps(sw, w));
+    let mut top = vec![0f32; sw];
+    for (row, ty) in dst[..w * h].chunks_exact_mut(w).zip(&ys) {
+        for (x, t) in top.iter_mut().enumerate() {
+            *t = src[ty.i0 * sw + x] * (1.0 - ty.w1) + src[ty.i1 * sw + x] * ty.w1;
+        }
+        for (o, tx) in row.iter_mut().zip(&xs) {
+            *o = top[tx.i0] * (1.0 - tx.w1) + top[tx.i1] * tx.w1;
+        }
+    }
+}
+
+/// [`interpolate_into`] into a map of its own.
+pub fn interpolate(src: &[f32], from: (usize, usize), to: (usize, usize)) -> crate::error::Result<Vec<f32>> {
+    let mut out = crate::alloc::vec_of(to.0 * to.1, 0f32, "a resized score map")?;
+    interpolate_into(src, from, &mut out, to);
+    Ok(out)
+}
+
 /// Output pixels `x0..x1` whose taps read the same two source pixels `i0`, `i1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
@@ -92,6 +116,16 @@ mod tests {
         // Beyond the last centre: both taps on the last pixel.
         assert_eq!((t[3].i0, t[3].i1), (1, 1));
         assert_eq!(taps_f64(2, 4).iter().map(|t| (t.i0, t.i1)).collect::<Vec<_>>(), t.iter().map(|t| (t.i0, t.i1)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn shrinking_reads_the_four_pixels_around_each_centre_without_averaging() {
+        // 4 -> 2: output centres land halfway between source pixels 0|1 and 2|3 (torch gives 0.5
+        // and 2.5); an antialiased shrink would be the same here, so 6 -> 2 tells them apart:
+        // centres at source 0.5+1 = 1 and 4 -> pixels 1 and 4 exactly.
+        let row = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0];
+        assert_eq!(interpolate(&row, (6, 1), (2, 1)).unwrap(), vec![10.0, 40.0]);
+        assert_eq!(interpolate(&[0.0, 1.0, 2.0, 3.0], (4, 1), (2, 1)).unwrap(), vec![0.5, 2.5]);
     }
 
     #[test]

@@ -14,11 +14,10 @@ use super::{ms, no_image, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Stats};
 use crate::alloc;
 use crate::engine::{self, io::f32_output};
 use crate::error::{Error, ErrorKind, Result};
+use crate::image::bilinear::interpolate;
 use crate::image::intensity::image_key;
-use crate::image::resize::resize_f32;
 use crate::image::upsample::{threshold_into, upsampled_mask};
 use crate::image::{check_size, ImageView, MaskMut};
-use crate::options::ResizeFilter;
 
 /// The reference predictor clamps low-res logits to this before feeding them back.
 const LOGIT_CLAMP: f32 = 32.0;
@@ -306,22 +305,23 @@ impl Sam2Segmenter {
         Ok(threshold_into(&full, 0.0, mask))
     }
 
-    /// Logits of size (mw, mh) to the image size: directly for SAM2 (stretched input); for SAM1
-    /// through the padded S x S frame, cropped to the image's part.
+    /// Logits of size (mw, mh) to the image size, as `F.interpolate(bilinear, align_corners=False)`
+    /// (no antialiasing when shrinking, as transformers' `post_process_masks` and the official
+    /// predictors): directly for SAM2 (stretched input); for SAM1 through the padded S x S frame,
+    /// cropped to the image's part (segment_anything's `postprocess_masks`).
     fn upsample(&self, logits: &[f32], (mw, mh): (usize, usize), (w, h): (usize, usize)) -> Result<Vec<f32>> {
         if (mw, mh) == (w, h) {
             return alloc::copy_of(logits, "the logits");
         }
-        let bilinear = ResizeFilter::Bilinear;
         match self.spec.family {
-            Family::Sam2 => resize_f32(logits, (mw, mh), (w, h), bilinear),
+            Family::Sam2 => interpolate(logits, (mw, mh), (w, h)),
             Family::Sam1 => {
                 let s = self.spec.image_size;
-                let frame = resize_f32(logits, (mw, mh), (s, s), bilinear)?;
+                let frame = interpolate(logits, (mw, mh), (s, s))?;
                 let k = s as f64 / w.max(h) as f64;
                 let (cw, ch) = (((w as f64 * k).round() as usize).clamp(1, s), ((h as f64 * k).round() as usize).clamp(1, s));
                 let crop: Vec<f32> = (0..ch).flat_map(|y| frame[y * s..y * s + cw].iter().copied()).collect();
-                resize_f32(&crop, (cw, ch), (w, h), bilinear)
+                interpolate(&crop, (cw, ch), (w, h))
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The reference's numerics where segrt must match them bit for bit: bfloat16 storage and torch's
 //! bilinear upsampling.
 
-use crate::image::bilinear::taps;
+use crate::image::bilinear::interpolate_into;
 
 /// float32 -> bfloat16 -> float32, round to nearest even (torch's `.to(torch.bfloat16)`).
 pub fn bf16_round(x: f32) -> f32 {
@@ -12,16 +12,9 @@ pub fn bf16_round(x: f32) -> f32 {
 
 /// `torch.nn.functional.interpolate(mode="bilinear", align_corners=False)` of one `sw x sh` map to
 /// `w x h` in float32, computed as the reference does (video_ort_tracker.resize_bilinear).
-pub fn upsample_bilinear(src: &[f32], (sw, sh): (usize, usize), (w, h): (usize, usize)) -> Vec<f32> {
-    let (ys, xs) = (taps(sh, h), taps(sw, w));
-    let mut out = Vec::with_capacity(w * h);
-    let mut top = vec![0f32; sw];
-    for ty in &ys {
-        for (x, t) in top.iter_mut().enumerate() {
-            *t = src[ty.i0 * sw + x] * (1.0 - ty.w1) + src[ty.i1 * sw + x] * ty.w1;
-        }
-        out.extend(xs.iter().map(|tx| top[tx.i0] * (1.0 - tx.w1) + top[tx.i1] * tx.w1));
-    }
+pub fn upsample_bilinear(src: &[f32], from: (usize, usize), (w, h): (usize, usize)) -> Vec<f32> {
+    let mut out = vec![0f32; w * h];
+    interpolate_into(src, from, &mut out, (w, h));
     out
 }
 
