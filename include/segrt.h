@@ -519,50 +519,18 @@ typedef struct SegTrack SegTrack;
 // `seg_control_cancel` itself, but must not unwind (throw) into segrt.
 typedef int32_t (*SegProgressCallback)(int32_t stage, float fraction, void *user_data);
 
-// The intensity stage, applied to each image before the model's scale/mean/std:
-//
-// 1. values above the used `bits` are refused (`SEG_INVALID_ARGUMENT`); float NaN/Inf too;
-// 2. `v = stored * slope + intercept` (DICOM RescaleSlope/RescaleIntercept);
-// 3. `[low, high]` from `range`;
-// 4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
-//    (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
-//
-// Finite pixels never become NaN or Inf: a rescale that overflows a double at the image's smallest or
-// largest value (with `SEG_INTENSITY_NONE`: float32, what the model takes) is refused by the call
-// (`SEG_INVALID_ARGUMENT`), as is a min-max or percentile range whose width overflows a double.
-//
-// Start from `seg_intensity_default` (per-image min-max -> 0..255, the stage 16-bit and float
-// images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&i);`.
-typedef struct SegIntensity {
-  // `sizeof(SegIntensity)` as the caller was compiled with.
-  uint32_t struct_size;
-  // Used bits of a 16-bit (or 8-bit) integer format, e.g. 12 for a Mono12 camera; 0 = all (default).
-  // An unsigned value above `2^bits - 1` (signed: outside `-2^(bits-1) .. 2^(bits-1) - 1`) is refused,
-  // never masked. Ignored for float formats. At most 16.
-  uint32_t bits;
-  // A `SegIntensityRange` value (default `SEG_INTENSITY_MIN_MAX`).
-  int32_t range;
-  // Must be 0.
-  uint32_t reserved;
-  // Modality rescale (default 1 and 0). Slope must not be 0.
-  double slope;
-  double intercept;
-  // `SEG_INTENSITY_WINDOW`: the window in rescaled units (finite, `high > low`, `high - low` finite;
-  // for centre/width use `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
-  double low;
-  double high;
-  // `SEG_INTENSITY_PERCENTILES`: 0..100, low < high (default 0.5 and 99.5).
-  double percentile_low;
-  double percentile_high;
-  // The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels);
-  // within float32's range.
-  double out_low;
-  double out_high;
-} SegIntensity;
-
-// Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
-// string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
-typedef void (*SegLogCallback)(int32_t level, const char *message, void *user_data);
+// One side file of a model given in memory (ONNX external data: the weights of models over 2 GB,
+// and of many Hub exports, `model.onnx` + `model.onnx_data`). Passed as an array with the caller's
+// `sizeof(SegExternalFile)` (`file_size`), so the record can grow: a newer host's longer record is
+// accepted when the bytes this library does not know are zero.
+typedef struct SegExternalFile {
+  // UTF-8 location of the file exactly as the model names it (its initializers' external data
+  // `location`, e.g. "model.onnx_data"): relative and inside the model's folder.
+  const char *location;
+  // The file's `len` bytes, copied during the call (the caller keeps ownership).
+  const uint8_t *data;
+  size_t len;
+} SegExternalFile;
 
 // Session options. Declare the size, then take the defaults:
 // `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);` (see "Versioned structs" in the docs).
@@ -683,6 +651,51 @@ typedef struct SegOptions {
   // Must be 0 (explicit padding).
   uint32_t reserved3;
 } SegOptions;
+
+// The intensity stage, applied to each image before the model's scale/mean/std:
+//
+// 1. values above the used `bits` are refused (`SEG_INVALID_ARGUMENT`); float NaN/Inf too;
+// 2. `v = stored * slope + intercept` (DICOM RescaleSlope/RescaleIntercept);
+// 3. `[low, high]` from `range`;
+// 4. `v' = clamp((v - low) / (high - low), 0, 1) * (out_high - out_low) + out_low`
+//    (`SEG_INTENSITY_NONE`: `v' = v`; a flat image under MIN_MAX or PERCENTILES maps to `out_low`).
+//
+// Finite pixels never become NaN or Inf: a rescale that overflows a double at the image's smallest or
+// largest value (with `SEG_INTENSITY_NONE`: float32, what the model takes) is refused by the call
+// (`SEG_INVALID_ARGUMENT`), as is a min-max or percentile range whose width overflows a double.
+//
+// Start from `seg_intensity_default` (per-image min-max -> 0..255, the stage 16-bit and float
+// images get when none is set): `SegIntensity i = { .struct_size = sizeof i }; seg_intensity_default(&i);`.
+typedef struct SegIntensity {
+  // `sizeof(SegIntensity)` as the caller was compiled with.
+  uint32_t struct_size;
+  // Used bits of a 16-bit (or 8-bit) integer format, e.g. 12 for a Mono12 camera; 0 = all (default).
+  // An unsigned value above `2^bits - 1` (signed: outside `-2^(bits-1) .. 2^(bits-1) - 1`) is refused,
+  // never masked. Ignored for float formats. At most 16.
+  uint32_t bits;
+  // A `SegIntensityRange` value (default `SEG_INTENSITY_MIN_MAX`).
+  int32_t range;
+  // Must be 0.
+  uint32_t reserved;
+  // Modality rescale (default 1 and 0). Slope must not be 0.
+  double slope;
+  double intercept;
+  // `SEG_INTENSITY_WINDOW`: the window in rescaled units (finite, `high > low`, `high - low` finite;
+  // for centre/width use `seg_intensity_set_window`: low = c - w/2, high = c + w/2).
+  double low;
+  double high;
+  // `SEG_INTENSITY_PERCENTILES`: 0..100, low < high (default 0.5 and 99.5).
+  double percentile_low;
+  double percentile_high;
+  // The output range (default 0..255, so the model's own normalisation applies as to 8-bit pixels);
+  // within float32's range.
+  double out_low;
+  double out_high;
+} SegIntensity;
+
+// Receives segrt's diagnostics: `level` is a `SegLogLevel` value, `message` a NUL-terminated UTF-8
+// string valid only during the call, `user_data` the pointer given to `seg_set_log_callback`.
+typedef void (*SegLogCallback)(int32_t level, const char *message, void *user_data);
 
 // A borrowed image. The pixels are only read, and only during the call.
 typedef struct SegImage {
@@ -1055,6 +1068,43 @@ SegStatus seg_control_set_progress(struct SegCallControl *control,
 // # Safety
 // Any value may be passed.
 SegStatus seg_control_free(struct SegCallControl *control);
+
+// Like `seg_create_from_memory`, for a model that keeps weights in side files (ONNX external data):
+// `files` holds `n_files` records (`file_size` = `sizeof(SegExternalFile)`), one per side file the
+// model names; every one must be given, and nothing else (`SEG_INVALID_ARGUMENT` for a file the
+// model does not name, `SEG_MODEL_INVALID` naming one that is missing). Model and files are copied;
+// the caller keeps ownership. `seg_create_from_memory` refuses such a model (`SEG_MODEL_INVALID`,
+// naming its side file); `seg_create` reads the side files beside the model file.
+//
+// # Safety
+// `model_data` must point to `model_len` readable bytes; `files` NULL (with `n_files` 0) or
+// `n_files` records of `file_size` readable bytes, each `location` NUL-terminated and each `data`
+// `len` readable bytes; `options` NULL or a valid `SegOptions`; `out_session` NULL or writable.
+SegStatus seg_create_from_memory_with_data(const uint8_t *model_data,
+                                           size_t model_len,
+                                           const struct SegExternalFile *files,
+                                           size_t file_size,
+                                           size_t n_files,
+                                           const struct SegOptions *options,
+                                           struct SegSession **out_session);
+
+// Like `seg_create_sam2_from_memory`, with the side files of each model (see
+// `seg_create_from_memory_with_data`): `encoder_files` for the encoder, `decoder_files` for the
+// decoder (NULL and 0 for a model without side files), records of `file_size` bytes.
+//
+// # Safety
+// As for `seg_create_sam2_from_memory` and `seg_create_from_memory_with_data`.
+SegStatus seg_create_sam2_from_memory_with_data(const uint8_t *encoder_data,
+                                                size_t encoder_len,
+                                                const struct SegExternalFile *encoder_files,
+                                                size_t n_encoder_files,
+                                                const uint8_t *decoder_data,
+                                                size_t decoder_len,
+                                                const struct SegExternalFile *decoder_files,
+                                                size_t n_decoder_files,
+                                                size_t file_size,
+                                                const struct SegOptions *options,
+                                                struct SegSession **out_session);
 
 // Fills `*intensity` with the defaults: bits 0 (all), slope 1, intercept 0, range
 // `SEG_INTENSITY_MIN_MAX`, percentiles 0.5..99.5, output 0..255. Set `struct_size` first; only the

@@ -277,6 +277,9 @@ pub struct Options {
     pub arena: ArenaPolicy,
     /// GPU provider settings (memory limit, cuDNN search, TensorRT caches, where nodes may run).
     pub gpu: GpuOptions,
+    /// The side files (ONNX external data) of a model given in memory; a model read from a file has
+    /// its side files read beside it (`engine::external_data`).
+    pub external_data: std::sync::Arc<crate::engine::external_data::ExternalData>,
 }
 
 impl Default for Options {
@@ -313,6 +316,7 @@ impl Default for Options {
             cache: CacheMode::Off,
             arena: ArenaPolicy::Auto,
             gpu: GpuOptions::default(),
+            external_data: Default::default(),
         }
     }
 }

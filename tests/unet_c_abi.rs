@@ -2,6 +2,9 @@
 
 mod common;
 
+use std::path::Path;
+use std::ptr;
+
 use common::*;
 use segrt::ffi::*;
 use segrt::ffi::{SegPixelFormat, SegStatus};
@@ -337,4 +340,148 @@ fn a_single_session_pool_saves_no_graph() {
     let s = create(&model("demo_unet.onnx"), Some(&o)).unwrap();
     let info: serde_json::Value = serde_json::from_str(&session_info(&s)).unwrap();
     assert!(info["pool"]["shared_graph_bytes"].is_null(), "{info}");
+}
+
+/// A model that keeps its weights in a side file (ONNX external data, `unet_external.onnx` +
+/// `unet_external.onnx_data`, made by models/test/make_external_data_models.py) loads by its path from
+/// any working directory, and gives the masks of the same model with its weights inside; locations
+/// that are absolute or leave the model's folder, and a side file that is not a regular file, are
+/// refused; in memory it loads with its side file given (`seg_create_from_memory_with_data`) and is
+/// refused, naming the file, without it; the model cache keys on the side file's contents, and a pool
+/// of two sessions sharing one graph runs it.
+#[test]
+fn models_with_external_data_load_from_any_folder_and_from_memory_with_their_files() {
+    let dir = repo().join("models/test/external");
+    let (w, h) = (64usize, 64usize);
+    let mut seed = 5u32;
+    let pixels: Vec<u8> = (0..w * h * 3)
+        .map(|_| {
+            seed = seed.wrapping_mul(1664525).wrapping_add(1013904223);
+            (seed >> 24) as u8
+        })
+        .collect();
+    let desc = image_desc(&pixels, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let expected = run(&create(&dir.join("unet_inline.onnx"), None).unwrap(), &desc).unwrap().mask;
+    assert!(expected.iter().any(|v| *v == 255) && expected.iter().any(|v| *v == 0), "a mask with both classes");
+    let problems = std::cell::RefCell::new(Vec::<String>::new());
+    let check = |what: &str, got: Result<Session, (SegStatus, String)>| match got {
+        Ok(s) => {
+            let mask = run(&s, &desc).map(|r| r.mask);
+            println!("{what}: SEG_OK, masks equal to the inline model's: {}", mask.as_ref() == Ok(&expected));
+            if mask.as_ref() != Ok(&expected) {
+                problems.borrow_mut().push(what.to_string());
+            }
+        }
+        Err((st, message)) => {
+            println!("{what}: {st:?} \"{message}\"");
+            problems.borrow_mut().push(what.to_string());
+        }
+    };
+    let external = dir.join("unet_external.onnx");
+    check("by absolute path from the repository root", create(&external, None));
+    let root = std::env::current_dir().unwrap();
+    std::env::set_current_dir(&dir).unwrap();
+    check("by absolute path from the model's folder", create(&external, None));
+    check("by relative path from the model's folder", create(Path::new("unet_external.onnx"), None));
+    std::env::set_current_dir(std::env::temp_dir()).unwrap();
+    check("by absolute path from the temporary folder", create(&external, None));
+    std::env::set_current_dir(&root).unwrap();
+
+    // From memory: without the side file refused, naming it; with it, the same masks.
+    let model_bytes = std::fs::read(&external).unwrap();
+    let data = std::fs::read(dir.join("unet_external.onnx_data")).unwrap();
+    let from_memory = |files: &[SegExternalFile]| -> Result<Session, (SegStatus, String)> {
+        let mut s = ptr::null_mut();
+        let st = unsafe {
+            seg_create_from_memory_with_data(
+                model_bytes.as_ptr(),
+                model_bytes.len(),
+                if files.is_empty() { ptr::null() } else { files.as_ptr() },
+                std::mem::size_of::<SegExternalFile>(),
+                files.len(),
+                ptr::null(),
+                &mut s,
+            )
+        };
+        if st == SegStatus::SEG_OK {
+            Ok(Session(s))
+        } else {
+            Err((st, last_error()))
+        }
+    };
+    let location = cstr("unet_external.onnx_data");
+    let file = SegExternalFile { location: location.as_ptr(), data: data.as_ptr(), len: data.len() };
+    check("in memory with its side file", from_memory(&[file]));
+    let mut s = ptr::null_mut();
+    let st = unsafe { seg_create_from_memory(model_bytes.as_ptr(), model_bytes.len(), ptr::null(), &mut s) };
+    println!("in memory without its side file: {st:?} \"{}\"", last_error());
+    if st != SegStatus::SEG_MODEL_INVALID || !last_error().contains("side file 'unet_external.onnx_data'") {
+        problems.borrow_mut().push("in memory without its side file".into());
+    }
+    let other = cstr("other.bin");
+    let stray = SegExternalFile { location: other.as_ptr(), ..file };
+    let e = from_memory(&[file, stray]).err().unwrap_or((SegStatus::SEG_OK, String::new()));
+    println!("in memory with a file the model does not name: {e:?}");
+    if e.0 != SegStatus::SEG_INVALID_ARGUMENT || !e.1.contains("'other.bin'") {
+        problems.borrow_mut().push("a file the model does not name".into());
+    }
+
+    // Refused locations and a side file that is not a regular file.
+    for (name, expect) in [("unet_escaping.onnx", "leaves the model's folder"), ("unet_absolute.onnx", "is absolute")] {
+        let got = create(&dir.join(name), None).err().unwrap_or((SegStatus::SEG_OK, String::new()));
+        println!("{name}: {got:?}");
+        if got.0 != SegStatus::SEG_MODEL_INVALID || !got.1.contains(expect) {
+            problems.borrow_mut().push(name.into());
+        }
+    }
+    let tmp = std::env::temp_dir().join(format!("segrt-external-data-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("unet_external.onnx_data")).unwrap();
+    std::fs::copy(&external, tmp.join("unet_external.onnx")).unwrap();
+    let got = create(&tmp.join("unet_external.onnx"), None).err().unwrap_or((SegStatus::SEG_OK, String::new()));
+    println!("a folder where the side file should be: {got:?}");
+    if got.0 != SegStatus::SEG_MODEL_NOT_FOUND || !got.1.contains("it is a folder") {
+        problems.borrow_mut().push("a folder as side file".into());
+    }
+
+    // The model cache: a miss then a hit; other side-file contents are another entry.
+    let cache = tmp.join("cache");
+    let cache_c = cstr(cache.to_str().unwrap());
+    let mut cached = default_options();
+    cached.cache_mode = SegCacheMode::SEG_CACHE_DIR as i32;
+    cached.cache_dir = cache_c.as_ptr();
+    for want in ["miss", "hit"] {
+        let s = create(&external, Some(&cached)).unwrap();
+        let status = common::session_info(s.0)["cache"]["status"].as_str().unwrap().to_string();
+        println!("cached: {status} (expected {want})");
+        if status != want {
+            problems.borrow_mut().push(format!("cache {want}"));
+        }
+        check(&format!("through the cache ({want})"), Ok(s));
+    }
+    std::fs::remove_dir_all(tmp.join("unet_external.onnx_data")).unwrap();
+    let other_weights: Vec<u8> = data.iter().rev().copied().collect();
+    std::fs::write(tmp.join("unet_external.onnx_data"), &other_weights).unwrap();
+    let s = create(&tmp.join("unet_external.onnx"), Some(&cached)).unwrap();
+    let status = common::session_info(s.0)["cache"]["status"].as_str().unwrap().to_string();
+    println!("cached, other side-file contents: {status}");
+    if status != "miss" {
+        problems.borrow_mut().push("the cache served other weights".into());
+    }
+
+    // Two sessions sharing one optimised graph, two calls at once.
+    let pooled = SegOptions { max_sessions: 2, ..default_options() };
+    let s = create(&external, Some(&pooled)).unwrap();
+    let masks: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| run(&s, &image_desc(&pixels, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24)).unwrap().mask))
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    println!("pool of 2: shared_graph_bytes {}", common::session_info(s.0)["pool"]["shared_graph_bytes"]);
+    if masks.iter().any(|m| *m != expected) {
+        problems.borrow_mut().push("pool of 2".into());
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(problems.borrow().is_empty(), "{:?}", problems.borrow());
 }

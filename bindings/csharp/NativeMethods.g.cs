@@ -275,6 +275,33 @@ namespace Segrt.Native
         internal static extern SegStatus seg_session_info(SegSession* session, byte* buf, System.UIntPtr cap, System.UIntPtr* out_len);
 
         /// <summary>
+        ///  Like `seg_create_from_memory`, for a model that keeps weights in side files (ONNX external data):
+        ///  `files` holds `n_files` records (`file_size` = `sizeof(SegExternalFile)`), one per side file the
+        ///  model names; every one must be given, and nothing else (`SEG_INVALID_ARGUMENT` for a file the
+        ///  model does not name, `SEG_MODEL_INVALID` naming one that is missing). Model and files are copied;
+        ///  the caller keeps ownership. `seg_create_from_memory` refuses such a model (`SEG_MODEL_INVALID`,
+        ///  naming its side file); `seg_create` reads the side files beside the model file.
+        ///
+        ///  # Safety
+        ///  `model_data` must point to `model_len` readable bytes; `files` NULL (with `n_files` 0) or
+        ///  `n_files` records of `file_size` readable bytes, each `location` NUL-terminated and each `data`
+        ///  `len` readable bytes; `options` NULL or a valid `SegOptions`; `out_session` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_create_from_memory_with_data", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_create_from_memory_with_data(byte* model_data, System.UIntPtr model_len, SegExternalFile* files, System.UIntPtr file_size, System.UIntPtr n_files, SegOptions* options, SegSession** out_session);
+
+        /// <summary>
+        ///  Like `seg_create_sam2_from_memory`, with the side files of each model (see
+        ///  `seg_create_from_memory_with_data`): `encoder_files` for the encoder, `decoder_files` for the
+        ///  decoder (NULL and 0 for a model without side files), records of `file_size` bytes.
+        ///
+        ///  # Safety
+        ///  As for `seg_create_sam2_from_memory` and `seg_create_from_memory_with_data`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_create_sam2_from_memory_with_data", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_create_sam2_from_memory_with_data(byte* encoder_data, System.UIntPtr encoder_len, SegExternalFile* encoder_files, System.UIntPtr n_encoder_files, byte* decoder_data, System.UIntPtr decoder_len, SegExternalFile* decoder_files, System.UIntPtr n_decoder_files, System.UIntPtr file_size, SegOptions* options, SegSession** out_session);
+
+        /// <summary>
         ///  Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
         ///  The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
         ///  recognised from input/output names and types; an unrecognised pair gives `SEG_MODEL_UNSUPPORTED`
@@ -735,6 +762,27 @@ namespace Segrt.Native
         ///  Pixels of the mask that are not 0.
         /// </summary>
         public ulong foreground_pixels;
+    }
+
+    /// <summary>
+    ///  One side file of a model given in memory (ONNX external data: the weights of models over 2 GB,
+    ///  and of many Hub exports, `model.onnx` + `model.onnx_data`). Passed as an array with the caller's
+    ///  `sizeof(SegExternalFile)` (`file_size`), so the record can grow: a newer host's longer record is
+    ///  accepted when the bytes this library does not know are zero.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegExternalFile
+    {
+        /// <summary>
+        ///  UTF-8 location of the file exactly as the model names it (its initializers' external data
+        ///  `location`, e.g. "model.onnx_data"): relative and inside the model's folder.
+        /// </summary>
+        public byte* location;
+        /// <summary>
+        ///  The file's `len` bytes, copied during the call (the caller keeps ownership).
+        /// </summary>
+        public byte* data;
+        public System.UIntPtr len;
     }
 
     /// <summary>

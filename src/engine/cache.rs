@@ -312,6 +312,7 @@ pub fn key_of(model: &[u8], options: &Options, ort_version: &str) -> String {
         model.len(),
     );
     h.update(settings.as_bytes());
+    options.external_data.hash_into(&mut h);
     h.update(model);
     hex128(h.digest128())
 }

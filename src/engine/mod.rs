@@ -5,6 +5,7 @@
 pub mod arena;
 pub mod cache;
 pub mod declared_io;
+pub mod external_data;
 pub mod io;
 pub mod memory;
 pub mod narrow_path;

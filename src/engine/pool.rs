@@ -272,6 +272,7 @@ impl<S: Default> SessionPool<S> {
     pub fn new(model: Vec<u8>, model_path: Option<&Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
         let runtime = crate::runtime::init(options.ort_path.as_deref())?;
+        let options = &super::external_data::resolve(&model, model_path, options)?;
         let arena = ArenaUser::acquire();
         let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
         let cache_for_growth = cache.clone();

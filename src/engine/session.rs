@@ -104,8 +104,8 @@ fn prepare_builder(options: &Options) -> Result<(SessionBuilder, ProviderReport)
     if options.intra_threads > 0 {
         builder = builder.with_independent_thread_pool().map_err(ort_err)?.with_intra_threads(options.intra_threads).map_err(ort_err)?;
     }
-    // The process-wide CPU arena (arena.rs): working buffers shared by every session.
-    builder = builder.with_env_allocators().map_err(ort_err)?;
+    // The process-wide CPU arena (arena.rs): working buffers shared by every session; the model's side files.
+    builder = options.external_data.add_to(builder.with_env_allocators().map_err(ort_err)?)?;
     // No memory pattern: from its second run on, a session would allocate one block planned for all
     // of a run's tensors, beside the blocks its first run left free in the arena, which stay there:
     // +550 MB at the SAM2.1 hiera-tiny encoder's second image, +150 MB at a base-32 UNet's.

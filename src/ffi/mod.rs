@@ -9,6 +9,7 @@
 mod boundary;
 pub mod control;
 pub mod enums;
+pub mod external_data;
 mod handles;
 pub mod images;
 pub mod intensity;
@@ -23,6 +24,7 @@ mod versioned;
 
 pub use control::*;
 pub use enums::*;
+pub use external_data::*;
 pub use images::*;
 pub use intensity::*;
 pub use options::*;

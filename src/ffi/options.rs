@@ -311,6 +311,7 @@ impl SegOptions {
                 trt_profiles: TrtProfiles::try_from(self.trt_profiles).map_err(|e| e.context("SegOptions.trt_profiles"))?,
                 shape_profile: Default::default(),
             },
+            external_data: Default::default(),
         };
         // Messages name the C fields: the library's own validation speaks of options.
         options.validate().map_err(|e| e.context("SegOptions"))?;

@@ -15,6 +15,7 @@ const FFI_FILES: &[&str] = &[
     "src/ffi/runtime.rs",
     "src/ffi/control.rs",
     "src/ffi/session.rs",
+    "src/ffi/external_data.rs",
     "src/ffi/sam2.rs",
     "src/ffi/track.rs",
     "src/ffi/options.rs",

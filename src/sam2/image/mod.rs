@@ -26,6 +26,7 @@ use serde::Serialize;
 use self::embedding::Embedding;
 use self::encoding::Encoding;
 use crate::engine::declared_io::declared_io;
+use crate::engine::external_data::ExternalData;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::pool::Runs;
 use crate::engine::trt_profile::Derived;
@@ -149,15 +150,27 @@ impl Sam2Segmenter {
         options.validate()?;
         let e = read_model_file(encoder, options.max_model_bytes).map_err(|e| e.context("encoder"))?;
         let d = read_model_file(decoder, options.max_model_bytes).map_err(|e| e.context("decoder"))?;
-        Self::build(e, d, Some((encoder, decoder)), options)
+        Self::build(e, d, Some((encoder, decoder)), options, None)
     }
 
     pub fn from_memory(encoder: Vec<u8>, decoder: Vec<u8>, options: Options) -> Result<Self> {
-        Self::build(encoder, decoder, None, options)
+        Self::build(encoder, decoder, None, options, None)
     }
 
-    /// `paths`: the encoder's and the decoder's files, when read from files (for the model cache).
-    fn build(encoder: Vec<u8>, decoder: Vec<u8>, paths: Option<(&Path, &Path)>, options: Options) -> Result<Self> {
+    /// [`Self::from_memory`] for models with side files: the encoder's in `options`, the decoder's apart.
+    pub fn from_memory_with(encoder: Vec<u8>, decoder: Vec<u8>, options: Options, decoder_files: Arc<ExternalData>) -> Result<Self> {
+        Self::build(encoder, decoder, None, options, Some(decoder_files))
+    }
+
+    /// `paths`: the encoder's and the decoder's files, when read from files (for the model cache and
+    /// their side files); `decoder_files`: the decoder's side files given in memory.
+    fn build(
+        encoder: Vec<u8>,
+        decoder: Vec<u8>,
+        paths: Option<(&Path, &Path)>,
+        options: Options,
+        decoder_files: Option<Arc<ExternalData>>,
+    ) -> Result<Self> {
         options.validate()?;
         // TensorRT's shape profiles come from the pair's declared inputs and outputs, read from
         // their bytes once, and only where a profile is wanted.
@@ -174,9 +187,10 @@ impl Sam2Segmenter {
         };
         let encoder_options =
             options.with_shape_profile(|| Derived::new(pair().and_then(|(spec, io)| trt_profile::encoder_profile(spec, &io[0]))));
-        let decoder_options = options
+        let mut decoder_options = options
             .for_decoder()
             .with_shape_profile(|| Derived::new(pair().and_then(|(spec, io)| trt_profile::decoder_profile(spec, &io[2], &io[1]))));
+        decoder_options.external_data = decoder_files.unwrap_or_default();
         // The two sessions are built at once: cold start is the longer of the two, not their sum.
         // Each is cached on its own (its own key, its own file).
         let (encoder, decoder) = std::thread::scope(|scope| {
