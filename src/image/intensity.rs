@@ -247,7 +247,7 @@ fn check_rescaled(intensity: &Intensity, min: f64, max: f64) -> Result<()> {
     let limit = if intensity.range == Range::None { f32::MAX as f64 } else { f64::MAX };
     for stored in [min, max] {
         let v = stored * intensity.slope + intensity.intercept;
-        if !(v.abs() <= limit) {
+        if !v.is_finite() || v.abs() > limit {
             return Err(Error::invalid(format!(
                 "pixel value {} rescaled (* {} + {}) is {}: the rescale overflows {}; check the slope and intercept",
                 short(stored),
