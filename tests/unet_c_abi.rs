@@ -362,7 +362,7 @@ fn models_with_external_data_load_from_any_folder_and_from_memory_with_their_fil
         .collect();
     let desc = image_desc(&pixels, w, h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
     let expected = run(&create(&dir.join("unet_inline.onnx"), None).unwrap(), &desc).unwrap().mask;
-    assert!(expected.iter().any(|v| *v == 255) && expected.iter().any(|v| *v == 0), "a mask with both classes");
+    assert!(expected.contains(&255) && expected.contains(&0), "a mask with both classes");
     let problems = std::cell::RefCell::new(Vec::<String>::new());
     let check = |what: &str, got: Result<Session, (SegStatus, String)>| match got {
         Ok(s) => {
