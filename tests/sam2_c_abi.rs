@@ -474,3 +474,30 @@ fn the_decoder_runs_on_a_provider_of_its_own() {
 fn masks_of_pictures_smaller_than_the_low_res_grid_match_transformers() {
     matches_transformers_in("transformers", "reference/small", "transformers", 64, 0.995);
 }
+
+/// A transformers-layout decoder traced plainly (`Sam2Model.forward` under PyTorch's non-dynamo
+/// exporter, opset 18, the objects axis fixed at 1: `export_transformers.py --traced-plainly`) cannot
+/// take the empty `[1,0,4]` box tensor of a click without a box: its masks are then undefined. segrt
+/// finds that out at load (a check run) and refuses clicks without a box with
+/// `SEG_MODEL_UNSUPPORTED`, saying why and what works; a box (with or without clicks) still works.
+/// The project's own export takes zero boxes and keeps taking clicks alone.
+#[test]
+fn a_decoder_that_cannot_take_zero_boxes_refuses_clicks_without_a_box() {
+    let img = load_rgb(&sam2_dir().join("reference/img0.png"));
+    let desc = image_desc(&img.data, img.w, img.h, 0, SegPixelFormat::SEG_FORMAT_RGB24);
+    let bbox = SegBox { x1: 185.0, y1: 75.0, x2: 295.0, y2: 205.0 };
+    let clicks = [SegPoint { x: 105.0, y: 105.0, label: 1 }];
+    let plain = create_sam2("transformers/vision_encoder.onnx", "transformers_plain/prompt_encoder_mask_decoder.onnx").unwrap();
+    let info = session_info(plain.0);
+    println!("plainly traced: convention {}, takes_zero_boxes {}", info["convention"], info["interpretation"]["takes_zero_boxes"]);
+    let refused = click(&plain, Some(&desc), img.w, img.h, &clicks, None, 0).err().unwrap_or((SegStatus::SEG_OK, String::new()));
+    println!("plainly traced, a click without a box: {refused:?}");
+    let with_box = click(&plain, Some(&desc), img.w, img.h, &clicks, Some(bbox), 0);
+    println!("plainly traced, a click with a box: {:?}", with_box.as_ref().map(|o| o.result.num_masks).map_err(|e| e.clone()));
+    let own = create_sam2("transformers/vision_encoder.onnx", "transformers/prompt_encoder_mask_decoder.onnx").unwrap();
+    assert_eq!(session_info(own.0)["interpretation"]["takes_zero_boxes"], true);
+    assert!(click(&own, Some(&desc), img.w, img.h, &clicks, None, 0).is_ok(), "the project's export takes clicks alone");
+    assert_eq!(refused.0, SegStatus::SEG_MODEL_UNSUPPORTED, "{}", refused.1);
+    assert!(refused.1.contains("cannot take a prompt without a box") && refused.1.contains("Give a box"), "{}", refused.1);
+    assert!(with_box.is_ok(), "a box works on it");
+}

@@ -47,6 +47,12 @@ REAL = sys.argv[sys.argv.index("--real-size") + 1] if "--real-size" in sys.argv 
 # the committed decoder first). Their masks are shrunk from the low-res logits, which transformers'
 # post_process_masks does with F.interpolate(bilinear, align_corners=False), no antialiasing.
 SMALL = "--small-pictures" in sys.argv
+# `--traced-plainly`: no references; the decoder traced the plain way third parties export it
+# (`Sam2Model.forward` itself under PyTorch's non-dynamo exporter, opset 18, the objects axis fixed at
+# 1, a box in the dummy), into transformers_plain/prompt_encoder_mask_decoder.onnx. Such a graph
+# cannot take the empty [1,0,4] box tensor (it appends three box tokens whatever it is given); segrt
+# must tell. Pair it with transformers/vision_encoder.onnx (the same seeded model).
+PLAIN = "--traced-plainly" in sys.argv
 NAME = "transformers_sam3_tracker" if SAM3 else "transformers_edgetam" if EDGETAM else "transformers"
 OUT = os.path.join(REAL, NAME) if REAL else os.path.join(HERE, NAME)
 REF = os.path.join(OUT, "reference")
@@ -434,6 +440,74 @@ def small_pictures(model, processor):
     print(f"committed decoder vs eager model: logits differ by at most {worst:.2e}")
 
 
+class PlainDecoder(torch.nn.Module):
+    """`Sam2Model.forward` on precomputed embeddings, traced as it is (what `--traced-plainly` exports)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_points, input_labels, input_boxes, e0, e1, e2):
+        out = self.model(
+            input_points=input_points,
+            input_labels=input_labels,
+            input_boxes=input_boxes,
+            image_embeddings=[e0, e1, e2],
+            multimask_output=True,
+        )
+        return out.iou_scores, out.pred_masks, out.object_score_logits
+
+
+def export_plainly(model):
+    """`--traced-plainly`: the decoder as third parties trace it, checked against the eager model with a box."""
+    import onnxruntime as ort
+
+    out_dir = os.path.join(HERE, "transformers_plain")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "prompt_encoder_mask_decoder.onnx")
+    with torch.no_grad():
+        e = VisionEncoder(model)(torch.randn(1, 3, SIZE, SIZE))
+    pts = torch.tensor([[[[10.0, 20.0], [30.0, 40.0]]]])
+    lbl = torch.tensor([[[1, 0]]], dtype=torch.int64)
+    box = torch.tensor([[[5.0, 6.0, 100.0, 120.0]]])
+    names = ["image_embeddings.0", "image_embeddings.1", "image_embeddings.2"]
+    torch.onnx.export(
+        PlainDecoder(model),
+        (pts, lbl, box, *e),
+        path,
+        input_names=["input_points", "input_labels", "input_boxes", *names],
+        output_names=["iou_scores", "pred_masks", "object_score_logits"],
+        dynamic_axes={
+            "input_points": {0: "batch_size", 2: "num_points_per_image"},
+            "input_labels": {0: "batch_size", 2: "num_points_per_image"},
+            "input_boxes": {0: "batch_size", 1: "num_boxes_per_image"},
+            **{n: {0: "batch_size"} for n in names},
+            "iou_scores": {0: "batch_size", 1: "num_boxes_or_points"},
+            "pred_masks": {0: "batch_size", 1: "num_boxes_or_points"},
+            "object_score_logits": {0: "batch_size", 1: "num_boxes_or_points"},
+        },
+        opset_version=18,
+        do_constant_folding=True,
+        dynamo=False,
+    )
+    dec = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    feeds = {"input_points": pts.numpy(), "input_labels": lbl.numpy(), "input_boxes": box.numpy()}
+    feeds.update({n: t.numpy() for n, t in zip(names, e)})
+    with torch.no_grad():
+        want = PlainDecoder(model)(pts, lbl, box, *e)[1].numpy()
+    print(f"{path}: {os.path.getsize(path)} bytes; with a box, logits vs eager {np.abs(dec.run(None, feeds)[1] - want).max():.2e}")
+    # Without a box (what runtimes send for clicks): the graph still appends box tokens.
+    feeds["input_boxes"] = np.zeros((1, 0, 4), np.float32)
+    feeds["input_points"] = np.array([[[[10.0, 20.0], [0.0, 0.0]]]], np.float32)
+    feeds["input_labels"] = np.array([[[1, -1]]], np.int64)
+    runs = [dec.run(None, feeds)[1] for _ in range(3)]
+    with torch.no_grad():
+        eager = model(
+            input_points=torch.tensor([[[[10.0, 20.0]]]]), input_labels=torch.tensor([[[1]]]), image_embeddings=list(e), multimask_output=True
+        ).pred_masks.numpy()
+    print(f"without a box: logits vs eager {max(np.abs(r - eager).max() for r in runs):.3g}, run to run {np.abs(runs[0] - runs[1]).max():.3g}")
+
+
 def onnx_inputs(pv, prompt, processor, size_hw):
     """What a runtime feeds the exported pair for `prompt` (the rule segrt follows): coordinates scaled
     as the processor does; no box -> input_boxes [1,0,4] and the (0,0)/-1 padding point appended (the
@@ -483,6 +557,9 @@ def main():
     condition_random_weights(model)
     if SMALL:
         small_pictures(model, processor)
+        return
+    if PLAIN:
+        export_plainly(model)
         return
     # Exported from a copy: tracing EdgeTAM's timm trunk updates its BatchNorm running statistics,
     # which would leave the eager model (the reference) different from the graph.

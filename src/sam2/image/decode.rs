@@ -164,6 +164,9 @@ impl Sam2Segmenter {
     ) -> Result<Decoded> {
         let spec = &self.spec;
         let boxes_name = spec.input_boxes.as_deref().ok_or_else(|| Error::internal("not a transformers decoder"))?;
+        if boxes.is_empty() && !spec.takes_zero_boxes {
+            return Err(super::zero_boxes::refusal(&spec.convention));
+        }
         let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input: {e}"));
         let mut inputs = self.feature_inputs(embedding)?;
         let n = labels.len() / b.max(1);

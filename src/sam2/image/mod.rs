@@ -16,6 +16,7 @@ pub mod many;
 pub mod prompt;
 pub mod spec;
 pub mod trt_profile;
+mod zero_boxes;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -208,8 +209,9 @@ impl Sam2Segmenter {
             (encoder, decoder)
         });
         let (encoder, decoder) = (encoder?, decoder?);
-        let (spec, io) = encoder
+        let (mut spec, io) = encoder
             .with(|e, _| decoder.with(|d, _| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
+        spec.takes_zero_boxes = decoder.with(|d, _| zero_boxes::takes_zero_boxes(d, &spec, &io[2]))?;
         Ok(Sam2Segmenter {
             options,
             spec,

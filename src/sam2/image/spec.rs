@@ -84,6 +84,9 @@ pub struct Sam2Spec {
     /// `input_labels` [B,obj,N], `input_boxes` [B,obj,4]; outputs `iou_scores`, `pred_masks`); `None`
     /// for the point_coords/point_labels layout of the other conventions.
     pub input_boxes: Option<String>,
+    /// A transformers-layout decoder takes the empty box tensor of a prompt without a box (false: one
+    /// traced plainly that cannot; see `zero_boxes`). Found by a check run at load.
+    pub takes_zero_boxes: bool,
     /// Mean and standard deviation of the float input's normalisation (of x/255, RGB): ImageNet's,
     /// except for the SAM3 tracker (0.5, 0.5: transformers' `Sam3ImageProcessor`).
     pub pixel_mean: [f32; 3],
@@ -238,6 +241,7 @@ impl Sam2Spec {
             low_res_output: decoder.low_res_output,
             decisions,
             input_boxes: decoder.input_boxes,
+            takes_zero_boxes: true,
             pixel_mean,
             pixel_std,
         })
