@@ -357,7 +357,7 @@ fn box_prompts_are_validated() {
     // Refused prompts leave no object behind.
     assert!(t.object_ids().is_empty());
     // A box alone is a prompt: the object gets a mask of the frame's size and can be tracked; so is a
-    // box with clicks (for a second object), and a zero-width box.
+    // box with clicks (for a second object). A zero-width box is refused, as on an image.
     let fm = t.add_prompt(0, 1, &[], &[], Some([10.0, 8.0, 40.0, 30.0])).unwrap();
     assert_eq!(fm.objects.len(), 1);
     assert_eq!(fm.objects[0].object_id, 1);
@@ -367,9 +367,10 @@ fn box_prompts_are_validated() {
     assert_eq!(fm.objects.iter().map(|o| o.object_id).collect::<Vec<_>>(), vec![1, 2]);
     // The same box with and without clicks gives other logits (the clicks are used with the box).
     assert!(fm.objects[0].low_res != fm.objects[1].low_res, "the clicks beside the box changed nothing");
-    t.add_prompt(0, 3, &[], &[], Some([30.0, 10.0, 30.0, 40.0])).unwrap();
+    let e = refused(t.add_prompt(0, 3, &[], &[], Some([30.0, 10.0, 30.0, 40.0])), "a zero-width box");
+    assert!(e.message.contains("must have x2 > x1 and y2 > y1"), "{e}");
     let tracked = t.track_frame(0).unwrap();
-    assert_eq!(tracked.objects.len(), 3);
+    assert_eq!(tracked.objects.len(), 2);
 }
 
 fn gray(w: usize, h: usize, v: u8) -> Vec<u8> {
