@@ -62,7 +62,8 @@ impl fmt::Debug for ExternalData {
 /// The side files `model` names (each once, in the order its initializers name them), checked: a
 /// relative location inside the model's folder.
 pub fn locations(model: &[u8]) -> Result<Vec<String>> {
-    let proto = ModelProto::decode(model).map_err(|e| Error::new(ErrorKind::ModelInvalid, format!("cannot read the model: {e}")))?;
+    // A model that is not a protobuf names no side file: ONNX Runtime then says what is wrong with it.
+    let Ok(proto) = ModelProto::decode(model) else { return Ok(Vec::new()) };
     let mut found: Vec<String> = Vec::new();
     for tensor in proto.graph.iter().flat_map(|g| &g.initializer).filter(|t| t.data_location == 1) {
         let location = tensor.external_data.iter().find(|e| e.key == "location").map(|e| e.value.clone()).ok_or_else(|| {
