@@ -38,7 +38,8 @@ CONTEXT = {
     uint8_t *mask_buf, uint8_t *m0, uint8_t *m1, SegImage img, SegImage frame0, SegImage next_frame,
     SegMask mask, SegSession *s, SegSession *sam, SegRunInfo info, SegProgressCallback on_progress, void *ui,
     Hobject image, Hobject *slices, Hlong num_slices,
-    double row, double column, double row1, double column1, double row2, double column2""",
+    double row, double column, double row1, double column1, double row2, double column2,
+    const uint8_t *model_bytes, size_t model_len, const uint8_t *data_bytes, size_t data_len""",
     "cpp": """\
     segrt::Session &session, SegImage img, const std::vector<std::vector<uint8_t>> &frames,
     void (*wait_for_user_abort)()""",
