@@ -3,7 +3,9 @@
 // (model loading, the SAM2 encoder, tracking) on worker threads, results drawn as an overlay without GetPixel,
 // clicks mapped from a zoomed PictureBox to image pixels.
 //
-//   MainForm.cs     the window: UNet, SAM2 clicks and boxes, "Segment everything", drawing
+//   MainForm.cs     the window: its controls, opening images, modes, UNet, the work in flight
+//   MainForm.*.cs   the same window by job: Sam2 (encode ahead, clicks, "Segment everything"), Reference
+//                   ("Teach" the mask shown, "Find" it in another image), Mouse, Tracking, Volume, Drawing (the overlay)
 //   FramePlayer.cs  "Track frames...": one click on the first frame, a Timer feeding NextAsync
 //   VolumeEditor.cs "Open volume...": click a slice, propagate both ways, correct, propagate again
 //   ZoomMapping.cs  PictureBox (Zoom) coordinates <-> image pixels

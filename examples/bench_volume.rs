@@ -158,7 +158,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    model.set_intensity(Some(Intensity { range: window(40.0, 400.0), ..Intensity::default() })).expect("a valid window");
+    model.core().set_intensity(Some(Intensity { range: window(40.0, 400.0), ..Intensity::default() })).expect("a valid window");
     println!(
         "bench_volume: {} slices of {}x{} int16 (window 40,400), keep_frames {}, modules {}, {} logical CPUs",
         a.slices,

@@ -7,10 +7,10 @@
 //   by default_options() / everything_options() / track_options() carry it, and every struct this
 //   layer hands segrt to fill is sized before the call. Record arrays are passed with sizeof a record.
 // - The long calls (UNet runs, SAM2 encodes, clicks and segment-everything, the Tracker calls that
-//   run models) take an optional segrt::Control* last (nullptr: not cancellable, no progress); a
-//   cancelled call throws segrt::Cancelled (a segrt::Error with status SEG_CANCELLED), writes nothing
-//   and leaves the Session or Tracker as before the call.
-// Thread safety is segrt's: one Session may be used from several threads at once; the calls of one
+//   run models, Reference::teach/add/find) take an optional segrt::Control* last (nullptr: not
+//   cancellable, no progress); a cancelled call throws segrt::Cancelled (a segrt::Error with status SEG_CANCELLED), writes nothing
+//   and leaves the Session, Tracker or Reference as before the call.
+// Thread safety is segrt's: one Session or Reference may be used from several threads at once; the calls of one
 // Tracker are serialised by segrt (one at a time, in the order they take the track's lock). A Control
 // may be cancelled from any thread.
 #ifndef SEGRT_HPP
@@ -133,6 +133,10 @@ inline SegOptions default_options() {
     check(seg_options_default(&o));
     return o;
 }
+
+/// Gives ONNX Runtime's unused working memory back to the system now (`seg_release_memory`), for a
+/// host that knows it goes idle; sessions stay usable, also while other threads run them.
+inline void release_memory() { check(seg_release_memory()); }
 
 /// An 8-bit mask at the image's size (0/255, or the class index for multi-class UNets).
 struct Mask {
@@ -483,6 +487,112 @@ private:
     SegSession *handle_;
 };
 
+/// seg_reference_find's defaults (the best match, threshold 0.6, refined, colour on), `struct_size` set.
+inline SegFindOptions find_options(SegFindMode mode = SEG_FIND_BEST) {
+    SegFindOptions o = SegFindOptions();
+    o.struct_size = sizeof(SegFindOptions);
+    check(seg_find_options_default(&o));
+    o.mode = static_cast<std::int32_t>(mode);
+    return o;
+}
+
+/// What Reference::find found: the mask (0/255: the best match when present, all 0 when not; with
+/// SEG_FIND_ALL every instance), the label image (SEG_FIND_ALL only: 0 = background, instance k = k,
+/// best first; empty otherwise), one record per match (SEG_FIND_BEST: exactly one, present or not)
+/// and what ran.
+struct Found {
+    Mask mask;
+    std::vector<std::uint16_t> labels;
+    std::vector<SegFound> found;
+    SegFindInfo info = SegFindInfo();
+    /// The best match is present (SEG_FIND_BEST), or at least one instance was found (SEG_FIND_ALL).
+    bool present() const { return !found.empty() && found[0].present != 0; }
+};
+
+/// Move-only owner of a SegReference: a taught object ("teach once, find it in every image"). It
+/// holds embeddings, not images, and is used with SAM2 image Sessions of the model it was taught with
+/// (another model throws segrt::Error with SEG_MODEL_UNSUPPORTED). Any number of threads may find on
+/// one Reference at once; an add() meanwhile takes effect for the finds that start after it.
+class Reference {
+public:
+    /// An empty reference: add() an example before save() or find().
+    Reference() : handle_(nullptr) { check(seg_reference_create(&handle_)); }
+    Reference(Reference &&other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+    Reference &operator=(Reference &&other) noexcept {
+        if (this != &other) {
+            seg_reference_free(handle_);
+            handle_ = other.handle_;
+            other.handle_ = nullptr;
+        }
+        return *this;
+    }
+    Reference(const Reference &) = delete;
+    Reference &operator=(const Reference &) = delete;
+    ~Reference() { seg_reference_free(handle_); }
+
+    /// A reference taught from `img` and the object's `mask` on it (the image's size, non-zero = the
+    /// object), encoded on `sam`. An empty mask, one covering the whole image or one of another size
+    /// throws segrt::Error (SEG_INVALID_ARGUMENT).
+    static Reference teach(const Session &sam, const SegImage &img, const Mask &mask, const Control *control = nullptr) {
+        Reference r;
+        r.add(sam, img, mask, control);
+        return r;
+    }
+
+    /// Loads a reference saved by save(), for `sam`'s model: a missing file throws segrt::Error with
+    /// SEG_MODEL_NOT_FOUND, a damaged one SEG_MODEL_INVALID, one of another model or a newer format
+    /// SEG_MODEL_UNSUPPORTED.
+    static Reference load(const Session &sam, const std::string &path) {
+        SegReference *r = nullptr;
+        check(seg_reference_load(sam.get(), path.c_str(), &r));
+        return Reference(r);
+    }
+
+    /// Teaches one more example (another view, another copy); later finds use all of them. On an
+    /// error or a cancellation the reference is as before the call.
+    void add(const Session &sam, const SegImage &img, const SegMask &mask, const Control *control = nullptr) {
+        check(seg_reference_add(handle_, sam.get(), &img, &mask, control_handle(control)));
+    }
+    /// add() with a segrt::Mask (only read).
+    void add(const Session &sam, const SegImage &img, const Mask &mask, const Control *control = nullptr) {
+        const SegMask m = {const_cast<std::uint8_t *>(mask.data.data()), mask.width, mask.height, 0};
+        add(sam, img, m, control);
+    }
+
+    /// Saves the reference (UTF-8 path), written whole or not at all.
+    void save(const std::string &path) const { check(seg_reference_save(handle_, path.c_str())); }
+
+    /// Finds the taught object in `img` on `sam` (its cached encoding when `img` is the image encoded
+    /// last); `options`: nullptr (find_options()) or from find_options().
+    Found find(const Session &sam, const SegImage &img, const SegFindOptions *options = nullptr, const Control *control = nullptr) const {
+        const SegFindOptions o = options ? *options : find_options();
+        const bool all = o.mode == SEG_FIND_ALL;
+        const std::size_t pixels = static_cast<std::size_t>(img.width > 0 ? img.width : 0) * static_cast<std::size_t>(img.height > 0 ? img.height : 0);
+        Found f;
+        f.mask.width = img.width;
+        f.mask.height = img.height;
+        f.mask.data.assign(pixels, 0);
+        SegMask m = {f.mask.data.data(), img.width, img.height, 0};
+        if (all) f.labels.assign(pixels, 0);
+        SegLabelImage l = {f.labels.data(), img.width, img.height, 0};
+        // max_instances records are always enough (SEG_FIND_BEST writes exactly one).
+        const std::size_t capacity = all ? (o.max_instances > 0 ? o.max_instances : 1u) : 1u;
+        f.found.resize(capacity);
+        f.info.struct_size = sizeof(SegFindInfo);
+        std::size_t count = 0;
+        check(seg_reference_find(handle_, sam.get(), &img, &o, &m, all ? &l : nullptr, f.found.data(), sizeof(SegFound), capacity,
+                                 &count, &f.info, control_handle(control)));
+        f.found.resize(count);
+        return f;
+    }
+
+    SegReference *get() const { return handle_; }
+
+private:
+    explicit Reference(SegReference *h) : handle_(h) {}
+    SegReference *handle_;
+};
+
 /// The default track options, `struct_size` set.
 inline SegTrackOptions track_options() {
     SegTrackOptions o = SegTrackOptions();
@@ -787,6 +897,123 @@ private:
 
     SegTrack *handle_;
 };
+
+/// seg_mask_regions' defaults (8-connected, binary, pixel-exact outlines, no hull), `struct_size` set.
+inline SegRegionOptions region_options() {
+    SegRegionOptions o = SegRegionOptions();
+    o.struct_size = sizeof(SegRegionOptions);
+    check(seg_region_options_default(&o));
+    return o;
+}
+
+/// One region of a mask: its figures (the C record; angles in degrees, counter-clockwise on screen)
+/// and its closed outlines as points (pixel centres): the outer one, the holes, the hull when asked.
+struct Region {
+    SegRegion figures;
+    std::vector<SegContourPoint> outer;
+    std::vector<std::vector<SegContourPoint>> holes;
+    std::vector<SegContourPoint> hull;
+};
+
+namespace detail {
+inline std::vector<Region> regions(const SegMask *mask, const SegLabelImage *labels, const SegRegionOptions *options) {
+    std::size_t nr = 0, nk = 0, np = 0;
+    check(seg_mask_regions(mask, labels, options, nullptr, sizeof(SegRegion), 0, &nr, nullptr, sizeof(SegRing), 0, &nk, nullptr, 0, &np));
+    std::vector<SegRegion> records(nr);
+    std::vector<SegRing> rings(nk);
+    std::vector<SegContourPoint> points(np);
+    // The same call again: segrt kept this thread's last result, so it is not computed twice.
+    check(seg_mask_regions(mask, labels, options, nr ? records.data() : nullptr, sizeof(SegRegion), nr, nullptr,
+                           nk ? rings.data() : nullptr, sizeof(SegRing), nk, nullptr, np ? points.data() : nullptr, np, nullptr));
+    std::vector<Region> out(nr);
+    for (std::size_t i = 0; i < nr; i++) out[i].figures = records[i];
+    for (std::size_t k = 0; k < nk; k++) {
+        const SegRing &ring = rings[k];
+        std::vector<SegContourPoint> pts(points.begin() + static_cast<std::ptrdiff_t>(ring.first_point),
+                                         points.begin() + static_cast<std::ptrdiff_t>(ring.first_point + ring.point_count));
+        Region &r = out[ring.region];
+        if (ring.kind == SEG_RING_OUTER) r.outer.swap(pts);
+        else if (ring.kind == SEG_RING_HOLE) r.holes.push_back(std::move(pts));
+        else r.hull.swap(pts);
+    }
+    return out;
+}
+}  // namespace detail
+
+/// The regions of an 8-bit mask (`options`: nullptr for region_options(); `labels = 1` there reads
+/// each value as a label), by label then raster order. Throws segrt::Error on bad input.
+inline std::vector<Region> regions(const SegMask &mask, const SegRegionOptions *options = nullptr) {
+    return detail::regions(&mask, nullptr, options);
+}
+/// The regions of a 16-bit label image (segment-everything's), each value a label unless the
+/// options say binary; `options` nullptr: labels, else as given.
+inline std::vector<Region> regions(const SegLabelImage &labels, const SegRegionOptions *options = nullptr) {
+    SegRegionOptions o = options ? *options : region_options();
+    if (!options) o.labels = 1;
+    return detail::regions(nullptr, &labels, &o);
+}
+/// The regions of a segrt::Mask (a UNet's, a click's).
+inline std::vector<Region> regions(Mask &mask, const SegRegionOptions *options = nullptr) {
+    SegMask m = {mask.data.data(), mask.width, mask.height, 0};
+    return regions(m, options);
+}
+/// The objects of segment-everything: one region set per label.
+inline std::vector<Region> regions(Everything &e, const SegRegionOptions *options = nullptr) {
+    SegLabelImage l = {e.labels.data(), e.width, e.height, 0};
+    return regions(l, options);
+}
+
+namespace detail {
+inline std::vector<SegObjectFigures> objects(const SegMask *mask, const SegLabelImage *labels, const SegRegionOptions *options) {
+    std::size_t n = 0;
+    check(seg_mask_objects(mask, labels, options, nullptr, sizeof(SegObjectFigures), 0, &n));
+    std::vector<SegObjectFigures> out(n);
+    // The same call again: segrt kept this thread's last result, so it is not computed twice.
+    check(seg_mask_objects(mask, labels, options, n ? out.data() : nullptr, sizeof(SegObjectFigures), n, nullptr));
+    return out;
+}
+}  // namespace detail
+
+/// The figures of a mask's object, its parts together (a tracked object's or a prompt's mask): one
+/// record (label 1), none for an empty mask; with `options->labels` one per value.
+inline std::vector<SegObjectFigures> objects(const SegMask &mask, const SegRegionOptions *options = nullptr) {
+    return detail::objects(&mask, nullptr, options);
+}
+/// The figures of each object of a 16-bit label image (segment-everything's: record k is object k),
+/// its parts together; `options` nullptr: by label, else as given.
+inline std::vector<SegObjectFigures> objects(const SegLabelImage &labels, const SegRegionOptions *options = nullptr) {
+    SegRegionOptions o = options ? *options : region_options();
+    if (!options) o.labels = 1;
+    return detail::objects(nullptr, &labels, &o);
+}
+
+/// COCO's RLE of a mask (pycocotools' compressed string): every non-zero pixel (`label` 0) or the
+/// pixels equal to `label`.
+inline std::string rle(const SegMask &mask, std::uint32_t label = 0) {
+    std::size_t n = 0;
+    check(seg_mask_rle(&mask, nullptr, label, nullptr, 0, &n));
+    std::vector<char> text(n);
+    check(seg_mask_rle(&mask, nullptr, label, text.data(), n, nullptr));
+    return std::string(text.data());
+}
+/// COCO's RLE of one label of a 16-bit label image.
+inline std::string rle(const SegLabelImage &labels, std::uint32_t label) {
+    std::size_t n = 0;
+    check(seg_mask_rle(nullptr, &labels, label, nullptr, 0, &n));
+    std::vector<char> text(n);
+    check(seg_mask_rle(nullptr, &labels, label, text.data(), n, nullptr));
+    return std::string(text.data());
+}
+/// A COCO RLE string drawn into a width x height mask: `value` on its foreground.
+inline Mask rle_to_mask(const std::string &text, int width, int height, std::uint8_t value = 255) {
+    Mask m;
+    m.width = width;
+    m.height = height;
+    m.data.assign(static_cast<std::size_t>(width > 0 ? width : 0) * static_cast<std::size_t>(height > 0 ? height : 0), 0);
+    SegMask out = {m.data.data(), width, height, 0};
+    check(seg_rle_to_mask(text.c_str(), &out, value));
+    return m;
+}
 
 }  // namespace segrt
 

@@ -54,6 +54,18 @@ SOURCES = [
         ("skimage/data/rocket.jpg", "photos/rocket.jpg", "c2dd0de7c538df8d111e479619b129464d0269d0ae5fd18ca91d33a7fdfea95c"),
         ("skimage/data/camera.png", "photos/camera.png", "b0793d2adda0fa6ae899c03989482bff9a42d3d5690fc7e3648f2795d730c23a"),
         ("skimage/data/page.png", "photos/page.png", "341a6f0a61557662b02734a9b6e56ec33a915b2c41886b97509dedf2a43b47a3"),
+        # for reference-based segmentation (tests/real/reference_set.py): objects, backgrounds, a
+        # stereo pair with its disparity, and the coins
+        ("skimage/data/logo.png", "photos/logo.png", "f2c57fe8af089f08b5ba523d95573c26e62904ac5967f4c8851b27d033690168"),
+        ("skimage/data/motorcycle_left.png", "photos/motorcycle_left.png", "db18e9c4157617403c3537a6ba355dfeafe9a7eabb6b9b94cb33f6525dd49179"),
+        ("skimage/data/motorcycle_right.png", "photos/motorcycle_right.png", "5fc913ae870e42a4b662314bc904d1786bcad8e2f0b9b67dba5a229406357797"),
+        ("skimage/data/motorcycle_disp.npz", "photos/motorcycle_disp.npz", "2e49c8cebff3fa20359a0cc6880c82e1c03bbb106da81a177218281bc2f113d7"),
+        ("skimage/data/brick.png", "photos/brick.png", "7966caf324f6ba843118d98f7a07746d22f6a343430add0233eca5f6eaaa8fcf"),
+        ("skimage/data/grass.png", "photos/grass.png", "b6b6022426b38936c43a4ac09635cd78af074e90f42ffa8227ac8b7452d39f89"),
+        ("skimage/data/gravel.png", "photos/gravel.png", "c48615b451bf1e606fbd72c0aa9f8cc0f068ab7111ef7d93bb9b0f2586440c12"),
+        ("skimage/data/hubble_deep_field.jpg", "photos/hubble_deep_field.jpg", "3a19c5dd8a927a9334bb1229a6d63711b1c0c767fb27e2286e7c84a3e2c2f5f4"),
+        ("skimage/data/ihc.png", "photos/ihc.png", "f8dd1aa387ddd1f49d8ad13b50921b237df8e9b262606d258770687b0ef93cef"),
+        ("skimage/data/coins.png", "photos/coins.png", "f8d773fc9cfa6f4d8e5942dc34d0a0788fcaed2a4fefbbed0aef5398d7ef4cba"),
     ]),
     ("PyPI pydicom==3.0.2", ("pip", "pydicom==3.0.2"), [
         ("pydicom/data/test_files/CT_small.dcm", "medical/CT_small.dcm", "3dd31e5cc835b3f2cdd46c9da1982f59251e78518fefa8163d914631c66437d6"),

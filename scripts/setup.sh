@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the stages need, all in this one place; each group is skipped when already present, so
 # the stages call it freely (`just setup GROUP`).
-#   python    .venv/: onnxruntime (scripts/ort-version.txt), numpy, Pillow for the Python references, and
+#   python    .venv/: onnxruntime (scripts/ort-version.txt), numpy, Pillow for the Python references,
+#             OpenCV (headless) and pycocotools for the outlines stage, LabelMe's wheel (not installed: its
+#             GUI needs Qt; tests/outlines/labelme_loader.py runs its JSON loader) in .venv/wheels, and
 #             the prebuilt tools of scripts/tools.txt (just, mdBook, cargo-fuzz) in .venv/bin; ONNX Runtime's
 #             Linux library into .onnxruntime/ (scripts/fetch-ort.sh)
 #   mono      Mono (mcs, xbuild), the nuget client, Xvfb: the .NET stages (apt)
@@ -64,6 +66,15 @@ if [[ " ${groups[*]} " == *" python "* ]]; then
     echo "== setup: .venv (onnxruntime==$ort_version, numpy, pillow)"
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check "onnxruntime==$ort_version" numpy pillow
+  fi
+  # The outlines stage's references, pinned (OpenCV's wheel is 64 MB; the versions the parity figures
+  # in docs/src/quality/testing.md were measured with).
+  if ! .venv/bin/python -c "import cv2, pycocotools; assert cv2.__version__ == '5.1.0'" 2>/dev/null; then
+    echo "== setup: .venv (opencv-python-headless, pycocotools)"
+    .venv/bin/pip install --quiet --disable-pip-version-check "opencv-python-headless==5.1.0.95" "pycocotools==2.0.11"
+  fi
+  if [ ! -f .venv/wheels/labelme-6.3.1-py3-none-any.whl ]; then
+    .venv/bin/pip download --quiet --disable-pip-version-check --no-deps --dest .venv/wheels "labelme==6.3.1"
   fi
   tools_stamp=.venv/tools.txt
   if ! cmp -s scripts/tools.txt "$tools_stamp"; then

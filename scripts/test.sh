@@ -2,7 +2,8 @@
 # Runs every test stage of the justfile, in order: Rust unit and C-ABI tests, the docs book and its links,
 # the header checks, the code blocks of the docs compiled, the C/C++ hosts, ABI 1 compatibility, the HALCON glue, the deployable package, the
 # parity test against a plain Python onnxruntime + numpy + Pillow reference, the tests on real trained
-# models (fetched from the package registries), the SAM2 video modules, the GPU providers' failures and
+# models (fetched from the package registries), ONNX Runtime 1.24.4 and OpenVINO 1.24.1 against 1.31.1,
+# outlines and annotation files against OpenCV, pycocotools and LabelMe, the SAM2 video modules, the GPU providers' failures and
 # fallbacks without a GPU, the .NET wrapper and WinForms sample on Mono, a panic forced inside a run,
 # and Windows x64 under Wine. First installs what they need (scripts/setup.sh: apt, a Python
 # virtualenv in .venv/ with the prebuilt tools, ONNX Runtime from its PyPI wheel). A stage runs alone
@@ -54,6 +55,9 @@ stage parity
 stage real
 # After real: the demos reuse the real files it fetched.
 stage demos
+# ONNX Runtime 1.24.4 and OpenVINO 1.24.1 against 1.31.1 (needs the real stage's MobileSAM-class pair).
+stage ort-range
+stage outlines
 stage video
 # Fetches ONNX Runtime's GPU build and NVIDIA's CUDA/cuDNN wheels (2.1 GB, cached in .onnxruntime-gpu/).
 stage gpu

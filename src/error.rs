@@ -46,6 +46,16 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, for the tests that map each one.
+    #[cfg(test)]
+    #[rustfmt::skip]
+    pub(crate) const ALL: [ErrorKind; 18] = [
+        ErrorKind::InvalidArgument, ErrorKind::NoImage, ErrorKind::NullPointer, ErrorKind::InvalidHandle, ErrorKind::BufferTooSmall,
+        ErrorKind::ImageTooLarge, ErrorKind::UnsupportedFormat, ErrorKind::WrongSessionKind, ErrorKind::OutOfMemory,
+        ErrorKind::RuntimeNotFound, ErrorKind::RuntimeInitFailed, ErrorKind::ModelNotFound, ErrorKind::ModelInvalid,
+        ErrorKind::ModelUnsupported, ErrorKind::ProviderUnavailable, ErrorKind::InferenceFailed, ErrorKind::Cancelled, ErrorKind::Internal,
+    ];
+
     /// A few words for messages, e.g. "model not found".
     pub fn describe(self) -> &'static str {
         match self {

@@ -8,6 +8,7 @@
 #![warn(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod alloc;
+pub mod contours;
 pub mod control;
 pub mod engine;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod log;
 pub mod options;
 pub mod runtime;
 pub mod sam2;
+pub mod session_core;
 pub mod unet;
 
 pub use error::{Error, ErrorKind, Result};

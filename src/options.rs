@@ -118,9 +118,10 @@ pub enum CacheMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ArenaPolicy {
     /// The image encoders and the video memory attention (runs of seconds with hundreds of
-    /// megabytes of working buffers) release them after each run; decoder clicks, UNet runs and the
-    /// other video modules keep them for the next run. What a desktop host wants: the memory of an
-    /// encode goes back, clicks stay fast.
+    /// megabytes of working buffers) release them once the process is idle (`engine::idle_release`:
+    /// about 2 s after the last such run, never under a run); decoder clicks, UNet runs and the other
+    /// video modules keep them for the next run. What a desktop host wants: a batch encodes at the
+    /// kept speed, the memory of an encode goes back when the user looks at the result, clicks stay fast.
     #[default]
     Auto,
     /// Every run keeps them for the next (fastest repeated calls; the process holds the largest
@@ -146,7 +147,8 @@ pub enum ConvSearch {
     Default,
 }
 
-/// Whether TensorRT is given shape profiles (see `engine::trt_profile`).
+/// Whether TensorRT is given the shape profiles segrt derives for each model (see
+/// `engine::providers::tensorrt::profile`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TrtProfiles {
     /// Profiles derived from the model's dynamic axes and the sizes segrt feeds them (tiles, tile
@@ -160,7 +162,8 @@ pub enum TrtProfiles {
     Off,
 }
 
-/// What GPU execution providers are told beyond the device (see `engine::session`).
+/// What GPU execution providers are told beyond the device: the user's settings, plain data; what
+/// each provider makes of them is in its module under `engine::providers`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct GpuOptions {
     /// Refuse a session where ONNX Runtime placed nodes of the model on the CPU although another
@@ -184,9 +187,8 @@ pub struct GpuOptions {
     pub decoder_provider: Option<Provider>,
     /// Whether TensorRT gets shape profiles segrt derives.
     pub trt_profiles: TrtProfiles,
-    /// The profile derived for the model of this session (set by the pipelines per model, not a
-    /// setting): given to TensorRT under `TrtProfiles::Auto`, and runs are checked against it.
-    pub shape_profile: crate::engine::trt_profile::Derived,
+    /// What the OpenVINO provider is told (device, precision, model cache folder, threads, streams).
+    pub openvino: crate::engine::providers::openvino::OpenVinoOptions,
 }
 
 /// The folder `CacheMode::BesideModel` uses next to the model file.
@@ -277,9 +279,6 @@ pub struct Options {
     pub arena: ArenaPolicy,
     /// GPU provider settings (memory limit, cuDNN search, TensorRT caches, where nodes may run).
     pub gpu: GpuOptions,
-    /// The side files (ONNX external data) of a model given in memory; a model read from a file has
-    /// its side files read beside it (`engine::external_data`).
-    pub external_data: std::sync::Arc<crate::engine::external_data::ExternalData>,
 }
 
 impl Default for Options {
@@ -316,7 +315,6 @@ impl Default for Options {
             cache: CacheMode::Off,
             arena: ArenaPolicy::Auto,
             gpu: GpuOptions::default(),
-            external_data: Default::default(),
         }
     }
 }
@@ -336,33 +334,6 @@ pub fn max_intra_threads() -> usize {
 pub const MAX_SESSIONS: usize = 256;
 
 impl Options {
-    /// The shape profile TensorRT is given for this session's model: TensorRT is the provider,
-    /// profiles are on, and one was derived.
-    pub fn trt_profile_given(&self) -> Option<&crate::engine::trt_profile::ShapeProfile> {
-        let on = self.provider == Provider::TensorRt && self.gpu.trt_profiles == TrtProfiles::Auto;
-        self.gpu.shape_profile.profile().map(|p| &**p).filter(|_| on)
-    }
-
-    /// The profile this session's runs are checked against: the one given to TensorRT, or under
-    /// `trt_profile::checked_everywhere` (tests) the one derived, whatever the provider.
-    pub fn trt_profile_checked(&self) -> Option<std::sync::Arc<crate::engine::trt_profile::ShapeProfile>> {
-        let everywhere = crate::engine::trt_profile::checked_everywhere() && self.gpu.trt_profiles == TrtProfiles::Auto;
-        let on = self.trt_profile_given().is_some() || everywhere;
-        self.gpu.shape_profile.profile().cloned().filter(|_| on)
-    }
-
-    /// These options for a model whose shape profile `derive` gives, called only where TensorRT
-    /// runs the model with profiles on, or runs are checked everywhere (tests): the model's
-    /// protobuf is read for it.
-    pub fn with_shape_profile(&self, derive: impl FnOnce() -> crate::engine::trt_profile::Derived) -> Options {
-        let mut options = self.clone();
-        let where_used = self.provider == Provider::TensorRt || crate::engine::trt_profile::checked_everywhere();
-        if where_used && self.gpu.trt_profiles == TrtProfiles::Auto {
-            options.gpu.shape_profile = derive();
-        }
-        options
-    }
-
     /// The options of a SAM2 prompt decoder: these, on `gpu.decoder_provider` where one is set.
     pub fn for_decoder(&self) -> Options {
         let mut options = self.clone();
@@ -370,6 +341,16 @@ impl Options {
             options.provider = provider;
         }
         options
+    }
+
+    /// A size option (`None`: not set) is positive and within `max_pixels`.
+    fn check_size(&self, size: Option<(usize, usize)>, what: &str) -> Result<()> {
+        match size {
+            Some((w, h)) if w == 0 || h == 0 || (w as u64) * (h as u64) > self.max_pixels => {
+                Err(Error::invalid(format!("{what} {w}x{h} must be positive and within max_pixels")))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Rejects values that cannot work, with a message naming the option.
@@ -386,11 +367,7 @@ impl Options {
         if self.size_multiple == 0 || self.size_multiple > 4096 {
             return Err(Error::invalid(format!("size_multiple {} must be within 1..=4096", self.size_multiple)));
         }
-        if let Some((w, h)) = self.input_size {
-            if w == 0 || h == 0 || (w as u64) * (h as u64) > self.max_pixels {
-                return Err(Error::invalid(format!("input size {w}x{h} must be positive and within max_pixels")));
-            }
-        }
+        self.check_size(self.input_size, "input size")?;
         if self.close_kernel > 255 {
             return Err(Error::invalid(format!("close_kernel {} is larger than 255", self.close_kernel)));
         }
@@ -400,11 +377,7 @@ impl Options {
         if self.device_id < 0 {
             return Err(Error::invalid(format!("device_id {} must not be negative", self.device_id)));
         }
-        if let Some((w, h)) = self.tile_size {
-            if w == 0 || h == 0 || (w as u64) * (h as u64) > self.max_pixels {
-                return Err(Error::invalid(format!("tile size {w}x{h} must be positive and within max_pixels")));
-            }
-        }
+        self.check_size(self.tile_size, "tile size")?;
         if self.tile_overlap > 4096 {
             return Err(Error::invalid(format!("tile_overlap {} is larger than 4096", self.tile_overlap)));
         }

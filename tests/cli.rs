@@ -414,7 +414,7 @@ fn help_names_the_image_formats_and_describes_every_sam2_argument() {
     assert!(out.contains("PNG, JPEG, BMP, TIFF, PNM"), "{out}");
     let (ok, out, _) = segrt(&["sam2", "--help"]);
     assert!(ok);
-    for arg in ["--encoder <ENCODER>", "--decoder <DECODER>", "--out <OUT>", "<IMAGE>"] {
+    for arg in ["--encoder <ENCODER>", "--decoder <DECODER>", "--out <OUT>", "<IMAGES>..."] {
         let line = out.lines().find(|l| l.trim_start().starts_with(arg)).unwrap_or_else(|| panic!("{arg} missing: {out}"));
         assert!(line.trim_start().len() > arg.len() + 5, "{arg} has no description: {line}");
     }

@@ -51,7 +51,7 @@ fn missing_or_wrong_runtime_is_reported_and_a_later_correct_path_works() {
     let fake = fake_old_runtime();
     let p = cstr(fake.to_str().unwrap());
     assert_eq!(unsafe { seg_runtime_init(p.as_ptr()) }, SegStatus::SEG_RUNTIME_INIT_FAILED);
-    assert!(last_error().contains("it is ONNX Runtime 1.16.3, segrt needs 1.31"), "{}", last_error());
+    assert!(last_error().contains("it is ONNX Runtime 1.16.3, segrt needs 1.24 to 1.31"), "{}", last_error());
 
     assert!(version().contains("not loaded yet"));
     let good = repo().join(format!(".onnxruntime/libonnxruntime.so.{}", segrt::runtime::ORT_EXPECTED_VERSION));

@@ -494,13 +494,19 @@ fn threads_reset_and_free_during_runs() {
     assert_eq!(state(&t).frames, 13);
 
     // A thread streams while another resets the track (the streamer starts over), then frees it.
+    // The reset and the free wait for frames the streamer tracked (counted in `tracked`), not for a
+    // time: on a loaded machine a frame can take longer than any fixed pause.
+    let tracked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let streamer = {
-        let (t, frames) = (t.clone(), frames.clone());
+        let (t, frames, tracked) = (t.clone(), frames.clone(), tracked.clone());
         std::thread::spawn(move || {
             let (mut ok, mut restarts) = (0, 0);
             for i in 0..300 {
                 match next(&t, 1, &frames[i % 14]) {
-                    Ok(_) => ok += 1,
+                    Ok(_) => {
+                        ok += 1;
+                        tracked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                     Err((SegStatus::SEG_INVALID_ARGUMENT, msg)) if msg.contains("no object to track") => {
                         restarts += 1;
                         let again = add_frame(&t, &frames[0]).and_then(|_| prompt(&t, 1, size, -1, 1, &[click(60.0, 100.0, 1)], None));
@@ -514,9 +520,16 @@ fn threads_reset_and_free_during_runs() {
             (ok, restarts, SegStatus::SEG_OK, "never freed".into())
         })
     };
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Until the streamer has tracked `n` frames, or stopped.
+    let wait_for = |n: usize| {
+        while tracked.load(std::sync::atomic::Ordering::SeqCst) < n && !streamer.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    };
+    wait_for(1);
     assert_eq!(unsafe { seg_track_reset(t.0) }, SegStatus::SEG_OK);
-    std::thread::sleep(std::time::Duration::from_millis(400));
+    // Two frames more: at most one was in flight when the reset came, so one was tracked after it.
+    wait_for(tracked.load(std::sync::atomic::Ordering::SeqCst) + 2);
     assert_eq!(unsafe { seg_track_free(t.0) }, SegStatus::SEG_OK);
     let (ok, restarts, end, msg) = streamer.join().unwrap();
     println!("streamer: {ok} frames tracked, {restarts} restart(s), then {end:?}: {msg}");
@@ -1128,4 +1141,44 @@ fn track_prompts_are_checked_as_image_prompts_are() {
     assert_eq!((before.objects, before.held_outputs), (after.objects, after.held_outputs), "the track is unchanged");
     // Inside the frame, the edge included, a prompt is taken as on an image.
     prompt(&t, 2, size, 0, 2, &[click(size.0 as f32, size.1 as f32, 1)], Some(SegBox { x1: 0.0, y1: 0.0, x2: 40.0, y2: 30.0 })).unwrap();
+}
+
+/// `seg_track_add_mask` (the official `add_new_mask`) through the C ABI on the recorded two-frame
+/// video (models/sam2/video/reference/memory/, case ellipse_0_to_7): frame 0 prompted with the
+/// ellipse's mask, frame 1 tracked gives the official mask and object score; an empty mask, one of
+/// another size and a NULL mask are refused with nothing written.
+#[test]
+fn a_mask_prompt_is_add_new_mask() {
+    let dir = video_dir().join("reference/memory");
+    let index: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
+    let case = index["cases"].as_array().unwrap().iter().find(|c| c["name"] == "ellipse_0_to_7").unwrap().clone();
+    let frames = frames();
+    let (w, h) = (frames[0].w, frames[0].h);
+    let session = video_session();
+    let t = track(&session, Some(track_options(2, 0)));
+    add_frame(&t, &frames[0]).unwrap();
+    add_frame(&t, &frames[7]).unwrap();
+    let add_mask = |mask: &mut Vec<u8>, mw: usize, mh: usize, null: bool| {
+        let m = SegMask { data: mask.as_mut_ptr(), width: mw as i32, height: mh as i32, stride: 0 };
+        let mp: *const SegMask = if null { ptr::null() } else { &m };
+        with_outputs(1, (w, h), &mut |o, out, c, cnt, i| unsafe {
+            seg_track_add_mask(t.0, 0, 1, mp, o, std::mem::size_of::<SegTrackObject>(), out, c, cnt, i, ptr::null_mut())
+        })
+    };
+    assert_eq!(add_mask(&mut vec![0u8; w * h], w, h, false).unwrap_err().0, SegStatus::SEG_INVALID_ARGUMENT);
+    assert_eq!(add_mask(&mut vec![255u8; w * h], w - 1, h, false).unwrap_err().0, SegStatus::SEG_INVALID_ARGUMENT);
+    assert_eq!(add_mask(&mut vec![255u8; w * h], w, h, true).unwrap_err().0, SegStatus::SEG_NULL_POINTER);
+    assert_eq!(state(&t).objects, 0, "a refused mask adds no object");
+    let mut mask = load_gray(&dir.join(case["references"][0]["mask"].as_str().unwrap()));
+    let prompted = add_mask(&mut mask, w, h, false).unwrap();
+    assert_eq!((prompted.objects[0].0, prompted.objects[0].1), (1, 1));
+    assert_eq!(f32::from_bits(prompted.objects[0].3), 10.0, "a mask prompt's object score");
+    let tracked = track_frame(&t, 1, (w, h), 1).unwrap();
+    let official = load_gray(&dir.join(case["mask"].as_str().unwrap()));
+    let same = identical_pct(&tracked.masks[0], &official);
+    let score = f32::from_bits(tracked.objects[0].3);
+    let official_score = case["object_score_logit"].as_f64().unwrap() as f32;
+    println!("frame 1 after a mask prompt on frame 0: {same:.3} % identical pixels, score {score} (official {official_score})");
+    assert!(same >= 99.5, "{same}");
+    assert!((score - official_score).abs() <= 1e-3, "{score} against {official_score}");
 }

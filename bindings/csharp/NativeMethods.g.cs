@@ -127,6 +127,22 @@ namespace Segrt.Native
         internal static extern SegStatus seg_providers(SegOptions* options, byte* buf, System.UIntPtr cap, System.UIntPtr* out_len);
 
         /// <summary>
+        ///  Gives ONNX Runtime's unused working memory back to the system now: the blocks of the CPU arena
+        ///  every handle shares that no run uses, and the C library's free heaps. For a host that knows it
+        ///  goes idle (an annotation tool losing focus, a station between batches): under `SEG_ARENA_AUTO` an
+        ///  image encode's working memory goes back by itself about 2 seconds after the last encode, and under
+        ///  `SEG_ARENA_KEEP` only with this call or when the last handle is freed. Handles stay usable; the
+        ///  next run takes its memory again. Runs on other threads may go on meanwhile (nothing they use is
+        ///  released). Returns `SEG_OK`, also when nothing is held (no handle, ONNX Runtime not loaded).
+        ///  Takes about a millisecond. Thread safety: any thread.
+        ///
+        ///  # Safety
+        ///  None beyond the C ABI's: no arguments.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_release_memory", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_release_memory();
+
+        /// <summary>
         ///  Creates a call control: pass it as the `control` of long calls to cancel them from another
         ///  thread (`seg_control_cancel`) or to receive their progress (`seg_control_set_progress`). One
         ///  control may serve several calls at once: cancelling stops them all. Release it with
@@ -557,6 +573,27 @@ namespace Segrt.Native
         internal static extern SegStatus seg_track_add_prompt(SegTrack* track, long frame, int object_id, SegPoint* points, System.UIntPtr n_points, SegBox* bbox, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info, SegCallControl* control);
 
         /// <summary>
+        ///  Prompts one object on a frame already added with its mask (`frame`: its index; -1 = the last
+        ///  frame added, ...), as the official predictor's `add_new_mask`: `mask` has the frame's size (any
+        ///  non-zero byte is the object) and becomes the object's output on that frame as it is (resized to
+        ///  the model's input size, its object score +10), replacing the object's earlier prompts there; the
+        ///  object pointer the memory keeps is computed by the decoder from the mask. A frame not yet tracked
+        ///  for this object becomes a conditioning frame, a tracked one is corrected (as
+        ///  `seg_track_add_prompt`). An empty mask or one of another size gives `SEG_INVALID_ARGUMENT`; a
+        ///  video model whose `video_metadata.json` lacks `mask_downsample` (exported before it was
+        ///  recorded) `SEG_MODEL_UNSUPPORTED`. Outputs as `seg_track_add_prompt`.
+        ///
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: no output written, the handle as before the call).
+        ///
+        ///  # Safety
+        ///  `mask` must be NULL or describe `height` rows of `stride` readable bytes; outputs as in
+        ///  `seg_track_frame`.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_track_add_mask", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_track_add_mask(SegTrack* track, long frame, int object_id, SegMask* mask, SegTrackObject* out_objects, System.UIntPtr object_size, SegMask* out_masks, System.UIntPtr capacity, System.UIntPtr* out_count, SegTrackInfo* out_info, SegCallControl* control);
+
+        /// <summary>
         ///  Tracks frame `frame` (an index; -1 = the last frame added) for every object: clicks given
         ///  since the last tracking are consolidated first, then each object without a prompt on that frame
         ///  gets SAM2's memory-conditioned mask, remembered for the frames after. Frames are normally tracked
@@ -710,6 +747,203 @@ namespace Segrt.Native
         [DllImport(__DllName, EntryPoint = "seg_set_intensity", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
         internal static extern SegStatus seg_set_intensity(SegSession* session, SegIntensity* intensity);
 
+        /// <summary>
+        ///  Fills `options` with the defaults (8-connected, binary, pixel-exact outlines, no hull, no
+        ///  minimum areas): `SegRegionOptions o = { .struct_size = sizeof o }; seg_region_options_default(&amp;o);`.
+        ///
+        ///  # Safety
+        ///  `options` must be NULL or point to `options-&gt;struct_size` writable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_region_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_region_options_default(SegRegionOptions* options);
+
+        /// <summary>
+        ///  The connected regions of a mask (`mask`: 8-bit, every non-zero pixel foreground, or with
+        ///  `options-&gt;labels` each value a label) or of a 16-bit label image (`labels`; segment-everything's),
+        ///  exactly one of them not NULL, with their figures and outlines. See the book's "Outlines,
+        ///  measurements and annotation files" for the conventions (OpenCV's: `findContours` chains,
+        ///  `approxPolyDP`, `moments`, `minAreaRect`).
+        ///
+        ///  - `options`: NULL for the defaults (`seg_region_options_default`).
+        ///  - `out_regions`/`region_size`/`regions_capacity`: one `SegRegion` record per region, by label then
+        ///    by first pixel in raster order; `region_size` is `sizeof(SegRegion)`.
+        ///  - `out_rings`/`ring_size`/`rings_capacity`: one `SegRing` per outline (each region's outer ring,
+        ///    its holes, its hull when `options-&gt;hull`), in region order.
+        ///  - `out_points`/`points_capacity`: the rings' points, ring after ring.
+        ///  - `out_region_count`, `out_ring_count`, `out_point_count` (each optional): what the arrays need.
+        ///
+        ///  Any array may be NULL (with capacity 0) to leave it out; the counts are still given. A capacity
+        ///  below its count gives `SEG_BUFFER_TOO_SMALL` with the counts set and no array written. A size
+        ///  query (arrays NULL) then the same call with arrays computes once: each thread keeps its last
+        ///  result. A bad size or stride, both or neither input, a tolerance that is negative, NaN or
+        ///  infinite: `SEG_INVALID_ARGUMENT`, nothing written. Thread safety: any number of threads at once.
+        ///
+        ///  # Safety
+        ///  Every pointer must be NULL or valid for the sizes it states.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_mask_regions", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_mask_regions(SegMask* mask, SegLabelImage* labels, SegRegionOptions* options, SegRegion* out_regions, System.UIntPtr region_size, System.UIntPtr regions_capacity, System.UIntPtr* out_region_count, SegRing* out_rings, System.UIntPtr ring_size, System.UIntPtr rings_capacity, System.UIntPtr* out_ring_count, SegContourPoint* out_points, System.UIntPtr points_capacity, System.UIntPtr* out_point_count);
+
+        /// <summary>
+        ///  The COCO RLE (pycocotools' compressed string, as in a COCO file's `"counts"`) of a mask's pixels:
+        ///  of `mask` (8-bit) or `labels` (16-bit), exactly one not NULL; `label` 0 takes every non-zero
+        ///  pixel, else the pixels equal to `label`. The RLE's size is the mask's ([height, width] in COCO).
+        ///
+        ///  `out_text` receives the string and a NUL; `*out_needed` (optional) the bytes that takes. `out_text`
+        ///  NULL with `capacity` 0 is a size query (`SEG_OK`); a smaller buffer is `SEG_BUFFER_TOO_SMALL` and
+        ///  receives nothing. Masks of more than 2^32 - 1 pixels: `SEG_IMAGE_TOO_LARGE` (COCO counts are 32-bit).
+        ///
+        ///  # Safety
+        ///  Every pointer must be NULL or valid for the sizes it states.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_mask_rle", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_mask_rle(SegMask* mask, SegLabelImage* labels, uint label, byte* out_text, System.UIntPtr capacity, System.UIntPtr* out_needed);
+
+        /// <summary>
+        ///  Draws a COCO RLE (compressed string) into `out_mask`: `value` on its foreground, 0 elsewhere. The
+        ///  mask's width and height are the RLE's (COCO's `size` is [height, width]); counts that do not add
+        ///  up to them, or a character that is no count digit, are `SEG_INVALID_ARGUMENT` with the mask
+        ///  untouched.
+        ///
+        ///  # Safety
+        ///  `text` must be NULL or NUL-terminated; `out_mask` NULL or a descriptor of writable rows.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_rle_to_mask", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_rle_to_mask(byte* text, SegMask* out_mask, byte value);
+
+        /// <summary>
+        ///  The figures of each object of a mask or label image, its parts together, exactly one of `mask`
+        ///  (8-bit) and `labels` (16-bit) not NULL. With `options-&gt;labels` 1, one record per value (by
+        ///  value): segment-everything's label image gives record k for object k as painted there, a class
+        ///  map one per class. Otherwise, as `seg_mask_regions` reads them, every non-zero pixel is one
+        ///  object (label 1): a tracked object's or a prompt's mask.
+        ///
+        ///  - `options`: NULL for the defaults (`seg_region_options_default`); connectivity, `min_area` and
+        ///    `min_hole_area` decide the parts and holes, `outlines` 0 leaves the perimeter 0 (faster);
+        ///    tolerance and hull do not change the figures.
+        ///  - `out_objects`/`object_size`/`objects_capacity` (optional): the records; `object_size` is
+        ///    `sizeof(SegObjectFigures)`.
+        ///  - `out_count` (optional): the number of objects.
+        ///
+        ///  A capacity below the count is `SEG_BUFFER_TOO_SMALL` with `*out_count` set and nothing else
+        ///  written. A bad size or stride, both or neither input, bad options: `SEG_INVALID_ARGUMENT`,
+        ///  nothing written. A size query then the same call computes once (as `seg_mask_regions`, whose
+        ///  per-thread result it shares). Thread safety: any number of threads at once.
+        ///
+        ///  # Safety
+        ///  Every pointer must be NULL or valid for the sizes it states.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_mask_objects", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_mask_objects(SegMask* mask, SegLabelImage* labels, SegRegionOptions* options, SegObjectFigures* out_objects, System.UIntPtr object_size, System.UIntPtr objects_capacity, System.UIntPtr* out_count);
+
+        /// <summary>
+        ///  Fills `options` with the defaults: `SegFindOptions o = { .struct_size = sizeof o }; seg_find_options_default(&amp;o);`.
+        ///
+        ///  # Safety
+        ///  `options` must be NULL or point to `options-&gt;struct_size` writable bytes.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_find_options_default", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_find_options_default(SegFindOptions* options);
+
+        /// <summary>
+        ///  Creates an empty reference; teach it with `seg_reference_add` (or load one with
+        ///  `seg_reference_load`). A reference holds embeddings, not images, and is used with any session of
+        ///  the model and kind it was taught with: taught on a SAM2 image session it locates the object by
+        ///  its embedding (every SAM pair segrt runs); taught on a SAM2 video session (`seg_create_sam2_video`)
+        ///  it uses the memory approach (each example a conditioning frame prompted with its mask, each find
+        ///  tracked against them as the official video predictor tracks the next frame). Release it with
+        ///  `seg_reference_free`.
+        ///  Thread safety: a reference may be used from any number of threads at once; an `add` meanwhile
+        ///  takes effect for the finds that start after it.
+        ///
+        ///  # Safety
+        ///  `out_reference` must be NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_reference_create", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_reference_create(SegReference** out_reference);
+
+        /// <summary>
+        ///  Teaches the reference one more example: `image` and the object's `mask` on it (the image's size;
+        ///  any non-zero byte is the object), encoded on `session`: a SAM2 image session (its cached image
+        ///  becomes this one; teaching also finds the object in its own image a few ways, a few decoder runs,
+        ///  to choose how finds prompt it) or a SAM2 video session (the memory approach: the image and mask
+        ///  become one more conditioning frame). The first example fixes the model and the kind of session:
+        ///  later ones and finds must use a session of the same model and kind (another kind gives
+        ///  `SEG_MODEL_UNSUPPORTED`). An empty mask, a mask covering the whole image, a mask of another
+        ///  size or a session of another model give `SEG_INVALID_ARGUMENT` / `SEG_MODEL_UNSUPPORTED` and
+        ///  leave the reference as it was.
+        ///
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call from another thread and receive its
+        ///  progress (`SEG_CANCELLED`: the reference as before the call).
+        ///
+        ///  # Safety
+        ///  `image` and `mask` must describe readable memory of the sizes they state.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_reference_add", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_reference_add(SegReference* reference, SegSession* session, SegImage* image, SegMask* mask, SegCallControl* control);
+
+        /// <summary>
+        ///  Saves the reference to `path` (UTF-8): a versioned file with the model's identity and a
+        ///  checksum, written whole or not at all. A reference without an example gives `SEG_INVALID_ARGUMENT`.
+        ///
+        ///  # Safety
+        ///  `path` must be NULL or NUL-terminated.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_reference_save", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_reference_save(SegReference* reference, byte* path);
+
+        /// <summary>
+        ///  Loads a reference saved by `seg_reference_save`, for use with `session`'s model (a SAM2 image or
+        ///  video session, the kind it was taught on). A damaged file gives `SEG_MODEL_INVALID`, a file of
+        ///  another model or of a newer format `SEG_MODEL_UNSUPPORTED`, a file taught on the other kind of
+        ///  session `SEG_INVALID_ARGUMENT`, a missing one `SEG_MODEL_NOT_FOUND`; `*out_reference` is then not
+        ///  written.
+        ///
+        ///  # Safety
+        ///  `path` must be NULL or NUL-terminated; `out_reference` NULL or writable.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_reference_load", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_reference_load(SegSession* session, byte* path, SegReference** out_reference);
+
+        /// <summary>
+        ///  Finds the taught object in `image` on `session` (a SAM2 image session: its cached encoding when
+        ///  `image` is the image encoded last, else the encoder runs once; a SAM2 video session, for a
+        ///  reference taught on one: the image is encoded and tracked as the frame after the examples, never
+        ///  joining the reference's memory; `SEG_FIND_BEST` only, the score the sigmoid of the object score,
+        ///  whose official decision is 0.5; no refinement, no colour).
+        ///
+        ///  - `options`: NULL for the defaults (`seg_find_options_default`).
+        ///  - `out_mask` (optional, the image's size): `SEG_FIND_BEST`: the best match, 255, when present
+        ///    (all 0 otherwise); `SEG_FIND_ALL`: every instance found.
+        ///  - `out_labels` (optional, the image's size, `SEG_FIND_ALL` only): 0 = background, instance k = k,
+        ///    best first; an overlap goes to the better instance.
+        ///  - `out_found`/`found_size`/`found_capacity` (optional): one record per match (`SEG_FIND_BEST`:
+        ///    exactly one, present or not). `found_size` is `sizeof(SegFound)` as the caller was compiled
+        ///    with. A capacity below the number found gives `SEG_BUFFER_TOO_SMALL` with `*out_count` set and
+        ///    nothing else written: `options.max_instances` records are always enough.
+        ///  - `out_count` (optional): the number of matches.
+        ///  - `out_info` (optional): what ran and its times.
+        ///
+        ///  A reference without an example, a session of another model or of another intensity setting, or
+        ///  an output of the wrong size give a status and write nothing.
+        ///  Thread safety: any number of threads at once, on the same or different sessions.
+        ///  `control`: NULL, or a `SegCallControl` to cancel the call and receive its progress.
+        ///
+        ///  # Safety
+        ///  Every pointer must be NULL or valid for the sizes it states.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_reference_find", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_reference_find(SegReference* reference, SegSession* session, SegImage* image, SegFindOptions* options, SegMask* out_mask, SegLabelImage* out_labels, SegFound* out_found, System.UIntPtr found_size, System.UIntPtr found_capacity, System.UIntPtr* out_count, SegFindInfo* out_info, SegCallControl* control);
+
+        /// <summary>
+        ///  Releases a reference (NULL is accepted). Finds running on it finish first.
+        ///
+        ///  # Safety
+        ///  Any value may be passed.
+        /// </summary>
+        [DllImport(__DllName, EntryPoint = "seg_reference_free", CallingConvention = CallingConvention.Cdecl, ExactSpelling = true)]
+        internal static extern SegStatus seg_reference_free(SegReference* reference);
+
 
     }
 
@@ -728,6 +962,15 @@ namespace Segrt.Native
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
     internal unsafe partial struct SegSession
+    {
+    }
+
+    /// <summary>
+    ///  An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
+    ///  with `seg_track_free`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegTrack
     {
     }
 
@@ -985,6 +1228,35 @@ namespace Segrt.Native
         ///  Must be 0 (explicit padding).
         /// </summary>
         public uint reserved3;
+        /// <summary>
+        ///  UTF-8 OpenVINO device: "CPU", "GPU", "GPU.&lt;n&gt;" (several GPUs; the integrated one is GPU.0), "NPU",
+        ///  "AUTO", or "AUTO:&lt;devices&gt;" (e.g. "AUTO:GPU,CPU": OpenVINO picks, in that order of preference);
+        ///  case-insensitive. NULL (default) = "CPU". A device OpenVINO does not find is
+        ///  `SEG_PROVIDER_UNAVAILABLE` under REQUIRE, the CPU under FALLBACK. Only read during `seg_create*`.
+        /// </summary>
+        public byte* ov_device;
+        /// <summary>
+        ///  A `SegOvPrecision` value (default DEFAULT: the device's own precision).
+        /// </summary>
+        public int ov_precision;
+        /// <summary>
+        ///  OpenVINO's own inference threads; 0 (default) = OpenVINO's (a thread per core).
+        /// </summary>
+        public int ov_threads;
+        /// <summary>
+        ///  Absolute UTF-8 folder where OpenVINO keeps the models it compiled (one `.blob` per model), so a
+        ///  second start skips compiling them; NULL (default) = none. Only read during `seg_create*`.
+        /// </summary>
+        public byte* ov_cache_dir;
+        /// <summary>
+        ///  OpenVINO's parallel inference streams, 1..=255 (1: one image at a time, the least latency);
+        ///  0 (default) = OpenVINO's.
+        /// </summary>
+        public int ov_streams;
+        /// <summary>
+        ///  Must be 0 (explicit padding).
+        /// </summary>
+        public uint reserved4;
     }
 
     /// <summary>
@@ -1366,15 +1638,6 @@ namespace Segrt.Native
     }
 
     /// <summary>
-    ///  An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
-    ///  with `seg_track_free`.
-    /// </summary>
-    [StructLayout(LayoutKind.Sequential)]
-    internal unsafe partial struct SegTrack
-    {
-    }
-
-    /// <summary>
     ///  Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&amp;o);`.
     /// </summary>
     [StructLayout(LayoutKind.Sequential)]
@@ -1561,6 +1824,355 @@ namespace Segrt.Native
         /// </summary>
         public uint volume;
         public uint corrections_as_conditioning;
+    }
+
+    /// <summary>
+    ///  What `seg_mask_regions` finds and returns. Set `struct_size = sizeof(SegRegionOptions)`, then
+    ///  `seg_region_options_default`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegRegionOptions
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  A `SegConnectivity` (default 8).
+        /// </summary>
+        public int connectivity;
+        /// <summary>
+        ///  1: each non-zero value is a label of its own (class maps, segment-everything's labels); 0
+        ///  (default): every non-zero pixel is foreground, regions get label 1.
+        /// </summary>
+        public int labels;
+        /// <summary>
+        ///  1 (default): outlines (outer and holes) as rings of points, and the perimeter; 0: figures only.
+        /// </summary>
+        public int outlines;
+        /// <summary>
+        ///  1: also the convex hull as a ring (`SEG_RING_HULL`); default 0.
+        /// </summary>
+        public int hull;
+        /// <summary>
+        ///  Must be 0.
+        /// </summary>
+        public uint reserved;
+        /// <summary>
+        ///  Outline simplification in pixels (OpenCV's `approxPolyDP` epsilon); 0 (default) keeps every
+        ///  border pixel. Finite and &gt;= 0.
+        /// </summary>
+        public double tolerance;
+        /// <summary>
+        ///  Regions of fewer pixels are left out (default 0).
+        /// </summary>
+        public ulong min_area;
+        /// <summary>
+        ///  Holes of fewer pixels are filled: no ring, their pixels counted in the area and moments (default 0).
+        /// </summary>
+        public ulong min_hole_area;
+    }
+
+    /// <summary>
+    ///  One region and its figures (a record: pass `sizeof(SegRegion)` as `region_size`). Angles are in
+    ///  degrees, counter-clockwise from the x axis as seen on screen (y pointing down), in (-90, 90].
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegRegion
+    {
+        /// <summary>
+        ///  Its value in a label image; 1 in a binary mask.
+        /// </summary>
+        public uint label;
+        /// <summary>
+        ///  Holes kept (rings of kind `SEG_RING_HOLE`).
+        /// </summary>
+        public uint hole_count;
+        /// <summary>
+        ///  Pixels (filled small holes included).
+        /// </summary>
+        public ulong area;
+        /// <summary>
+        ///  The axis-aligned box: first column and row, width and height.
+        /// </summary>
+        public int x;
+        public int y;
+        public int width;
+        public int height;
+        /// <summary>
+        ///  The mean pixel position.
+        /// </summary>
+        public double centroid_x;
+        public double centroid_y;
+        /// <summary>
+        ///  The major axis' angle (from the central moments); 0 for a region without one.
+        /// </summary>
+        public double orientation;
+        /// <summary>
+        ///  The outer outline's length (OpenCV's `arcLength`); 0 when outlines are off.
+        /// </summary>
+        public double perimeter;
+        /// <summary>
+        ///  Central moments (OpenCV's `mu20` ... `mu03` of `moments(mask, binaryImage=true)`).
+        /// </summary>
+        public double mu20;
+        public double mu11;
+        public double mu02;
+        public double mu30;
+        public double mu21;
+        public double mu12;
+        public double mu03;
+        /// <summary>
+        ///  The smallest rotated rectangle around the pixel centres (OpenCV's `minAreaRect`): centre,
+        ///  `box_width` &gt;= `box_height`, the long side's angle, corners (x, y) x 4 around the box from
+        ///  the one with the smallest y.
+        /// </summary>
+        public double box_cx;
+        public double box_cy;
+        public double box_width;
+        public double box_height;
+        public double box_angle;
+        public fixed double box_corners[8];
+        /// <summary>
+        ///  Pixels of the holes kept.
+        /// </summary>
+        public ulong hole_area;
+        /// <summary>
+        ///  Its rings in the rings array: the outer outline first, then the holes, then the hull when
+        ///  asked (`ring_count` of them from `first_ring`); 0 rings when outlines are off.
+        /// </summary>
+        public ulong first_ring;
+        public uint ring_count;
+        /// <summary>
+        ///  Always 0.
+        /// </summary>
+        public uint reserved;
+    }
+
+    /// <summary>
+    ///  One closed ring of points (a record: pass `sizeof(SegRing)` as `ring_size`): `point_count`
+    ///  points from `first_point` in the points array, the last joining the first.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegRing
+    {
+        public ulong first_point;
+        public uint point_count;
+        /// <summary>
+        ///  A `SegRingKind`.
+        /// </summary>
+        public int kind;
+        /// <summary>
+        ///  The index of its region.
+        /// </summary>
+        public uint region;
+        /// <summary>
+        ///  Always 0.
+        /// </summary>
+        public uint reserved;
+    }
+
+    /// <summary>
+    ///  A pixel position on an outline: column x, row y (the pixel's centre).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegContourPoint
+    {
+        public int x;
+        public int y;
+    }
+
+    /// <summary>
+    ///  One object's figures, its parts together (a record: pass `sizeof(SegObjectFigures)` as
+    ///  `object_size`). Angles in degrees, counter-clockwise from the x axis as seen on screen, in
+    ///  (-90, 90]; the conventions of `SegRegion`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegObjectFigures
+    {
+        /// <summary>
+        ///  Its value in a label image (segment-everything's object id); 1 in a binary mask.
+        /// </summary>
+        public uint label;
+        /// <summary>
+        ///  Connected regions (parts) it has, after `min_area`.
+        /// </summary>
+        public uint parts;
+        /// <summary>
+        ///  Holes of all its parts, after `min_hole_area`.
+        /// </summary>
+        public uint hole_count;
+        /// <summary>
+        ///  Always 0.
+        /// </summary>
+        public uint reserved;
+        /// <summary>
+        ///  Pixels of all its parts (filled small holes included).
+        /// </summary>
+        public ulong area;
+        /// <summary>
+        ///  Pixels of the holes kept.
+        /// </summary>
+        public ulong hole_area;
+        /// <summary>
+        ///  The axis-aligned box around all its parts: first column and row, width and height.
+        /// </summary>
+        public int x;
+        public int y;
+        public int width;
+        public int height;
+        /// <summary>
+        ///  The mean pixel position.
+        /// </summary>
+        public double centroid_x;
+        public double centroid_y;
+        /// <summary>
+        ///  The major axis' angle (from the central moments); 0 for an object without one.
+        /// </summary>
+        public double orientation;
+        /// <summary>
+        ///  The parts' outer outlines' lengths added up; 0 when outlines are off.
+        /// </summary>
+        public double perimeter;
+        /// <summary>
+        ///  Central moments of all its pixels (OpenCV's `mu20` ... `mu03`).
+        /// </summary>
+        public double mu20;
+        public double mu11;
+        public double mu02;
+        public double mu30;
+        public double mu21;
+        public double mu12;
+        public double mu03;
+        /// <summary>
+        ///  The smallest rotated rectangle around all its pixel centres (OpenCV's `minAreaRect`, as in
+        ///  `SegRegion`).
+        /// </summary>
+        public double box_cx;
+        public double box_cy;
+        public double box_width;
+        public double box_height;
+        public double box_angle;
+        public fixed double box_corners[8];
+    }
+
+    /// <summary>
+    ///  An opaque reference handle: a taught object (embeddings, no image). Create with
+    ///  `seg_reference_create` or `seg_reference_load`, release with `seg_reference_free`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegReference
+    {
+    }
+
+    /// <summary>
+    ///  Options of `seg_reference_find`: `SegFindOptions o = { .struct_size = sizeof o }; seg_find_options_default(&amp;o);`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegFindOptions
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  A `SegFindMode` (default `SEG_FIND_BEST`).
+        /// </summary>
+        public int mode;
+        /// <summary>
+        ///  A match is present when its score (0..1) reaches this (default 0.6, chosen on the
+        ///  copy-and-paste set; see the reference-based segmentation page of the book).
+        /// </summary>
+        public float threshold;
+        /// <summary>
+        ///  `SEG_FIND_ALL`: most instances returned, best first (default 100, at most 65535).
+        /// </summary>
+        public uint max_instances;
+        /// <summary>
+        ///  1 (default): refine each match once with its own box and logits, where the decoder takes a
+        ///  mask input. 0: one decoder run per match.
+        /// </summary>
+        public uint refine;
+        /// <summary>
+        ///  1 (default): use the object's colour to locate it and decide presence. 0: the embedding alone
+        ///  (objects whose colour varies between copies).
+        /// </summary>
+        public uint colour;
+        /// <summary>
+        ///  Must be 0.
+        /// </summary>
+        public fixed uint reserved[2];
+    }
+
+    /// <summary>
+    ///  One match of `seg_reference_find` (a record: pass `sizeof(SegFound)` as `found_size`).
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegFound
+    {
+        /// <summary>
+        ///  Its value in the label image (`SEG_FIND_ALL`: 1, 2, ... best first; `SEG_FIND_BEST`: 1).
+        /// </summary>
+        public uint id;
+        /// <summary>
+        ///  1 when the score reaches the threshold. `SEG_FIND_BEST` reports the best match either way (its
+        ///  mask is written only when present); `SEG_FIND_ALL` returns present instances only.
+        /// </summary>
+        public uint present;
+        /// <summary>
+        ///  How much the match looks like the taught object, 0..1.
+        /// </summary>
+        public float score;
+        /// <summary>
+        ///  The decoder's predicted IoU of the mask.
+        /// </summary>
+        public float predicted_iou;
+        /// <summary>
+        ///  Box around the mask, inclusive pixel indices; all 0 for an empty mask.
+        /// </summary>
+        public int x0;
+        public int y0;
+        public int x1;
+        public int y1;
+        public ulong area;
+        /// <summary>
+        ///  Where the object was located (the first click), in image pixels.
+        /// </summary>
+        public float point_x;
+        public float point_y;
+        /// <summary>
+        ///  The evidence the score combines: the mask's mean embedding against the taught one (cosine),
+        ///  and its colours' overlap with the object's (1 when colour is off).
+        /// </summary>
+        public float similarity;
+        public float colour;
+    }
+
+    /// <summary>
+    ///  What `seg_reference_find` did. Set `struct_size = sizeof(SegFindInfo)`.
+    /// </summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal unsafe partial struct SegFindInfo
+    {
+        public uint struct_size;
+        /// <summary>
+        ///  Matches returned (the records written).
+        /// </summary>
+        public uint found;
+        /// <summary>
+        ///  A `SegRefinement`.
+        /// </summary>
+        public int refinement;
+        public uint decoder_runs;
+        /// <summary>
+        ///  1 when the image's cached encoding was used (no encoder run).
+        /// </summary>
+        public uint encoder_reused;
+        /// <summary>
+        ///  Written 0.
+        /// </summary>
+        public uint reserved;
+        public double encoder_ms;
+        /// <summary>
+        ///  Similarity maps, colour map and peak search (in segrt, on the cached embedding).
+        /// </summary>
+        public double maps_ms;
+        public double decoder_ms;
+        public double postprocess_ms;
     }
 
 

@@ -5,7 +5,7 @@
 
 #include "halcon_standin.h"
 
-enum { KIND_IMAGE = 1, KIND_REGION = 2 };
+enum { KIND_IMAGE = 1, KIND_REGION = 2, KIND_XLD = 3 };
 
 struct HStandinObject {
     int kind;
@@ -15,6 +15,13 @@ struct HStandinObject {
     unsigned char *planes[3]; /* one tightly packed plane per channel (width * height * pixel size bytes) */
     Hlong area;               /* regions: the pixel count and centre of gravity */
     double row, col;
+    Hlong points;             /* XLD contours: the points' rows and columns */
+    double *rows, *cols;
+};
+
+struct HStandinTuple {
+    Hlong length;
+    double *values;
 };
 
 static char err_text[MAX_STRING];
@@ -106,9 +113,12 @@ Herror threshold(const Hobject Image, Hobject *Region, double MinGray, double Ma
     o->width = Image->width;
     o->height = Image->height;
     n = (size_t)Image->width * (size_t)Image->height;
+    o->planes[0] = calloc(n, 1);   /* the region's pixels, 1 = in it (for region_to_bin) */
+    if (!o->planes[0]) { clear_obj(o); return H_STANDIN_ERR_NO_MEMORY; }
     for (i = 0; i < n; i++) {
         unsigned char v = Image->planes[0][i];
         if (v >= MinGray && v <= MaxGray) {
+            o->planes[0][i] = 1;
             o->area++;
             rows += (double)(i / (size_t)Image->width);
             cols += (double)(i % (size_t)Image->width);
@@ -117,6 +127,24 @@ Herror threshold(const Hobject Image, Hobject *Region, double MinGray, double Ma
     o->row = o->area ? rows / (double)o->area : 0.0;
     o->col = o->area ? cols / (double)o->area : 0.0;
     *Region = o;
+    return H_MSG_TRUE;
+}
+
+/* A Width x Height byte image: ForegroundGray in the region, BackgroundGray elsewhere (the part of the
+ * region outside the image is dropped). */
+Herror region_to_bin(const Hobject Region, Hobject *BinImage, Hlong ForegroundGray, Hlong BackgroundGray, Hlong Width, Hlong Height) {
+    Hobject o = NULL;
+    Hlong x, y;
+    Herror err;
+    if (!Region || Region->kind != KIND_REGION || !BinImage) return H_STANDIN_ERR_BAD_CALL;
+    err = gen_image_const(&o, "byte", Width, Height);
+    if (err != H_MSG_TRUE) return err;
+    for (y = 0; y < Height; y++)
+        for (x = 0; x < Width; x++) {
+            int in = x < Region->width && y < Region->height && Region->planes[0][y * Region->width + x];
+            o->planes[0][y * Width + x] = (unsigned char)(in ? ForegroundGray : BackgroundGray);
+        }
+    *BinImage = o;
     return H_MSG_TRUE;
 }
 
@@ -132,6 +160,8 @@ Herror clear_obj(Hobject Objects) {
     int c;
     if (!Objects) return H_MSG_TRUE;
     for (c = 0; c < 3; c++) free(Objects->planes[c]);
+    free(Objects->rows);
+    free(Objects->cols);
     free(Objects);
     return H_MSG_TRUE;
 }
@@ -152,5 +182,55 @@ Herror HSetErrText(char *text) {
     if (!text) return H_STANDIN_ERR_BAD_CALL;
     snprintf(err_text, sizeof err_text, "%s", text);
     err_text_set = 1;
+    return H_MSG_TRUE;
+}
+
+void create_tuple(Htuple *Tuple, Hlong Length) {
+    struct HStandinTuple *t = calloc(1, sizeof *t);
+    if (t && Length > 0) t->values = calloc((size_t)Length, sizeof(double));
+    if (t) t->length = t->values || Length == 0 ? Length : 0;
+    *Tuple = t;
+}
+void set_d(Htuple Tuple, double Value, Hlong Index) {
+    if (Tuple && Index >= 0 && Index < Tuple->length) Tuple->values[Index] = Value;
+}
+double get_d(const Htuple Tuple, Hlong Index) {
+    return Tuple && Index >= 0 && Index < Tuple->length ? Tuple->values[Index] : 0.0;
+}
+Hlong length_tuple(const Htuple Tuple) { return Tuple ? Tuple->length : 0; }
+void destroy_tuple(Htuple Tuple) {
+    if (!Tuple) return;
+    free(Tuple->values);
+    free(Tuple);
+}
+/* A polygon contour through the points (Row[i], Col[i]); the tuples are copied. */
+Herror T_gen_contour_polygon_xld(Hobject *Contour, const Htuple Row, const Htuple Col) {
+    struct HStandinObject *o;
+    Hlong n;
+    if (!Contour || !Row || !Col || Row->length != Col->length) return H_STANDIN_ERR_BAD_CALL;
+    n = Row->length;
+    o = calloc(1, sizeof *o);
+    if (!o) return H_STANDIN_ERR_NO_MEMORY;
+    o->kind = KIND_XLD;
+    o->points = n;
+    o->rows = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    o->cols = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    if (!o->rows || !o->cols) { clear_obj(o); return H_STANDIN_ERR_NO_MEMORY; }
+    if (n > 0) {
+        memcpy(o->rows, Row->values, (size_t)n * sizeof(double));
+        memcpy(o->cols, Col->values, (size_t)n * sizeof(double));
+    }
+    *Contour = o;
+    return H_MSG_TRUE;
+}
+Herror T_get_contour_xld(const Hobject Contour, Htuple *Row, Htuple *Col) {
+    Hlong i;
+    if (!Contour || Contour->kind != KIND_XLD || !Row || !Col) return H_STANDIN_ERR_BAD_CALL;
+    create_tuple(Row, Contour->points);
+    create_tuple(Col, Contour->points);
+    for (i = 0; i < Contour->points; i++) {
+        set_d(*Row, Contour->rows[i], i);
+        set_d(*Col, Contour->cols[i], i);
+    }
     return H_MSG_TRUE;
 }

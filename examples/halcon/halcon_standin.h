@@ -8,9 +8,13 @@
  *     (4 bytes) are planar: one tightly packed plane per channel (row stride = width * pixel size),
  *     get_image_pointer3 gives the R, G, B planes, get_image_pointer1 the first plane, both with the type;
  *     (HALCON also records the used bits of a uint2/int2 image; the stand-in does not model them);
+ *   - regions (threshold on a byte image) keep their pixels, so region_to_bin draws them back;
  *   - gen_image1 / gen_image3 copy the pixels (the caller may free its buffer right after);
  *   - get_image_pointer3 on a 1-channel image fails, as in HALCON;
- *   - HSetErrText sets the text the next get_error_text returns for a code > 10000, once.
+ *   - HSetErrText sets the text the next get_error_text returns for a code > 10000, once;
+ *   - tuples (Htuple) of doubles as HALCON/C's tuple mode uses them (create_tuple, set_d, get_d,
+ *     length_tuple, destroy_tuple), and XLD contours made by T_gen_contour_polygon_xld from a Row and a
+ *     Column tuple, read back by T_get_contour_xld (new tuples, destroyed by the caller).
  * Error codes other than H_MSG_TRUE are the stand-in's own (H_STANDIN_ERR_*), not HALCON's values.
  * Objects are plain heap structs released with clear_obj; one object per Hobject (no tuples). */
 #ifndef HALCON_STANDIN_H
@@ -23,6 +27,7 @@ typedef long Hlong;
 #endif
 typedef unsigned int Herror;
 typedef struct HStandinObject *Hobject;   /* HALCON: an opaque key (Hkey) */
+typedef struct HStandinTuple *Htuple;     /* HALCON: a struct of typed elements; here doubles only */
 
 #define H_MSG_TRUE 2
 #define MAX_STRING 1024                 /* size of HALCON/C string output buffers */
@@ -38,8 +43,16 @@ Herror get_image_pointer1(const Hobject Image, Hlong *Pointer, char *Type, Hlong
 Herror get_image_pointer3(const Hobject ImageRGB, Hlong *PointerRed, Hlong *PointerGreen,
                           Hlong *PointerBlue, char *Type, Hlong *Width, Hlong *Height);
 Herror threshold(const Hobject Image, Hobject *Region, double MinGray, double MaxGray);
+Herror region_to_bin(const Hobject Region, Hobject *BinImage, Hlong ForegroundGray, Hlong BackgroundGray, Hlong Width, Hlong Height);
 Herror area_center(const Hobject Regions, Hlong *Area, double *Row, double *Column);
 Herror clear_obj(Hobject Objects);
+void create_tuple(Htuple *Tuple, Hlong Length);
+void set_d(Htuple Tuple, double Value, Hlong Index);
+double get_d(const Htuple Tuple, Hlong Index);
+Hlong length_tuple(const Htuple Tuple);
+void destroy_tuple(Htuple Tuple);
+Herror T_gen_contour_polygon_xld(Hobject *Contour, const Htuple Row, const Htuple Col);
+Herror T_get_contour_xld(const Hobject Contour, Htuple *Row, Htuple *Col);
 Herror get_error_text(Hlong ErrorCode, char *ErrorMessage);
 Herror HSetErrText(char *text);
 

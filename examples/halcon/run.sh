@@ -10,7 +10,7 @@ if [ ! -f "$lib/libsegrt.so" ]; then echo "no $lib/libsegrt.so: run cargo build 
 mkdir -p "$build"
 .venv/bin/python tests/c/make_inputs.py . "$build/inputs"
 # ONNX Runtime: the debug/release libsegrt finds .onnxruntime/ of this build tree (docs/src/guide/finding-onnx-runtime.md).
-src=(examples/halcon/segrt_halcon.c examples/halcon/halcon_standin.c examples/halcon/test_halcon_glue.c)
+src=(examples/halcon/segrt_halcon.c examples/halcon/segrt_halcon_reference.c examples/halcon/halcon_standin.c examples/halcon/test_halcon_glue.c)
 flags=(-std=c99 -Wall -Wextra -Wpedantic -Werror -DSEGRT_HALCON_STANDIN -Iinclude -Iexamples/halcon "${src[@]}"
        -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
 
@@ -24,3 +24,12 @@ gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${flags[@]}" -o
 # (clean here; tests/c/run.sh keeps leaks off and leaves them to valgrind).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$build/test_asan" . "$build/inputs"
+
+echo "-- HALCON glue: teach once, find (stand-in), plain and AddressSanitizer + UBSan + LeakSanitizer"
+ref=(-std=c99 -Wall -Wextra -Wpedantic -Werror -DSEGRT_HALCON_STANDIN -Iinclude -Iexamples/halcon examples/halcon/segrt_halcon.c
+     examples/halcon/segrt_halcon_reference.c examples/halcon/halcon_standin.c examples/halcon/test_halcon_reference.c
+     -lm -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+gcc -O1 "${ref[@]}" -o "$build/test_reference"
+"$build/test_reference" .
+gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${ref[@]}" -o "$build/test_reference_asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_reference_asan" .

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "segrt_halcon.h"
+#include "segrt_halcon_internal.h"
 
 /* Hands segrt's message for the calling thread's last failure to HALCON and returns the matching code. */
-static Herror segrt_failure(SegStatus status) {
+Herror segrt_halcon_status_error(SegStatus status) {
     char msg[MAX_STRING];   /* HALCON/C strings are at most MAX_STRING bytes; seg_last_error truncates */
     seg_last_error(msg, sizeof msg);
     HSetErrText(msg);
@@ -16,7 +16,7 @@ static Herror segrt_failure(SegStatus status) {
 }
 
 /* A failure found by the glue itself (no segrt call made): same code range, our own text. */
-static Herror glue_failure(SegStatus status, const char *text) {
+Herror segrt_halcon_glue_error(SegStatus status, const char *text) {
     char msg[MAX_STRING];
     snprintf(msg, sizeof msg, "segrt_halcon: %.900s (%s)", text, seg_status_str(status));
     HSetErrText(msg);
@@ -26,14 +26,14 @@ static Herror glue_failure(SegStatus status, const char *text) {
 Herror segrt_halcon_open(const char *model_path, SegSession **out_session) {
     SegOptions opt = {.struct_size = sizeof opt};   /* segrt reads and writes only the size declared */
     SegStatus st;
-    if (!out_session) return glue_failure(SEG_NULL_POINTER, "out_session is NULL");
+    if (!out_session) return segrt_halcon_glue_error(SEG_NULL_POINTER, "out_session is NULL");
     /* A libsegrt built with another ABI than this header must not be called further. */
     if (seg_abi_version() != SEG_ABI_VERSION)
-        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+        return segrt_halcon_glue_error(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
     st = seg_options_default(&opt);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     st = seg_create(model_path, &opt, out_session);
-    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_halcon_status_error(st);
 }
 
 /* HALCON pixel types segrt reads, with their size and the segrt formats for 1 and 3 channels. */
@@ -51,7 +51,7 @@ static const struct {
 /* 1. Pixel pointers of a byte, uint2, int2 or real image of 1 or 3 channels. HALCON keeps one plane per
  *    channel with rows tightly packed (row stride = width * pixel size), so the planes go to segrt as they
  *    are: no interleaving copy, no conversion (segrt's intensity stage maps uint2/int2/real values). */
-static Herror image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *out_height) {
+Herror segrt_halcon_image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *out_height) {
     char type[MAX_STRING], msg[MAX_STRING];
     Hlong channels = 0, width = 0, height = 0, red = 0, green = 0, blue = 0;
     size_t t, n_types = sizeof pixel_types / sizeof pixel_types[0];
@@ -70,18 +70,18 @@ static Herror image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *
         img->data = (const uint8_t *)red;
     } else {
         snprintf(msg, sizeof msg, "the image has %ld channels; segrt takes 1 (gray) or 3 (R, G, B)", (long)channels);
-        return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
+        return segrt_halcon_glue_error(SEG_UNSUPPORTED_FORMAT, msg);
     }
     for (t = 0; t < n_types; t++)
         if (strcmp(type, pixel_types[t].type) == 0) break;
     if (t == n_types) {
         snprintf(msg, sizeof msg,
                  "the image type is '%.32s'; segrt takes 'byte', 'uint2', 'int2' or 'real' (convert_image_type first)", type);
-        return glue_failure(SEG_UNSUPPORTED_FORMAT, msg);
+        return segrt_halcon_glue_error(SEG_UNSUPPORTED_FORMAT, msg);
     }
     img->format = channels == 3 ? pixel_types[t].planar : pixel_types[t].gray;
     if (width <= 0 || height <= 0 || width > INT32_MAX / pixel_types[t].size || height > INT32_MAX)
-        return glue_failure(SEG_IMAGE_TOO_LARGE, "the image size does not fit segrt's 32-bit width/height/stride");
+        return segrt_halcon_glue_error(SEG_IMAGE_TOO_LARGE, "the image size does not fit segrt's 32-bit width/height/stride");
     img->width = (int32_t)width;
     img->height = (int32_t)height;
     img->stride = (int32_t)width * pixel_types[t].size;   /* plane stride in bytes: HALCON rows have no padding */
@@ -92,7 +92,7 @@ static Herror image_view(Hobject image, SegImage *img, Hlong *out_width, Hlong *
 
 Herror segrt_halcon_set_intensity(SegSession *session, const SegIntensity *intensity) {
     SegStatus st = seg_set_intensity(session, intensity);
-    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_halcon_status_error(st);
 }
 
 Herror segrt_halcon_set_window(SegSession *session, double centre, double width, Hlong used_bits) {
@@ -100,17 +100,17 @@ Herror segrt_halcon_set_window(SegSession *session, double centre, double width,
     SegStatus st;
     memset(&i, 0, sizeof i);
     i.struct_size = sizeof i;
-    if (used_bits < 0 || used_bits > 16) return glue_failure(SEG_INVALID_ARGUMENT, "used_bits must be 0 (all) .. 16");
+    if (used_bits < 0 || used_bits > 16) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "used_bits must be 0 (all) .. 16");
     st = seg_intensity_default(&i);
     if (st == SEG_OK) st = seg_intensity_set_window(&i, centre, width);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     i.bits = (uint32_t)used_bits;
     return segrt_halcon_set_intensity(session, &i);
 }
 
 /* 3. The mask as a HALCON byte image (gen_image1 copies the pixels, so the caller frees its buffer
  *    after), and the foreground as a region; each output only when asked for. */
-static Herror mask_outputs(const unsigned char *buf, Hlong width, Hlong height, Hobject *mask_image, Hobject *region) {
+Herror segrt_halcon_mask_outputs(const unsigned char *buf, Hlong width, Hlong height, Hobject *mask_image, Hobject *region) {
     Hobject mask_obj = NULL;
     Herror err = gen_image1(&mask_obj, "byte", width, height, (Hlong)buf);
     if (err != H_MSG_TRUE) return err;
@@ -136,13 +136,13 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
     unsigned char *buf;
     Herror err;
 
-    if (!mask_image && !region) return glue_failure(SEG_NULL_POINTER, "mask_image and region are both NULL");
-    err = image_view(image, &img, &width, &height);
+    if (!mask_image && !region) return segrt_halcon_glue_error(SEG_NULL_POINTER, "mask_image and region are both NULL");
+    err = segrt_halcon_image_view(image, &img, &width, &height);
     if (err != H_MSG_TRUE) return err;
 
     /* 2. segrt checks the rest (pixel limit, handle, model) and writes the mask only on success. */
     buf = malloc((size_t)width * (size_t)height);
-    if (!buf) return glue_failure(SEG_IMAGE_TOO_LARGE, "no memory for the mask");
+    if (!buf) return segrt_halcon_glue_error(SEG_IMAGE_TOO_LARGE, "no memory for the mask");
     mask.data = buf;
     mask.width = img.width;
     mask.height = img.height;
@@ -150,39 +150,39 @@ Herror segrt_halcon_segment(Hobject image, SegSession *session, Hobject *mask_im
     st = seg_run_unet(session, &img, &mask, NULL, 0, NULL, NULL);
     if (st != SEG_OK) {
         free(buf);
-        return segrt_failure(st);
+        return segrt_halcon_status_error(st);
     }
 
     /* 3. */
-    err = mask_outputs(buf, width, height, mask_image, region);
+    err = segrt_halcon_mask_outputs(buf, width, height, mask_image, region);
     free(buf);
     return err;
 }
 
 Herror segrt_halcon_close(SegSession *session) {
     SegStatus st = seg_free(session);
-    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_halcon_status_error(st);
 }
 
 /* ---- interactive SAM on one image ---- */
 
 Herror segrt_halcon_sam_open(const char *encoder_path, const char *decoder_path, SegSession **out_session) {
     SegStatus st;
-    if (!out_session) return glue_failure(SEG_NULL_POINTER, "out_session is NULL");
+    if (!out_session) return segrt_halcon_glue_error(SEG_NULL_POINTER, "out_session is NULL");
     if (seg_abi_version() != SEG_ABI_VERSION)
-        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+        return segrt_halcon_glue_error(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
     st = seg_create_sam2(encoder_path, decoder_path, NULL, out_session);
-    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_halcon_status_error(st);
 }
 
 Herror segrt_halcon_sam_set_image(Hobject image, SegSession *session) {
     Hlong width = 0, height = 0;
     SegImage img;
     SegStatus st;
-    Herror err = image_view(image, &img, &width, &height);
+    Herror err = segrt_halcon_image_view(image, &img, &width, &height);
     if (err != H_MSG_TRUE) return err;
     st = seg_sam2_set_image(session, &img, NULL, NULL);
-    return st == SEG_OK ? H_MSG_TRUE : segrt_failure(st);
+    return st == SEG_OK ? H_MSG_TRUE : segrt_halcon_status_error(st);
 }
 
 Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, double column, Hlong label,
@@ -197,16 +197,16 @@ Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, 
     char msg[MAX_STRING];
     Herror err;
 
-    if (!mask_image && !region) return glue_failure(SEG_NULL_POINTER, "mask_image and region are both NULL");
+    if (!mask_image && !region) return segrt_halcon_glue_error(SEG_NULL_POINTER, "mask_image and region are both NULL");
     if (label != -1 && label != 0 && label != 1)
-        return glue_failure(SEG_INVALID_ARGUMENT, "label must be 1 (the object), 0 (not the object) or -1 (no click)");
-    if (label == -1 && !box) return glue_failure(SEG_INVALID_ARGUMENT, "no click (label -1) and no box: nothing to segment");
-    err = image_view(image, &img, &width, &height);
+        return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "label must be 1 (the object), 0 (not the object) or -1 (no click)");
+    if (label == -1 && !box) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "no click (label -1) and no box: nothing to segment");
+    err = segrt_halcon_image_view(image, &img, &width, &height);
     if (err != H_MSG_TRUE) return err;
     /* A click off the image is a slip of the user (or of Row/Column order), not a prompt: refuse it. */
     if (label != -1 && !(row >= 0.0 && row < (double)height && column >= 0.0 && column < (double)width)) {
         snprintf(msg, sizeof msg, "click (row %.1f, column %.1f) is outside the %ldx%ld image", row, column, (long)width, (long)height);
-        return glue_failure(SEG_INVALID_ARGUMENT, msg);
+        return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, msg);
     }
     click.x = (float)column;
     click.y = (float)row;
@@ -218,7 +218,7 @@ Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, 
         bbox.y2 = (float)box[2];
     }
     buf = malloc((size_t)width * (size_t)height);
-    if (!buf) return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the mask");
+    if (!buf) return segrt_halcon_glue_error(SEG_OUT_OF_MEMORY, "no memory for the mask");
     mask.data = buf;
     mask.width = img.width;
     mask.height = img.height;
@@ -229,9 +229,9 @@ Herror segrt_halcon_sam_segment(Hobject image, SegSession *session, double row, 
                              NULL, 0, 0, &mask, NULL, NULL, NULL);
     if (st != SEG_OK) {
         free(buf);
-        return segrt_failure(st);
+        return segrt_halcon_status_error(st);
     }
-    err = mask_outputs(buf, width, height, mask_image, region);
+    err = segrt_halcon_mask_outputs(buf, width, height, mask_image, region);
     free(buf);
     return err;
 }
@@ -247,9 +247,9 @@ Herror segrt_halcon_sam_segment_boxes(Hobject image, SegSession *session, const 
     SegStatus st;
     Herror err;
 
-    if (!boxes || !regions) return glue_failure(SEG_NULL_POINTER, boxes ? "regions is NULL" : "boxes is NULL");
-    if (n_boxes < 1 || n_boxes > 4096) return glue_failure(SEG_INVALID_ARGUMENT, "n_boxes must be within 1..4096");
-    err = image_view(image, &img, &width, &height);
+    if (!boxes || !regions) return segrt_halcon_glue_error(SEG_NULL_POINTER, boxes ? "regions is NULL" : "boxes is NULL");
+    if (n_boxes < 1 || n_boxes > 4096) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "n_boxes must be within 1..4096");
+    err = segrt_halcon_image_view(image, &img, &width, &height);
     if (err != H_MSG_TRUE) return err;
     pixels = (size_t)width * (size_t)height;
     prompts = calloc((size_t)n_boxes, sizeof *prompts);
@@ -258,7 +258,7 @@ Herror segrt_halcon_sam_segment_boxes(Hobject image, SegSession *session, const 
     bufs = pixels <= SIZE_MAX / (size_t)n_boxes ? malloc(pixels * (size_t)n_boxes) : NULL;
     if (!prompts || !masks || !made_regions || !bufs) {
         free(prompts); free(masks); free(made_regions); free(bufs);
-        return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the masks");
+        return segrt_halcon_glue_error(SEG_OUT_OF_MEMORY, "no memory for the masks");
     }
     for (k = 0; k < n_boxes; k++) {   /* HALCON's rectangle1 order: Row1, Column1, Row2, Column2 */
         const double *b = boxes + 4 * k;
@@ -274,10 +274,10 @@ Herror segrt_halcon_sam_segment_boxes(Hobject image, SegSession *session, const 
     }
     /* segrt checks every box before anything runs and writes the masks only on success. */
     st = seg_sam2_segment_prompts(session, &img, prompts, sizeof *prompts, (size_t)n_boxes, masks, NULL, NULL, NULL);
-    if (st != SEG_OK) err = segrt_failure(st);
+    if (st != SEG_OK) err = segrt_halcon_status_error(st);
     /* The regions go to a list of our own first, to the caller only when all exist. */
     for (k = 0; err == H_MSG_TRUE && k < n_boxes; k++) {
-        err = mask_outputs(bufs + (size_t)k * pixels, width, height, NULL, &made_regions[k]);
+        err = segrt_halcon_mask_outputs(bufs + (size_t)k * pixels, width, height, NULL, &made_regions[k]);
         if (err == H_MSG_TRUE) made++;
     }
     if (err == H_MSG_TRUE)
@@ -297,14 +297,14 @@ Herror segrt_halcon_sam_close(SegSession *session) {
 Herror segrt_halcon_track_open(const char *models_dir, SegSession **out_video, SegTrack **out_track) {
     SegSession *video = NULL;
     SegStatus st;
-    if (!out_video || !out_track) return glue_failure(SEG_NULL_POINTER, "out_video or out_track is NULL");
+    if (!out_video || !out_track) return segrt_halcon_glue_error(SEG_NULL_POINTER, "out_video or out_track is NULL");
     if (seg_abi_version() != SEG_ABI_VERSION)
-        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+        return segrt_halcon_glue_error(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
     st = seg_create_sam2_video(models_dir, NULL, &video);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     st = seg_track_create(video, NULL, out_track);
     if (st != SEG_OK) {
-        Herror err = segrt_failure(st);
+        Herror err = segrt_halcon_status_error(st);
         seg_free(video);
         return err;
     }
@@ -317,10 +317,10 @@ Herror segrt_halcon_track_add(Hobject image, SegTrack *track, Hlong *frame) {
     int64_t index = 0;
     SegImage img;
     SegStatus st;
-    Herror err = image_view(image, &img, &width, &height);
+    Herror err = segrt_halcon_image_view(image, &img, &width, &height);
     if (err != H_MSG_TRUE) return err;
     st = seg_track_add_frame(track, &img, &index, NULL, NULL);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     if (frame) *frame = (Hlong)index;
     return H_MSG_TRUE;
 }
@@ -341,18 +341,18 @@ static Herror track_call(SegTrack *track, Hlong frame, Hlong object_id, const Se
     memset(&state, 0, sizeof state);
     state.struct_size = sizeof state;
     st = seg_track_state(track, &state);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     /* One record and mask per object; a prompt may add one object. */
     n = state.objects + (click ? 1u : 0u);
-    if (n == 0) return glue_failure(SEG_INVALID_ARGUMENT, "no object to track: click an object first");
-    if (state.width <= 0 || state.height <= 0) return glue_failure(SEG_INVALID_ARGUMENT, "no frame added yet");
+    if (n == 0) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "no object to track: click an object first");
+    if (state.width <= 0 || state.height <= 0) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "no frame added yet");
     size = (size_t)state.width * (size_t)state.height;
     records = calloc(n, sizeof *records);
     masks = calloc(n, sizeof *masks);
     pixels = malloc(n * size);
     if (!records || !masks || !pixels) {
         free(records); free(masks); free(pixels);
-        return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the masks");
+        return segrt_halcon_glue_error(SEG_OUT_OF_MEMORY, "no memory for the masks");
     }
     for (k = 0; k < n; k++) {
         masks[k].data = pixels + k * size;
@@ -366,13 +366,13 @@ static Herror track_call(SegTrack *track, Hlong frame, Hlong object_id, const Se
     else
         st = seg_track_frame(track, (int64_t)frame, records, sizeof *records, masks, n, &count, NULL, NULL);
     if (st != SEG_OK) {
-        err = segrt_failure(st);
+        err = segrt_halcon_status_error(st);
         goto done;
     }
     for (k = 0; k < count && records[k].object_id != (int32_t)object_id; k++) {}
     if (k == count) {
         snprintf(msg, sizeof msg, "object %ld is not tracked on this track", (long)object_id);
-        err = glue_failure(SEG_INVALID_ARGUMENT, msg);
+        err = segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, msg);
         goto done;
     }
     if (present) *present = records[k].present ? 1 : 0;
@@ -402,8 +402,8 @@ Herror segrt_halcon_track_frame(SegTrack *track, Hlong frame, Hlong object_id, H
 
 Herror segrt_halcon_track_close(SegSession *video, SegTrack *track) {
     SegStatus a = seg_track_free(track), b = seg_free(video);
-    if (a != SEG_OK) return segrt_failure(a);
-    return b == SEG_OK ? H_MSG_TRUE : segrt_failure(b);
+    if (a != SEG_OK) return segrt_halcon_status_error(a);
+    return b == SEG_OK ? H_MSG_TRUE : segrt_halcon_status_error(b);
 }
 
 /* ---- volumes ---- */
@@ -412,22 +412,22 @@ Herror segrt_halcon_volume_open(const char *models_dir, Hlong n_slices, Hlong ke
     SegTrackOptions opt = {.struct_size = sizeof opt};
     SegSession *video = NULL;
     SegStatus st;
-    if (!out_video || !out_track) return glue_failure(SEG_NULL_POINTER, "out_video or out_track is NULL");
+    if (!out_video || !out_track) return segrt_halcon_glue_error(SEG_NULL_POINTER, "out_video or out_track is NULL");
     if (n_slices < 0 || n_slices > UINT32_MAX || keep_slices < 0 || keep_slices > UINT32_MAX)
-        return glue_failure(SEG_INVALID_ARGUMENT, "n_slices and keep_slices must be 0 or more");
+        return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "n_slices and keep_slices must be 0 or more");
     if (seg_abi_version() != SEG_ABI_VERSION)
-        return glue_failure(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
+        return segrt_halcon_glue_error(SEG_RUNTIME_INIT_FAILED, "libsegrt ABI differs from segrt.h: rebuild the glue");
     st = seg_track_options_default(&opt);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     opt.volume = 1;
     opt.corrections_as_conditioning = 1;   /* a corrected slice keeps its correction when propagating again */
     opt.num_frames = (uint32_t)n_slices;
     if (keep_slices > 0) opt.keep_frames = (uint32_t)keep_slices;
     st = seg_create_sam2_video(models_dir, NULL, &video);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     st = seg_track_create(video, &opt, out_track);
     if (st != SEG_OK) {
-        Herror err = segrt_failure(st);
+        Herror err = segrt_halcon_status_error(st);
         seg_free(video);
         return err;
     }
@@ -437,8 +437,8 @@ Herror segrt_halcon_volume_open(const char *models_dir, Hlong n_slices, Hlong ke
 
 Herror segrt_halcon_volume_add(const Hobject *slices, Hlong n_slices, SegTrack *track) {
     Hlong k;
-    if (!slices) return glue_failure(SEG_NULL_POINTER, "slices is NULL");
-    if (n_slices < 1) return glue_failure(SEG_INVALID_ARGUMENT, "n_slices must be 1 or more");
+    if (!slices) return segrt_halcon_glue_error(SEG_NULL_POINTER, "slices is NULL");
+    if (n_slices < 1) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "n_slices must be 1 or more");
     for (k = 0; k < n_slices; k++) {
         Herror err = segrt_halcon_track_add(slices[k], track, NULL);
         if (err != H_MSG_TRUE) return err;
@@ -465,20 +465,20 @@ static int32_t on_slice(int64_t frame, size_t count, void *user_data) {
     char msg[MAX_STRING];
     if (frame < 0 || frame >= d->n_regions) {
         snprintf(msg, sizeof msg, "slice %lld is past the %ld regions given", (long long)frame, (long)d->n_regions);
-        d->err = glue_failure(SEG_BUFFER_TOO_SMALL, msg);
+        d->err = segrt_halcon_glue_error(SEG_BUFFER_TOO_SMALL, msg);
         return 0;
     }
     for (k = 0; k < count && k < d->n_objects && d->records[k].object_id != (int32_t)d->object_id; k++) {}
     if (k == count || k == d->n_objects) {
         snprintf(msg, sizeof msg, "object %ld is not tracked on this volume", (long)d->object_id);
-        d->err = glue_failure(SEG_INVALID_ARGUMENT, msg);
+        d->err = segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, msg);
         return 0;
     }
     if (d->made[frame]) {
         clear_obj(d->made[frame]);
         d->made[frame] = NULL;
     }
-    d->err = mask_outputs(d->pixels + k * d->size, d->width, d->height, NULL, &d->made[frame]);
+    d->err = segrt_halcon_mask_outputs(d->pixels + k * d->size, d->width, d->height, NULL, &d->made[frame]);
     if (d->err != H_MSG_TRUE) {
         d->made[frame] = NULL;
         return 0;
@@ -502,19 +502,19 @@ Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong d
     Herror err = H_MSG_TRUE;
     char msg[MAX_STRING];
 
-    if (!regions) return glue_failure(SEG_NULL_POINTER, "regions is NULL");
+    if (!regions) return segrt_halcon_glue_error(SEG_NULL_POINTER, "regions is NULL");
     if (direction != SEG_TRACK_FORWARD && direction != SEG_TRACK_REVERSE && direction != SEG_TRACK_BOTH_WAYS)
-        return glue_failure(SEG_INVALID_ARGUMENT, "direction must be SEG_TRACK_FORWARD (0), SEG_TRACK_REVERSE (1) or SEG_TRACK_BOTH_WAYS (2)");
+        return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "direction must be SEG_TRACK_FORWARD (0), SEG_TRACK_REVERSE (1) or SEG_TRACK_BOTH_WAYS (2)");
     memset(&state, 0, sizeof state);
     state.struct_size = sizeof state;
     st = seg_track_state(track, &state);
-    if (st != SEG_OK) return segrt_failure(st);
+    if (st != SEG_OK) return segrt_halcon_status_error(st);
     if (n_regions != (Hlong)state.frames) {
         snprintf(msg, sizeof msg, "n_regions is %ld; the volume has %lld slices", (long)n_regions, (long long)state.frames);
-        return glue_failure(SEG_INVALID_ARGUMENT, msg);
+        return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, msg);
     }
     n = state.objects;
-    if (n == 0) return glue_failure(SEG_INVALID_ARGUMENT, "no object to propagate: click an object first");
+    if (n == 0) return segrt_halcon_glue_error(SEG_INVALID_ARGUMENT, "no object to propagate: click an object first");
     d.size = (size_t)state.width * (size_t)state.height;
     records = calloc(n, sizeof *records);
     masks = calloc(n, sizeof *masks);
@@ -523,7 +523,7 @@ Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong d
     flags = malloc((size_t)n_regions * sizeof *flags);
     if (!records || !masks || !pixels || !made || !flags) {
         free(records); free(masks); free(pixels); free(made); free(flags);
-        return glue_failure(SEG_OUT_OF_MEMORY, "no memory for the masks");
+        return segrt_halcon_glue_error(SEG_OUT_OF_MEMORY, "no memory for the masks");
     }
     for (i = 0; i < n; i++) {
         masks[i].data = pixels + i * d.size;
@@ -544,7 +544,7 @@ Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong d
     d.err = H_MSG_TRUE;
     st = seg_propagation_default(&req);
     if (st != SEG_OK) {
-        err = segrt_failure(st);
+        err = segrt_halcon_status_error(st);
     } else {
         req.direction = (int32_t)direction;
         req.use_start_frame = 1;
@@ -553,7 +553,7 @@ Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong d
         if (d.err != H_MSG_TRUE)
             err = d.err;   /* the glue stopped the pass: its own error, not SEG_CANCELLED */
         else if (st != SEG_OK)
-            err = segrt_failure(st);
+            err = segrt_halcon_status_error(st);
     }
     /* The regions go to the caller only when every slice reached has one. */
     if (err == H_MSG_TRUE) {
@@ -566,5 +566,73 @@ Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong d
             if (made[k]) clear_obj(made[k]);
     }
     free(records); free(masks); free(pixels); free(made); free(flags);
+    return err;
+}
+
+/* Outlines of a byte mask image as XLD contours (see segrt_halcon.h). */
+Herror segrt_halcon_contours(Hobject mask_image, double tolerance, Hobject *contours, Hlong *is_hole, Hlong capacity,
+                             Hlong *n_contours) {
+    char type[MAX_STRING];
+    Hlong pointer = 0, width = 0, height = 0, k;
+    SegRegionOptions opt = {.struct_size = sizeof opt};
+    SegRing *rings = NULL;
+    SegContourPoint *points = NULL;
+    Hobject *made = NULL;
+    size_t n_rings = 0, n_points = 0, i;
+    SegStatus st;
+    Herror err = get_image_pointer1(mask_image, &pointer, type, &width, &height);
+    if (err != H_MSG_TRUE) return err;
+    if (strcmp(type, "byte") != 0) return segrt_halcon_glue_error(SEG_UNSUPPORTED_FORMAT, "the mask image must be a \"byte\" image");
+    if (!n_contours || (capacity > 0 && !contours) || capacity < 0)
+        return segrt_halcon_glue_error(SEG_NULL_POINTER, "n_contours is NULL, or contours is NULL with a capacity");
+    if ((st = seg_region_options_default(&opt)) != SEG_OK) return segrt_halcon_status_error(st);
+    opt.tolerance = tolerance;
+    {
+        SegMask mask = {(uint8_t *)pointer, (int32_t)width, (int32_t)height, 0};
+        st = seg_mask_regions(&mask, NULL, &opt, NULL, 0, 0, NULL, NULL, sizeof(SegRing), 0, &n_rings, NULL, 0, &n_points);
+        if (st != SEG_OK) return segrt_halcon_status_error(st);
+        if ((Hlong)n_rings > capacity) {
+            *n_contours = (Hlong)n_rings;
+            return segrt_halcon_glue_error(SEG_BUFFER_TOO_SMALL, "more outlines than the contours array holds (*n_contours says how many)");
+        }
+        rings = malloc((n_rings ? n_rings : 1) * sizeof *rings);
+        points = malloc((n_points ? n_points : 1) * sizeof *points);
+        made = calloc(n_rings ? n_rings : 1, sizeof *made);
+        if (!rings || !points || !made) {
+            free(rings);
+            free(points);
+            free(made);
+            return segrt_halcon_glue_error(SEG_OUT_OF_MEMORY, "no memory for the outlines");
+        }
+        /* The same call with arrays: segrt kept this thread's result, so it is not traced twice. */
+        st = seg_mask_regions(&mask, NULL, &opt, NULL, 0, 0, NULL, rings, sizeof(SegRing), n_rings, NULL, points, n_points, NULL);
+    }
+    if (st != SEG_OK) err = segrt_halcon_status_error(st);
+    for (i = 0; err == H_MSG_TRUE && i < n_rings; i++) {
+        Htuple rows, cols;
+        Hlong n = (Hlong)rings[i].point_count;
+        create_tuple(&rows, n + 1);
+        create_tuple(&cols, n + 1);
+        for (k = 0; k <= n; k++) {   /* closed: the first point again at the end */
+            const SegContourPoint *p = &points[rings[i].first_point + (size_t)(k % n)];
+            set_d(rows, (double)p->y, k);
+            set_d(cols, (double)p->x, k);
+        }
+        err = T_gen_contour_polygon_xld(&made[i], rows, cols);
+        destroy_tuple(rows);
+        destroy_tuple(cols);
+    }
+    if (err == H_MSG_TRUE) {
+        for (i = 0; i < n_rings; i++) {
+            contours[i] = made[i];
+            if (is_hole) is_hole[i] = rings[i].kind == SEG_RING_HOLE;
+        }
+        *n_contours = (Hlong)n_rings;
+    } else {
+        for (i = 0; i < n_rings; i++) clear_obj(made[i]);
+    }
+    free(rings);
+    free(points);
+    free(made);
     return err;
 }

@@ -135,4 +135,59 @@ Herror segrt_halcon_volume_add(const Hobject *slices, Hlong n_slices, SegTrack *
 Herror segrt_halcon_volume_propagate(SegTrack *track, Hlong start_slice, Hlong direction, Hlong object_id, Hobject *regions,
                                      Hlong *present, Hlong n_regions);
 
+/* ---- Outlines as XLD contours (beside the regions above): a mask's regions traced by segrt
+ * (seg_mask_regions: OpenCV's findContours chains), each outline a closed polygon contour as
+ * gen_contour_polygon_xld makes it, its first point repeated at the end. Points are pixel centres in
+ * (Row, Column), as gen_contour_region_xld(Region, Contour, 'border') gives them. ---- */
+/* The outlines of `mask_image` (a "byte" image, e.g. segrt_halcon_segment's or segrt_halcon_sam_segment's
+ * mask_image; every pixel that is not 0 is foreground, 8-connected):
+ *   tolerance:  0 = every border pixel; > 0 = simplified, no border pixel farther than this (pixels);
+ *   contours:   an array of `capacity` Hobject receiving one contour per outline: each region's outer
+ *               outline, then its holes (concat_obj them for a contour tuple);
+ *   is_hole:    NULL, or `capacity` Hlong receiving 1 for a hole's outline, 0 for an outer one;
+ *   n_contours: receives the number of outlines (also when `capacity` is too small, as a size query
+ *               with capacity 0).
+ * A capacity below the number is SEGRT_H_ERR(SEG_BUFFER_TOO_SMALL) with *n_contours set and nothing else
+ * written; a negative or NaN tolerance SEGRT_H_ERR(SEG_INVALID_ARGUMENT). Written only on success; the
+ * caller clears each contour with clear_obj. */
+Herror segrt_halcon_contours(Hobject mask_image, double tolerance, Hobject *contours, Hlong *is_hole, Hlong capacity,
+                             Hlong *n_contours);
+
+/* ---- Teach once, find it in every image (see docs/src/pipelines/sam2-reference.md) on a SAM session from
+ * segrt_halcon_sam_open: a reference is taught from a region on an image (the taught mask) and finds the
+ * same object or part in new images without a click, as regions. A reference holds embeddings, not
+ * images; any thread may find with it at once. ---- */
+
+/* Teaches a new reference from `image` (as for segrt_halcon_segment) and the object's `region` on it (the
+ * part outside the image is dropped), encoded on `sam`. An empty region or one covering the whole image
+ * fails with SEGRT_H_ERR(SEG_INVALID_ARGUMENT). Release the reference with segrt_halcon_reference_close. */
+Herror segrt_halcon_reference_teach(Hobject image, Hobject region, SegSession *sam, SegReference **out_reference);
+
+/* Teaches one more example (another view, another copy); later finds use all of them. A session of
+ * another model fails with SEGRT_H_ERR(SEG_MODEL_UNSUPPORTED); on a failure the reference is as before. */
+Herror segrt_halcon_reference_add(SegReference *reference, Hobject image, Hobject region, SegSession *sam);
+
+/* Saves the reference to `path` (UTF-8), written whole or not at all: a station teaches once. */
+Herror segrt_halcon_reference_save(SegReference *reference, const char *path);
+
+/* Loads a reference saved by segrt_halcon_reference_save, for `sam`'s model: a missing file fails with
+ * SEGRT_H_ERR(SEG_MODEL_NOT_FOUND), a damaged one SEG_MODEL_INVALID, one of another model SEG_MODEL_UNSUPPORTED. */
+Herror segrt_halcon_reference_load(SegSession *sam, const char *path, SegReference **out_reference);
+
+/* Finds the taught object in `image` on `sam` (the encoder runs only when the pixels differ from the
+ * image encoded last).
+ *   all:       0 = the best match: one region (empty when the object is absent), *n_found = 1;
+ *              1 = every instance whose score reaches the threshold, best first, at most `capacity`;
+ *   threshold: the presence threshold 0..1; negative = segrt's default (0.6);
+ *   regions:   an array of `capacity` Hobject receiving one region per match (concat_obj them for a tuple);
+ *   scores:    NULL, or `capacity` doubles receiving each match's score (0..1);
+ *   present:   NULL, or `capacity` Hlong receiving 1 when the match reaches the threshold (always 1 for all = 1);
+ *   capacity:  1 .. 65535; n_found receives the number of regions written.
+ * Written only on success, all or none; the caller clears each region with clear_obj. */
+Herror segrt_halcon_reference_find(SegReference *reference, Hobject image, SegSession *sam, Hlong all, double threshold,
+                                   Hobject *regions, double *scores, Hlong *present, Hlong capacity, Hlong *n_found);
+
+/* Releases the reference (NULL is fine). */
+Herror segrt_halcon_reference_close(SegReference *reference);
+
 #endif /* SEGRT_HALCON_H */

@@ -690,6 +690,95 @@ static void check_wide(const char *repo, const unsigned char *r, const unsigned 
     free(got);
 }
 
+
+/* XLD contours of a mask: a ring with a hole and a dot (OpenCV's findContours chains, closed as HALCON
+ * closes contours), a contours array too small, a bad tolerance, and a UNet mask's outlines equal to
+ * the plain C API's rings. */
+static void check_contours(SegSession *s, Hobject color) {
+    static const int outer[16][2] = {{2, 2}, {2, 3}, {2, 4}, {2, 5}, {3, 5}, {4, 5}, {5, 5}, {6, 5}, {7, 5}, {7, 4}, {7, 3}, {7, 2}, {6, 2}, {5, 2}, {4, 2}, {3, 2}};
+    static const int hole[8][2] = {{3, 3}, {4, 2}, {5, 2}, {6, 3}, {6, 4}, {5, 5}, {4, 5}, {3, 4}};
+    unsigned char m[80];
+    Hobject ring = NULL, mask = NULL, contours[64], untouched = (Hobject)&untouched;
+    Hlong is_hole[64], n = 0, i, k;
+    char text[MAX_STRING];
+    Herror err;
+    memset(m, 0, sizeof m);
+    for (i = 2; i < 6; i++)
+        for (k = 2; k < 8; k++) m[i * 10 + k] = (i >= 3 && i < 5 && k >= 4 && k < 6) ? 0 : 255;
+    m[9] = 255;
+    CHECK(gen_image1(&ring, "byte", 10, 8, (Hlong)m) == H_MSG_TRUE, "gen_image1 ring");
+    err = segrt_halcon_contours(ring, 0.0, contours, is_hole, 64, &n);
+    CHECK(err == H_MSG_TRUE && n == 3, "ring contours: %u, %ld", err, (long)n);
+    if (err == H_MSG_TRUE && n == 3) {
+        Htuple rows, cols;
+        CHECK(is_hole[0] == 0 && is_hole[1] == 0 && is_hole[2] == 1, "outer, outer, hole");
+        CHECK(T_get_contour_xld(contours[1], &rows, &cols) == H_MSG_TRUE, "get_contour_xld");
+        CHECK(length_tuple(rows) == 17, "17 points (16 + the first again): %ld", (long)length_tuple(rows));
+        for (i = 0; i < 17; i++)
+            CHECK(get_d(rows, i) == outer[i % 16][1] && get_d(cols, i) == outer[i % 16][0], "outer point %ld", (long)i);
+        destroy_tuple(rows);
+        destroy_tuple(cols);
+        CHECK(T_get_contour_xld(contours[2], &rows, &cols) == H_MSG_TRUE && length_tuple(rows) == 9, "the hole: 9 points");
+        for (i = 0; i < 9; i++)
+            CHECK(get_d(rows, i) == hole[i % 8][1] && get_d(cols, i) == hole[i % 8][0], "hole point %ld", (long)i);
+        destroy_tuple(rows);
+        destroy_tuple(cols);
+        for (i = 0; i < n; i++) clear_obj(contours[i]);
+    }
+    contours[0] = untouched;
+    err = segrt_halcon_contours(ring, 0.0, contours, NULL, 2, &n);
+    CHECK(err == SEGRT_H_ERR(SEG_BUFFER_TOO_SMALL) && n == 3 && contours[0] == untouched, "capacity 2: %u, n %ld", err, (long)n);
+    n = -1;
+    err = segrt_halcon_contours(ring, -1.0, contours, NULL, 64, &n);
+    get_error_text((Hlong)err, text);
+    CHECK(err == SEGRT_H_ERR(SEG_INVALID_ARGUMENT) && strstr(text, "tolerance") != NULL && n == -1 && contours[0] == untouched,
+          "negative tolerance: %u %s", err, text);
+    clear_obj(ring);
+
+    /* A UNet mask: the contours are the plain C API's outer rings and holes, point for point. */
+    err = segrt_halcon_segment(color, s, &mask, NULL);
+    CHECK(err == H_MSG_TRUE, "segment for contours: %u", err);
+    if (err != H_MSG_TRUE) return;
+    err = segrt_halcon_contours(mask, 1.0, contours, is_hole, 64, &n);
+    CHECK(err == H_MSG_TRUE && n >= 1, "UNet mask contours: %u, %ld", err, (long)n);
+    if (err == H_MSG_TRUE) {
+        char type[MAX_STRING];
+        Hlong ptr = 0, w = 0, h = 0;
+        SegRegionOptions opt = {.struct_size = sizeof opt};
+        SegRing rings[64];
+        SegContourPoint pts[100000];
+        size_t nr = 0, np = 0, same = 0;
+        get_image_pointer1(mask, &ptr, type, &w, &h);
+        seg_region_options_default(&opt);
+        opt.tolerance = 1.0;
+        {
+            SegMask sm = {(uint8_t *)ptr, (int32_t)w, (int32_t)h, 0};
+            CHECK(seg_mask_regions(&sm, NULL, &opt, NULL, 0, 0, NULL, rings, sizeof(SegRing), 64, &nr, pts, 100000, &np) == SEG_OK,
+                  "plain seg_mask_regions: %s", text);
+        }
+        CHECK((Hlong)nr == n, "%ld contours, %lu rings", (long)n, (unsigned long)nr);
+        for (i = 0; i < n && (size_t)i < nr; i++) {
+            Htuple rows, cols;
+            size_t c = rings[i].point_count, ok = 1;
+            T_get_contour_xld(contours[i], &rows, &cols);
+            ok = (size_t)length_tuple(rows) == c + 1;
+            for (k = 0; ok && (size_t)k <= c; k++) {
+                const SegContourPoint *p = &pts[rings[i].first_point + (size_t)k % c];
+                ok = get_d(rows, k) == p->y && get_d(cols, k) == p->x;
+            }
+            same += ok;
+            CHECK(is_hole[i] == (rings[i].kind == SEG_RING_HOLE), "contour %ld: hole flag", (long)i);
+            destroy_tuple(rows);
+            destroy_tuple(cols);
+            clear_obj(contours[i]);
+        }
+        CHECK(same == nr, "%lu of %lu contours equal the C API's rings", (unsigned long)same, (unsigned long)nr);
+        printf("XLD contours: the ring's outer outline and hole as OpenCV traces them; the UNet mask: %ld contours at 1 px, "
+               "%lu equal to seg_mask_regions' rings\n", (long)n, (unsigned long)same);
+    }
+    clear_obj(mask);
+}
+
 int main(int argc, char **argv) {
     char path[4096], text[MAX_STRING];
     Image rgb, gt;
@@ -759,6 +848,7 @@ int main(int argc, char **argv) {
         mask = NULL;
     }
     CHECK(segrt_halcon_close(s_gray) == H_MSG_TRUE, "close gray");
+    check_contours(s, color);
 
     /* failures: a HALCON code > 10000, segrt's message via get_error_text, outputs untouched */
     err = segrt_halcon_open("/no/such/model.onnx", &missing);

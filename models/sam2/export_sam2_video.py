@@ -606,6 +606,12 @@ def metadata(model):
         "no_obj_score": NO_OBJ_SCORE,
         "mask_input_clamp": 32.0,
         "maskmem_features_storage_dtype": "bfloat16",
+        # SAM2Base.mask_downsample (use_mask_input_as_output_without_sam): the stride-4 convolution
+        # that turns a mask prompt (add_new_mask, at S x S) into the decoder's mask input when the
+        # object pointer of a mask-prompted frame is computed (_use_mask_as_output). 1 -> 1 channel.
+        "mask_downsample": {"kernel": m.mask_downsample.kernel_size[0], "stride": m.mask_downsample.stride[0],
+                            "weight": [float(v) for v in m.mask_downsample.weight.reshape(-1)],
+                            "bias": float(m.mask_downsample.bias.reshape(-1)[0])},
         "predictor": {"fill_hole_area": m.fill_hole_area, "non_overlap_masks": bool(m.non_overlap_masks),
                       "clear_non_cond_mem_around_input": bool(m.clear_non_cond_mem_around_input),
                       "add_all_frames_to_correct_as_cond": bool(m.add_all_frames_to_correct_as_cond)},

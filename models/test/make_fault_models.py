@@ -4,7 +4,7 @@
 
 not_segmentation.onnx: a valid ONNX classifier, image [1,3,32,32] -> class_scores [1,3]
 (GlobalAveragePool + Flatten): loads in ONNX Runtime, but is not a segmentation model. The provider
-probe (src/engine/probe.rs) encodes the same graph in code; a unit test checks that the two agree.
+probe (src/engine/providers/probe.rs) encodes the same graph in code; a unit test checks that the two agree.
 
 unet_fixed_20000.onnx: a valid UNet-shaped model with a FIXED input [1,3,20000,20000] (a 1x1 Conv to
 one channel, then Sigmoid -> mask [1,1,20000,20000]). Its input tensor alone is 4.8 GB: with

@@ -8,11 +8,13 @@
 //! does (regions doubling in size, `kNextPowerOfTwo`): regions sized as requested fragment, since a
 //! freed region serves only requests it can hold.
 //!
-//! A run may give the arena's unused blocks back after it (the pools' `ArenaPolicy`). When the
+//! A run may give the arena's unused blocks back after it, or once the process is idle
+//! (`idle_release`; the pools' `ArenaPolicy`), and a host may ask for it (`seg_release_memory`). When the
 //! last pool goes (every handle freed), the arena is unregistered, so it goes with the last session
 //! that used it, and glibc is asked to return its free memory: freeing every handle gives the
 //! process's memory back. The next handle registers a new one.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use ort::memory::{AllocationDevice, AllocatorType, MemoryInfo, MemoryType};
@@ -32,6 +34,9 @@ struct State {
     /// built when first needed, dropped with the arena.
     releaser: Option<Session>,
 }
+
+/// Releases done (`release_unused` runs that shrank the arena), for tests and reports.
+static RELEASES: AtomicU64 = AtomicU64::new(0);
 
 static STATE: Mutex<State> = Mutex::new(State { users: 0, registered: false, failed: false, releaser: None });
 
@@ -66,6 +71,13 @@ impl Drop for ArenaUser {
     fn drop(&mut self) {
         let mut state = STATE.lock().unwrap_or_else(|p| p.into_inner());
         state.users -= 1;
+        if state.users == 0 {
+            // Nothing left to release when idle; ended before a host may unload the library. Not
+            // under the lock: the timer may be releasing, which takes it.
+            drop(state);
+            super::idle_release::stop();
+            state = STATE.lock().unwrap_or_else(|p| p.into_inner());
+        }
         if state.users == 0 && state.registered {
             // Sessions still alive elsewhere (none of segrt's) keep the arena until they go.
             state.releaser = None;
@@ -82,7 +94,7 @@ impl Drop for ArenaUser {
 /// have been read and dropped (a shrink at the end of the run itself would leave the blocks holding
 /// its outputs: 120 MB of the SAM2.1 hiera-tiny encoder's). ONNX Runtime's C API reaches an arena's
 /// shrink only from API level 25 (`OrtAllocator::Shrink`) or through a run option, and segrt calls
-/// level 21: so a run of a one-node model (`probe::pooling_model`) with
+/// level 21: so a run of a one-node model (`providers::probe::pooling_model`) with
 /// `memory.enable_memory_arena_shrinkage` does it, on the shared arena its session uses.
 pub fn release_unused() {
     let mut state = STATE.lock().unwrap_or_else(|p| p.into_inner());
@@ -99,16 +111,25 @@ pub fn release_unused() {
         }
     }
     let Some(session) = state.releaser.as_mut() else { return };
-    if let Err(reason) = shrink_with(session) {
-        crate::log::emit(LogLevel::Warn, &format!("cannot release the CPU arena's unused blocks: {reason}"));
+    match shrink_with(session) {
+        Ok(()) => {
+            RELEASES.fetch_add(1, Ordering::SeqCst);
+        }
+        Err(reason) => crate::log::emit(LogLevel::Warn, &format!("cannot release the CPU arena's unused blocks: {reason}")),
     }
+}
+
+/// How many times the process gave the arena's unused blocks back (`release_unused` with an arena
+/// registered), whether after a run, when idle or asked by the host.
+pub fn releases() -> u64 {
+    RELEASES.load(Ordering::SeqCst)
 }
 
 fn releaser() -> Result<Session, String> {
     let environment = environment()?;
     let builder = Session::builder(environment).map_err(|e| e.to_string())?;
     let mut builder = builder.with_env_allocators().map_err(|e| e.to_string())?;
-    builder.commit_from_memory(&super::probe::pooling_model()).map_err(|e| e.to_string())
+    builder.commit_from_memory(&super::providers::probe::pooling_model()).map_err(|e| e.to_string())
 }
 
 /// One run of the releaser: its input and its pre-allocated output are segrt's memory and its one

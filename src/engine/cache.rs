@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
+use super::external_data::ExternalData;
 use crate::options::Options;
 
 /// The last bytes of every cache file.
@@ -143,8 +144,8 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl ModelCache {
     /// The entry for `model` built with `options` by ONNX Runtime `ort_version`, in `dir`.
-    pub fn new(dir: PathBuf, model: &[u8], options: &Options, ort_version: &str) -> Self {
-        let key = key_of(model, options, ort_version);
+    pub fn new(dir: PathBuf, model: &[u8], side_files: &ExternalData, options: &Options, ort_version: &str) -> Self {
+        let key = key_of(model, side_files, options, ort_version);
         let file = dir.join(format!("{key}.{EXTENSION}"));
         ModelCache { dir, key, ort_version: ort_version.to_string(), file }
     }
@@ -298,9 +299,9 @@ fn hex128(v: u128) -> String {
     format!("{v:032x}")
 }
 
-/// The key of `model` under `options` with ONNX Runtime `ort_version`: everything that shapes the
-/// optimised graph, hashed with the model bytes.
-pub fn key_of(model: &[u8], options: &Options, ort_version: &str) -> String {
+/// The key of `model` (with its `side_files`) under `options` with ONNX Runtime `ort_version`:
+/// everything that shapes the optimised graph, hashed with the model bytes.
+pub fn key_of(model: &[u8], side_files: &ExternalData, options: &Options, ort_version: &str) -> String {
     let mut h = Xxh3::new();
     let settings = format!(
         "{KEY_SCHEME}\nsegrt {}\nonnxruntime {ort_version}\nformat {PAYLOAD_FORMAT}\nprovider {}\noptimisation {OPTIMISATION_LEVEL}\ntarget {}-{}\ncpu {}\nmodel {}\n",
@@ -312,7 +313,7 @@ pub fn key_of(model: &[u8], options: &Options, ort_version: &str) -> String {
         model.len(),
     );
     h.update(settings.as_bytes());
-    options.external_data.hash_into(&mut h);
+    side_files.hash_into(&mut h);
     h.update(model);
     hex128(h.digest128())
 }
@@ -344,20 +345,28 @@ mod tests {
     use crate::options::Provider;
 
     fn entry(dir: &Path, model: &[u8], version: &str) -> ModelCache {
-        ModelCache::new(dir.to_path_buf(), model, &Options::default(), version)
+        ModelCache::new(dir.to_path_buf(), model, &ExternalData::none(), &Options::default(), version)
     }
 
     #[test]
     fn the_key_changes_with_the_model_the_runtime_and_the_provider_only() {
         let o = Options::default();
-        let k = key_of(b"model", &o, "1.31.1");
-        assert_eq!(k, key_of(b"model", &o, "1.31.1"));
+        let k = key_of(b"model", &ExternalData::none(), &o, "1.31.1");
+        assert_eq!(k, key_of(b"model", &ExternalData::none(), &o, "1.31.1"));
         assert_eq!(k.len(), 32);
-        assert_ne!(k, key_of(b"modem", &o, "1.31.1"));
-        assert_ne!(k, key_of(b"model", &o, "1.31.2"));
-        assert_ne!(k, key_of(b"model", &Options { provider: Provider::Cuda, ..Options::default() }, "1.31.1"));
+        assert_ne!(k, key_of(b"modem", &ExternalData::none(), &o, "1.31.1"));
+        assert_ne!(k, key_of(b"model", &ExternalData::none(), &o, "1.31.2"));
+        assert_ne!(k, key_of(b"model", &ExternalData::none(), &Options { provider: Provider::Cuda, ..Options::default() }, "1.31.1"));
         // Threads and post-processing do not shape the graph.
-        assert_eq!(k, key_of(b"model", &Options { intra_threads: 3, threshold: 0.2, max_sessions: 2, ..Options::default() }, "1.31.1"));
+        assert_eq!(
+            k,
+            key_of(
+                b"model",
+                &ExternalData::none(),
+                &Options { intra_threads: 3, threshold: 0.2, max_sessions: 2, ..Options::default() },
+                "1.31.1"
+            )
+        );
     }
 
     #[test]

@@ -1,70 +1,11 @@
 //! The inputs and outputs a model file declares, read from its ONNX protobuf without ONNX Runtime:
 //! what a session will report, known before the session is built (TensorRT's shape profiles are
 //! provider options, given when the session is created).
-//!
-//! Only the messages and fields needed are declared; prost skips every other field (nodes, weights)
-//! without copying it.
 
 use prost::Message;
 
 use super::io::TensorInfo;
-
-#[derive(Clone, PartialEq, Message)]
-struct ModelProto {
-    #[prost(message, optional, tag = "7")]
-    graph: Option<GraphProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct GraphProto {
-    #[prost(message, repeated, tag = "5")]
-    initializer: Vec<NamedProto>,
-    #[prost(message, repeated, tag = "11")]
-    input: Vec<ValueInfoProto>,
-    #[prost(message, repeated, tag = "12")]
-    output: Vec<ValueInfoProto>,
-}
-
-/// A TensorProto, of which only the name is read (its weights are skipped).
-#[derive(Clone, PartialEq, Message)]
-struct NamedProto {
-    #[prost(string, tag = "8")]
-    name: String,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct ValueInfoProto {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(message, optional, tag = "2")]
-    r#type: Option<TypeProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct TypeProto {
-    #[prost(message, optional, tag = "1")]
-    tensor_type: Option<TensorTypeProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct TensorTypeProto {
-    #[prost(int32, tag = "1")]
-    elem_type: i32,
-    #[prost(message, optional, tag = "2")]
-    shape: Option<ShapeProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct ShapeProto {
-    #[prost(message, repeated, tag = "1")]
-    dim: Vec<DimensionProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct DimensionProto {
-    #[prost(int64, optional, tag = "1")]
-    dim_value: Option<i64>,
-}
+use super::onnx_proto::{ModelProto, ValueInfoProto};
 
 /// ONNX's element type numbers as ONNX Runtime names them in `TensorInfo::dtype`.
 fn dtype_name(elem_type: i32) -> String {

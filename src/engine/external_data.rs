@@ -16,36 +16,7 @@ use prost::Message;
 
 use crate::error::{Error, ErrorKind, Result};
 
-#[derive(Clone, PartialEq, Message)]
-struct ModelProto {
-    #[prost(message, optional, tag = "7")]
-    graph: Option<GraphProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct GraphProto {
-    #[prost(message, repeated, tag = "5")]
-    initializer: Vec<TensorProto>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct TensorProto {
-    #[prost(string, tag = "8")]
-    name: String,
-    #[prost(message, repeated, tag = "13")]
-    external_data: Vec<StringStringEntryProto>,
-    /// 1 = EXTERNAL.
-    #[prost(int32, tag = "14")]
-    data_location: i32,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct StringStringEntryProto {
-    #[prost(string, tag = "1")]
-    key: String,
-    #[prost(string, tag = "2")]
-    value: String,
-}
+use super::onnx_proto::ModelProto;
 
 /// The side files of one model: each location the model names, with its contents.
 #[derive(Clone, Default, PartialEq)]
@@ -111,7 +82,7 @@ impl ExternalData {
         let files = locations(model)?
             .into_iter()
             .map(|location| {
-                let bytes = super::session::read_model_file(&folder.join(&location), max_bytes)
+                let bytes = super::model_file::read_model_file(&folder.join(&location), max_bytes)
                     .map_err(|e| e.context(format!("the external data '{location}' of model '{}'", model_path.display())))?;
                 Ok((location, Arc::from(bytes)))
             })
@@ -176,18 +147,19 @@ impl ExternalData {
     }
 }
 
-/// `options` with the side files of `model` (read from `model_path`, or as the host gave them):
-/// a model given in memory without them that names some is refused here, with what to do.
-pub fn resolve(model: &[u8], model_path: Option<&Path>, options: &crate::Options) -> Result<crate::Options> {
-    let external = match model_path {
-        Some(path) => ExternalData::beside(model, path, options.max_model_bytes)?,
-        None if options.external_data.is_empty() => {
-            ExternalData::require_none(model)?;
-            return Ok(options.clone());
+/// The side files of `model`: read beside it from `model_path`, or those the host gave with it in
+/// memory (`given`); a model given in memory without them that names some is refused here, with
+/// what to do.
+pub fn resolve(model: &[u8], model_path: Option<&Path>, given: &Arc<ExternalData>, max_bytes: u64) -> Result<Arc<ExternalData>> {
+    match model_path {
+        Some(path) => Ok(Arc::new(ExternalData::beside(model, path, max_bytes)?)),
+        None => {
+            if given.is_empty() {
+                ExternalData::require_none(model)?;
+            }
+            Ok(given.clone())
         }
-        None => return Ok(options.clone()),
-    };
-    Ok(crate::Options { external_data: Arc::new(external), ..options.clone() })
+    }
 }
 
 fn missing_error(location: &str) -> Error {

@@ -15,6 +15,10 @@ pub struct TensorInfo {
 }
 
 impl TensorInfo {
+    pub fn new(name: &str, dtype: &str, shape: &[i64]) -> Self {
+        TensorInfo { name: name.to_string(), dtype: dtype.to_string(), shape: shape.to_vec() }
+    }
+
     fn of(name: &str, ty: &ValueType) -> Self {
         match ty {
             ValueType::Tensor { ty, shape, .. } => {

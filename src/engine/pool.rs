@@ -14,7 +14,7 @@
 //! not the number of host threads: a waiting call holds nothing.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -29,14 +29,16 @@ use crate::log::LogLevel;
 use crate::options::{ArenaPolicy, Options, Provider};
 
 use super::arena::ArenaUser;
-use super::cache::{CacheReport, Lookup, ModelCache, Optimised};
+use super::cache::{CacheReport, ModelCache};
+use super::cached_build::build_session_cached;
 use super::memory::resident_bytes;
-use super::providers::ProviderReport;
+use super::pool_source::{Growth, ModelFile, Source};
+use super::providers::tensorrt::profile::{self, ShapeProfile};
+use super::providers::{PerModel, ProviderReport};
+use super::run::ArenaRelease;
 use super::run_cost::RunCosts;
-use super::session::{
-    build_pooled_session, build_session, build_session_cached, build_session_sharing, build_shared_session, PooledSession,
-};
-use super::shared_graph::SharedGraph;
+use super::session::{build_pooled_session, build_session_for};
+use super::shared_sessions::{build_session_sharing, build_shared_session, PooledSession};
 
 /// The default cap on the CPU: one session per physical core (each runs on the shared thread pool,
 /// so more concurrent runs than cores only queue inside ONNX Runtime).
@@ -90,8 +92,8 @@ pub struct PoolStats {
     /// Initializers of that graph handed to every session as shared values (the weights whose
     /// pre-packed forms all sessions share); null without a shared graph.
     pub shared_initializers: Option<u64>,
-    /// Whether this model's runs give the shared CPU arena's unused blocks back when they end (the
-    /// handle's arena policy applied to them).
+    /// Whether this model's runs give the shared CPU arena's unused blocks back, after each run or
+    /// once the process goes idle (the handle's arena policy applied to them).
     pub releases_arena: bool,
     /// ONNX Runtime's working memory per batch item as the calls measured it (see `run_cost`), by
     /// input size ("256x256"; "prompt" for a SAM2 decoder's prompts): what `max_memory_bytes` sizes
@@ -140,82 +142,20 @@ impl<S> State<S> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runs {
     /// Seconds long, with hundreds of megabytes of working buffers, once per image (image encoders,
-    /// the video memory attention): under `Auto` they give the arena's unused blocks back when they
-    /// end (faulting them in again costs a few percent of such a run).
+    /// the video memory attention): under `Auto` they give the arena's unused blocks back once the
+    /// process goes idle (faulting them in again after every run would cost 8–28 % of a batch's encodes).
     Heavy,
     /// Short and repeated (decoder clicks, UNet runs): under `Auto` they keep the blocks for the next.
     Light,
 }
 
-/// Whether runs of this kind give the arena's unused blocks back under `policy`.
-fn release_arena(policy: ArenaPolicy, runs: Runs) -> bool {
-    match policy {
-        ArenaPolicy::Auto => runs == Runs::Heavy,
-        ArenaPolicy::Keep => false,
-        ArenaPolicy::Release => true,
+/// When runs of this kind give the arena's unused blocks back under `policy`.
+fn release_arena(policy: ArenaPolicy, runs: Runs) -> ArenaRelease {
+    match (policy, runs) {
+        (ArenaPolicy::Auto, Runs::Heavy) => ArenaRelease::WhenIdle,
+        (ArenaPolicy::Auto, Runs::Light) | (ArenaPolicy::Keep, _) => ArenaRelease::Never,
+        (ArenaPolicy::Release, _) => ArenaRelease::AfterRun,
     }
-}
-
-/// What more sessions of a pool are built from.
-enum Source {
-    /// Nothing: the pool never grows (`max_sessions` 1).
-    Nothing,
-    /// The original model given in memory (the optimiser runs for each session).
-    Original(Vec<u8>),
-    /// The optimised model a cache hit gave for a model given in memory (loaded without running
-    /// the optimiser).
-    Optimised(Optimised),
-    /// The model file, read again for the next session rather than held for the life of the handle.
-    File(ModelFile),
-    /// The optimised graph in ONNX Runtime's format: sessions read their weights from it in place.
-    Shared(SharedGraph),
-}
-
-/// A model file the first session was built from.
-struct ModelFile {
-    path: PathBuf,
-    /// xxh3-128 of the bytes the first session was built from: a file changed since is not used.
-    hash: u128,
-    /// Where a cached optimised model of it may be (tried first).
-    cache: Option<ModelCache>,
-}
-
-/// What a model file gave for one more session.
-enum Loaded {
-    Original(Vec<u8>),
-    Optimised(Optimised),
-}
-
-impl ModelFile {
-    /// The cached optimised model when valid, else the file's bytes if they are still those the
-    /// first session was built from; `Err`: why the file cannot serve any more (logged by the caller).
-    fn load(&self, max_bytes: u64) -> std::result::Result<Loaded, String> {
-        if let Some(Lookup::Valid(optimised)) = self.cache.as_ref().map(|c| c.lookup(max_bytes)) {
-            return Ok(Loaded::Optimised(optimised));
-        }
-        let bytes = super::session::read_model_file(&self.path, max_bytes).map_err(|e| e.message)?;
-        if xxh3_128(&bytes) != self.hash {
-            return Err(format!("the model file '{}' changed since the handle was created", self.path.display()));
-        }
-        Ok(Loaded::Original(bytes))
-    }
-}
-
-impl Loaded {
-    fn model(&self) -> (&[u8], bool) {
-        match self {
-            Loaded::Original(bytes) => (bytes, false),
-            Loaded::Optimised(optimised) => (optimised.model(), true),
-        }
-    }
-}
-
-/// Why one more session was not built.
-enum Growth {
-    /// The build failed: the call gets the error.
-    Failed(Error),
-    /// The pool cannot grow any more (its model file changed or went): the call waits for a session.
-    Stopped(String),
 }
 
 pub struct SessionPool<S = ()> {
@@ -226,14 +166,16 @@ pub struct SessionPool<S = ()> {
     share: AtomicBool,
     /// Set when the model can no longer be read for more sessions: the pool keeps those it has.
     stopped: AtomicBool,
-    /// Whether runs give the arena's unused blocks back when they end.
-    release_arena: bool,
+    /// When runs give the arena's unused blocks back.
+    release_arena: ArenaRelease,
     /// The shared graph's size and shared initializers once there is one (0 before).
     shared_graph_bytes: AtomicU64,
     shared_initializers: AtomicU64,
     /// Bytes of the original model.
     model_len: usize,
     options: Options,
+    /// What segrt derived for the model, beside the options.
+    per_model: PerModel,
     /// What the model cache did for the first session.
     pub cache: CacheReport,
     max: usize,
@@ -270,11 +212,27 @@ impl<S: Default> SessionPool<S> {
     /// the file the model was read from (`None`: given in memory), where `CacheMode::BesideModel`
     /// puts the cache.
     pub fn new(model: Vec<u8>, model_path: Option<&Path>, options: &Options, sharing: GraphSharing) -> Result<Self> {
+        Self::for_model(model, model_path, options, PerModel::default(), sharing)
+    }
+
+    /// [`Self::new`] with what segrt derived for the model (`per_model`: TensorRT's shape profile),
+    /// which every session of the pool is built with.
+    pub fn for_model(
+        model: Vec<u8>,
+        model_path: Option<&Path>,
+        options: &Options,
+        per_model: PerModel,
+        sharing: GraphSharing,
+    ) -> Result<Self> {
         // Every ort call needs ONNX Runtime loaded first (ort panics otherwise).
         let runtime = crate::runtime::init(options.ort_path.as_deref())?;
-        let options = &super::external_data::resolve(&model, model_path, options)?;
+        let side_files = super::external_data::resolve(&model, model_path, &per_model.external_data, options.max_model_bytes)?;
+        let per_model = per_model.with_side_files(side_files);
         let arena = ArenaUser::acquire();
-        let cache = options.cache.folder_for(model_path)?.map(|dir| ModelCache::new(dir, &model, options, &runtime.version));
+        let cache = options
+            .cache
+            .folder_for(model_path)?
+            .map(|dir| ModelCache::new(dir, &model, &per_model.external_data, options, &runtime.version));
         let cache_for_growth = cache.clone();
         let max = if options.max_sessions == 0 { default_max_sessions_for(options.provider) } else { options.max_sessions };
         let file_hash = model_path.filter(|_| max > 1).map(|_| xxh3_128(&model));
@@ -286,10 +244,10 @@ impl<S: Default> SessionPool<S> {
             // can go at once. With a cache, the first extra session saves it.
             // The session that saved the graph goes at once: the first session is loaded from the
             // graph like every later one, so that all of them share the weights pre-packed from it.
-            None if share && sharing == GraphSharing::AtCreation => match build_session_sharing(&model, false, options)? {
+            None if share && sharing == GraphSharing::AtCreation => match build_session_sharing(&model, false, options, &per_model)? {
                 (saver, provider, Some(graph)) => {
                     drop(saver);
-                    let session = build_shared_session(&graph, options)?;
+                    let session = build_shared_session(&graph, options, &per_model)?;
                     (session, provider, CacheReport::off(), Source::Shared(graph))
                 }
                 (session, provider, None) => {
@@ -298,11 +256,11 @@ impl<S: Default> SessionPool<S> {
                 }
             },
             None => {
-                let (session, provider) = build_session(&model, options)?;
+                let (session, provider) = build_session_for(&model, options, &per_model)?;
                 (session.into(), provider, CacheReport::off(), Source::Original(model))
             }
             Some(cache) => {
-                let built = build_session_cached(&model, options, &cache)?;
+                let built = build_session_cached(&model, options, &per_model, &cache)?;
                 match built.optimised {
                     // The original is no longer needed: more sessions load the optimised model.
                     Some(optimised) => (built.session.into(), built.provider, built.cache, Source::Optimised(optimised)),
@@ -354,6 +312,7 @@ impl<S: Default> SessionPool<S> {
             shared_initializers: AtomicU64::new(shared_initializers),
             model_len,
             options,
+            per_model,
             cache,
             max,
             state: Mutex::new(state),
@@ -366,9 +325,9 @@ impl<S: Default> SessionPool<S> {
         })
     }
 
-    /// The TensorRT shape profile this pool's runs are checked against (see `Options::trt_profile_checked`).
-    pub fn trt_profile_checked(&self) -> Option<std::sync::Arc<super::trt_profile::ShapeProfile>> {
-        self.options.trt_profile_checked()
+    /// The TensorRT shape profile this pool's runs are checked against (see `PerModel::trt_profile_checked`).
+    pub fn trt_profile_checked(&self) -> Option<std::sync::Arc<ShapeProfile>> {
+        self.per_model.trt_profile_checked(&self.options)
     }
 
     /// What this pool's runs are like (`Runs::Light` unless told), for `ArenaPolicy::Auto`.
@@ -402,7 +361,7 @@ impl<S: Default> SessionPool<S> {
             }
         }
         let mut guard = Return(self, None);
-        let _profile = super::trt_profile::activate(self.options.trt_profile_checked());
+        let _profile = profile::activate(self.trt_profile_checked());
         let out = f(&mut session.session, &mut scratch);
         guard.1 = Some((session, scratch));
         out
@@ -489,7 +448,7 @@ impl<S: Default> SessionPool<S> {
         let mut source = self.source.lock().unwrap_or_else(|p| p.into_inner());
         let loaded;
         let (model, optimised) = match &*source {
-            Source::Shared(graph) => return build_shared_session(graph, &self.options).map_err(Growth::Failed),
+            Source::Shared(graph) => return build_shared_session(graph, &self.options, &self.per_model).map_err(Growth::Failed),
             Source::Nothing => return Err(Growth::Stopped("the pool was created for one session".into())),
             Source::Original(model) => (model.as_slice(), false),
             Source::Optimised(optimised) => (optimised.model(), true),
@@ -499,9 +458,9 @@ impl<S: Default> SessionPool<S> {
             }
         };
         if !self.share.load(Ordering::Relaxed) {
-            return build_pooled_session(model, optimised, &self.options).map(PooledSession::from).map_err(Growth::Failed);
+            return build_pooled_session(model, optimised, &self.options, &self.per_model).map(PooledSession::from).map_err(Growth::Failed);
         }
-        let (saver, _, graph) = build_session_sharing(model, optimised, &self.options).map_err(Growth::Failed)?;
+        let (saver, _, graph) = build_session_sharing(model, optimised, &self.options, &self.per_model).map_err(Growth::Failed)?;
         let Some(graph) = graph else {
             self.share.store(false, Ordering::Relaxed);
             return Ok(saver.into());
@@ -509,7 +468,7 @@ impl<S: Default> SessionPool<S> {
         // Like at creation, the session that saved the graph goes: one loaded from the graph shares
         // its pre-packed weights with every later one. The model is no longer needed.
         drop(saver);
-        let session = build_shared_session(&graph, &self.options).map_err(Growth::Failed)?;
+        let session = build_shared_session(&graph, &self.options, &self.per_model).map_err(Growth::Failed)?;
         self.shared_graph_bytes.store(graph.byte_len() as u64, Ordering::Relaxed);
         self.shared_initializers.store(graph.shared_initializers() as u64, Ordering::Relaxed);
         *source = Source::Shared(graph);
@@ -536,7 +495,7 @@ impl<S: Default> SessionPool<S> {
             shared_graph_bytes: Some(self.shared_graph_bytes.load(Ordering::Relaxed)).filter(|b| *b != 0),
             shared_initializers: Some(self.shared_initializers.load(Ordering::Relaxed))
                 .filter(|_| self.shared_graph_bytes.load(Ordering::Relaxed) != 0),
-            releases_arena: self.release_arena,
+            releases_arena: self.release_arena != ArenaRelease::Never,
             run_bytes_per_item: self.costs.measured(),
         }
     }
@@ -551,9 +510,8 @@ impl<S: Default> SessionPool<S> {
         self.model_len
     }
 
-    /// Whether this pool's runs give the shared arena's unused blocks back when they end (pass to
-    /// `engine::run`).
-    pub fn releases_arena(&self) -> bool {
+    /// When this pool's runs give the shared arena's unused blocks back (pass to `engine::run`).
+    pub fn releases_arena(&self) -> ArenaRelease {
         self.release_arena
     }
 }

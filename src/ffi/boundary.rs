@@ -42,6 +42,8 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> SegStatus {
 /// `guard` without the log message, for release paths (`seg_free`): a host tearing down (a .NET
 /// finalizer) must never receive a callback.
 pub(crate) fn guard_quiet(body: impl FnOnce() -> Result<()>) -> SegStatus {
+    #[cfg(feature = "fault-injection")]
+    leak_injected_bytes();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SegStatus::SEG_OK,
         Ok(Err(e)) => {
@@ -57,6 +59,17 @@ pub(crate) fn guard_quiet(body: impl FnOnce() -> Result<()>) -> SegStatus {
             set_last_error(&format!("panic inside segrt (caught; the host process is unharmed): {what}"));
             SegStatus::SEG_PANIC
         }
+    }
+}
+
+/// Test builds only (`fault-injection`): every C-ABI call leaks `SEGRT_INJECT_LEAK_BYTES` bytes, written
+/// to so that they are resident, for the test that `segrt soak`'s leak verdict catches a leak.
+#[cfg(feature = "fault-injection")]
+fn leak_injected_bytes() {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let n = *BYTES.get_or_init(|| std::env::var("SEGRT_INJECT_LEAK_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(0));
+    if n > 0 {
+        std::mem::forget(vec![0x5au8; n]);
     }
 }
 
@@ -99,6 +112,16 @@ pub(crate) unsafe fn copy_json_out(json: &str, buf: *mut c_char, cap: usize, out
     // SAFETY: not NULL and `cap` bytes (the contract).
     unsafe { copy_out(json, buf, cap) };
     Ok(())
+}
+
+/// A required pointer argument as a reference (rustls-ffi's `try_ref_from_ptr!`): NULL is
+/// `SEG_NULL_POINTER` naming `what`.
+///
+/// # Safety
+/// `p` must be NULL or point to a valid `T` that outlives `'a`.
+pub(crate) unsafe fn required<'a, T>(p: *const T, what: &str) -> Result<&'a T> {
+    // SAFETY: NULL or valid for `'a` (the contract).
+    unsafe { p.as_ref() }.ok_or_else(|| Error::null(what))
 }
 
 /// A caller's array of `len` values at `p` as a slice (NULL: an error unless `len` is 0). A length

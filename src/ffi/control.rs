@@ -6,18 +6,10 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use crate::control::{CallControl, Stage};
-use crate::error::{Error, Result};
 
-use super::boundary::{guard, guard_quiet};
 use super::enums::{SegStage, SegStatus};
-use super::handles::{lookup_control, register, unregister, Handle};
-
-/// An opaque call control: cancellation and progress of the calls that can take long, given as their
-/// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
-/// `seg_control_create`, release with `seg_control_free`.
-pub struct SegCallControl {
-    _private: [u8; 0],
-}
+use super::handles::{Handle, SegCallControl};
+use super::prologue::{create, on, release};
 
 /// Progress of a call: `stage` a `SegStage` value, `fraction` done in [0, 1], `user_data` as given to
 /// `seg_control_set_progress`. Return non-zero to go on, 0 to cancel the call (as
@@ -34,14 +26,8 @@ pub type SegProgressCallback = Option<unsafe extern "C" fn(stage: i32, fraction:
 /// `out_control` must be NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn seg_control_create(out_control: *mut *mut SegCallControl) -> SegStatus {
-    guard(|| {
-        if out_control.is_null() {
-            return Err(Error::null("out_control"));
-        }
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_control.write(register(Handle::Control(Arc::new(CallControl::new()))).cast()) };
-        Ok(())
-    })
+    // SAFETY: `out_control` NULL or writable (the contract).
+    unsafe { create(out_control, || Ok(()), |()| Ok(Handle::Control(Arc::new(CallControl::new())))) }
 }
 
 /// Cancels every call running under `control`, and every later one until `seg_control_reset`: segrt's
@@ -53,8 +39,8 @@ pub unsafe extern "C" fn seg_control_create(out_control: *mut *mut SegCallContro
 /// Any value may be passed as `control`.
 #[no_mangle]
 pub unsafe extern "C" fn seg_control_cancel(control: *mut SegCallControl) -> SegStatus {
-    guard(|| {
-        lookup_control(control)?.control()?.cancel();
+    on(control, |control: &Arc<CallControl>| {
+        control.cancel();
         Ok(())
     })
 }
@@ -65,8 +51,8 @@ pub unsafe extern "C" fn seg_control_cancel(control: *mut SegCallControl) -> Seg
 /// Any value may be passed as `control`.
 #[no_mangle]
 pub unsafe extern "C" fn seg_control_reset(control: *mut SegCallControl) -> SegStatus {
-    guard(|| {
-        lookup_control(control)?.control()?.reset();
+    on(control, |control: &Arc<CallControl>| {
+        control.reset();
         Ok(())
     })
 }
@@ -82,9 +68,7 @@ pub unsafe extern "C" fn seg_control_set_progress(
     callback: SegProgressCallback,
     user_data: *mut c_void,
 ) -> SegStatus {
-    guard(|| {
-        let handle = lookup_control(control)?;
-        let control = handle.control()?;
+    on(control, |control: &Arc<CallControl>| {
         control.set_progress(callback.map(|cb| {
             // The pointer is only handed back to the host's own callback.
             let user_data = user_data as usize;
@@ -103,18 +87,5 @@ pub unsafe extern "C" fn seg_control_set_progress(
 /// Any value may be passed.
 #[no_mangle]
 pub unsafe extern "C" fn seg_control_free(control: *mut SegCallControl) -> SegStatus {
-    if control.is_null() {
-        return SegStatus::SEG_OK;
-    }
-    guard_quiet(|| {
-        unregister(control.cast(), |h| matches!(h, Handle::Control(_)), "call control", "a call control (seg_control_create)").map(drop)
-    })
-}
-
-/// The control of a long call (NULL: none).
-pub(crate) fn call_control(control: *mut SegCallControl) -> Result<Option<Arc<CallControl>>> {
-    if control.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(lookup_control(control)?.control()?.clone()))
+    release(control, |h| matches!(h, Handle::Control(_)), "a call control (seg_control_create)")
 }

@@ -1,8 +1,11 @@
 //! Models given in memory with their side files (ONNX external data): `SegExternalFile` and
-//! `seg_create_from_memory_with_data`, `seg_create_sam2_from_memory_with_data`. A model read from a
-//! file needs none of this: its side files are read beside it (`engine::external_data`).
+//! `seg_create_from_memory_with_data`, `seg_create_sam2_from_memory_with_data`, and the creation
+//! from memory that these and the plain `seg_create_from_memory`, `seg_create_sam2_from_memory`
+//! share (`create_unet`, `create_sam2`). A model read from a file needs none of this: its side files
+//! are read beside it (`engine::external_data`).
 
 use std::ffi::c_char;
+use std::sync::Arc;
 
 use crate::engine::external_data::ExternalData;
 use crate::engine::read_model_bytes;
@@ -11,11 +14,11 @@ use crate::options::Options;
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
-use super::boundary::{caller_slice, guard, utf8_str};
+use super::boundary::{caller_slice, utf8_str};
 use super::enums::SegStatus;
-use super::handles::{register, Handle};
+use super::handles::{Handle, SegSession};
 use super::options::SegOptions;
-use super::session::SegSession;
+use super::prologue::create;
 use super::versioned::{read_records, record_array};
 
 /// One side file of a model given in memory (ONNX external data: the weights of models over 2 GB,
@@ -33,13 +36,22 @@ pub struct SegExternalFile {
     pub len: usize,
 }
 
-/// Reads `n_files` records (`file_size` bytes each) into the side files of `model`: every location
+/// A caller's array of side files: `n` records of `size` bytes (its `sizeof(SegExternalFile)`).
+#[derive(Clone, Copy)]
+pub(super) struct SideFiles {
+    pub records: *const SegExternalFile,
+    pub size: usize,
+    pub n: usize,
+}
+
+/// Reads the records of `files` into the side files of `model`: every location
 /// the model names must be given, once, and nothing else; each at most `options.max_model_bytes`.
 ///
 /// # Safety
-/// `files` NULL (with `n_files` 0) or `n_files` readable records; each `location` NUL-terminated,
+/// `files.records` NULL (with `n` 0) or `n` readable records; each `location` NUL-terminated,
 /// each `data` `len` readable bytes.
-unsafe fn side_files(model: &[u8], files: *const SegExternalFile, file_size: usize, n_files: usize, options: &Options) -> Result<Options> {
+unsafe fn side_files(model: &[u8], files: SideFiles, options: &Options) -> Result<Arc<ExternalData>> {
+    let SideFiles { records: files, size: file_size, n: n_files } = files;
     if files.is_null() && n_files > 0 {
         return Err(Error::null("files (n_files is not 0)"));
     }
@@ -64,8 +76,7 @@ unsafe fn side_files(model: &[u8], files: *const SegExternalFile, file_size: usi
             given.push((location.to_string(), bytes));
         }
     }
-    let external = ExternalData::given(model, given, options.max_model_bytes)?;
-    Ok(Options { external_data: std::sync::Arc::new(external), ..options.clone() })
+    Ok(Arc::new(ExternalData::given(model, given, options.max_model_bytes)?))
 }
 
 /// Like `seg_create_from_memory`, for a model that keeps weights in side files (ONNX external data):
@@ -89,24 +100,9 @@ pub unsafe extern "C" fn seg_create_from_memory_with_data(
     options: *const SegOptions,
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
-    guard(|| {
-        if model_data.is_null() {
-            return Err(Error::null("model_data"));
-        }
-        if out_session.is_null() {
-            return Err(Error::null("out_session"));
-        }
-        // SAFETY: NULL or a valid `SegOptions` (the contract).
-        let options = unsafe { SegOptions::read(options)? };
-        // SAFETY: not NULL, so `model_len` readable bytes (the contract), only read during the call.
-        let bytes = read_model_bytes(unsafe { caller_slice(model_data, model_len, "model_data")? }, options.max_model_bytes)?;
-        // SAFETY: as the contract states for `files`.
-        let options = unsafe { side_files(&bytes, files, file_size, n_files, &options)? };
-        let segmenter = UnetSegmenter::from_memory(bytes, options)?;
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_session.write(register(Handle::Unet(Box::new(segmenter)))) };
-        Ok(())
-    })
+    let files = SideFiles { records: files, size: file_size, n: n_files };
+    // SAFETY: as the contract states (forwarded).
+    unsafe { create_unet(model_data, model_len, Some(files), options, out_session) }
 }
 
 /// Like `seg_create_sam2_from_memory`, with the side files of each model (see
@@ -130,31 +126,85 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory_with_data(
     options: *const SegOptions,
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
-    guard(|| {
-        if encoder_data.is_null() || decoder_data.is_null() {
-            return Err(Error::null(if encoder_data.is_null() { "encoder_data" } else { "decoder_data" }));
-        }
-        if out_session.is_null() {
-            return Err(Error::null("out_session"));
-        }
+    let files = (
+        SideFiles { records: encoder_files, size: file_size, n: n_encoder_files },
+        SideFiles { records: decoder_files, size: file_size, n: n_decoder_files },
+    );
+    let (encoder, decoder) = ((encoder_data, encoder_len), (decoder_data, decoder_len));
+    // SAFETY: as the contract states (forwarded).
+    unsafe { create_sam2(encoder, decoder, Some(files), options, out_session) }
+}
+
+/// A UNet session from the model bytes at `model` (`len` of them), with its side files when `files`
+/// is given: `seg_create_from_memory` and `seg_create_from_memory_with_data`.
+///
+/// # Safety
+/// As for `seg_create_from_memory_with_data` (`files` None: no side files read).
+pub(super) unsafe fn create_unet(
+    model: *const u8,
+    len: usize,
+    files: Option<SideFiles>,
+    options: *const SegOptions,
+    out_session: *mut *mut SegSession,
+) -> SegStatus {
+    let args = || if model.is_null() { Err(Error::null("model_data")) } else { Ok(()) };
+    let make = |()| {
+        // SAFETY: NULL or a valid `SegOptions` (the contract).
+        let options = unsafe { SegOptions::read(options)? };
+        // The length is checked before anything is copied.
+        // SAFETY: not NULL, so `len` readable bytes (the contract), only read during the call.
+        let bytes = read_model_bytes(unsafe { caller_slice(model, len, "model_data")? }, options.max_model_bytes)?;
+        let side_files = match files {
+            // SAFETY: as the contract states for `files`.
+            Some(files) => unsafe { side_files(&bytes, files, &options)? },
+            None => Arc::default(),
+        };
+        Ok(Handle::Unet(Box::new(UnetSegmenter::from_memory_with(bytes, options, side_files)?)))
+    };
+    // SAFETY: `out_session` NULL or writable (the contract).
+    unsafe { create(out_session, args, make) }
+}
+
+/// A SAM2 session from an encoder's and a decoder's bytes (pointer and length each), with each
+/// model's side files when `files` is given: `seg_create_sam2_from_memory` and
+/// `seg_create_sam2_from_memory_with_data`.
+///
+/// # Safety
+/// As for `seg_create_sam2_from_memory_with_data` (`files` None: no side files read).
+pub(super) unsafe fn create_sam2(
+    (encoder_data, encoder_len): (*const u8, usize),
+    (decoder_data, decoder_len): (*const u8, usize),
+    files: Option<(SideFiles, SideFiles)>,
+    options: *const SegOptions,
+    out_session: *mut *mut SegSession,
+) -> SegStatus {
+    let args = || match (encoder_data.is_null(), decoder_data.is_null()) {
+        (false, false) => Ok(()),
+        (encoder, _) => Err(Error::null(if encoder { "encoder_data" } else { "decoder_data" })),
+    };
+    let make = |()| {
         // SAFETY: NULL or a valid `SegOptions` (the contract).
         let options = unsafe { SegOptions::read(options)? };
         let max = options.max_model_bytes;
-        // SAFETY: not NULL, so readable for their lengths (the contract), only read during the call.
+        // The lengths are checked before anything is copied.
+        // SAFETY: both models are not NULL, so their lengths in readable bytes (the contract).
         let e =
             read_model_bytes(unsafe { caller_slice(encoder_data, encoder_len, "encoder_data")? }, max).map_err(|e| e.context("encoder"))?;
         // SAFETY: as above.
         let d =
             read_model_bytes(unsafe { caller_slice(decoder_data, decoder_len, "decoder_data")? }, max).map_err(|e| e.context("decoder"))?;
-        // SAFETY: as the contract states for the file arrays.
-        let encoder_options =
-            unsafe { side_files(&e, encoder_files, file_size, n_encoder_files, &options) }.map_err(|e| e.context("encoder"))?;
-        // SAFETY: as above.
-        let decoder_options =
-            unsafe { side_files(&d, decoder_files, file_size, n_decoder_files, &options) }.map_err(|e| e.context("decoder"))?;
-        let sam = Sam2Segmenter::from_memory_with(e, d, encoder_options, decoder_options.external_data)?;
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_session.write(register(Handle::Sam2(Box::new(sam)))) };
-        Ok(())
-    })
+        let sam = match files {
+            None => Sam2Segmenter::from_memory(e, d, options)?,
+            Some((encoder_files, decoder_files)) => {
+                // SAFETY: as the contract states for the file arrays.
+                let encoder_files = unsafe { side_files(&e, encoder_files, &options) }.map_err(|e| e.context("encoder"))?;
+                // SAFETY: as above.
+                let decoder_files = unsafe { side_files(&d, decoder_files, &options) }.map_err(|e| e.context("decoder"))?;
+                Sam2Segmenter::from_memory_with(e, d, options, [encoder_files, decoder_files])?
+            }
+        };
+        Ok(Handle::Sam2(Box::new(sam)))
+    };
+    // SAFETY: `out_session` NULL or writable (the contract).
+    unsafe { create(out_session, args, make) }
 }

@@ -1,4 +1,5 @@
-//! The handle registry: handles are ids checked on every call, never addresses.
+//! The handles: the opaque C types a host holds (`SegSession`, `SegTrack`, `SegCallControl`) and
+//! the registry behind them. Handles are ids checked on every call, never addresses.
 //!
 //! A freed or made-up handle is detected (`SEG_INVALID_HANDLE`) instead of dereferenced, and a
 //! call in flight keeps its `Arc`, so `seg_free` on another thread never pulls the session out from
@@ -19,9 +20,46 @@ use crate::sam2::video::{Tracker, VideoModel};
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
 
-use super::control::SegCallControl;
-use super::session::SegSession;
-use super::track_types::SegTrack;
+use super::reference::Slot;
+
+/// An opaque call control: cancellation and progress of the calls that can take long, given as their
+/// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
+/// `seg_control_create`, release with `seg_control_free`.
+pub struct SegCallControl {
+    _private: [u8; 0],
+}
+
+/// An opaque session handle. Create with `seg_create*`, release with `seg_free`.
+pub struct SegSession {
+    _private: [u8; 0],
+}
+
+/// An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
+/// with `seg_track_free`.
+pub struct SegTrack {
+    _private: [u8; 0],
+}
+
+/// The C types of handles (they share one id space): what errors call them.
+pub(crate) trait Opaque {
+    /// "session", "track", "call control".
+    const NOUN: &'static str;
+    /// The out parameter of the exports that create one ("out_session").
+    const OUT: &'static str;
+}
+
+impl Opaque for SegSession {
+    const NOUN: &'static str = "session";
+    const OUT: &'static str = "out_session";
+}
+impl Opaque for SegTrack {
+    const NOUN: &'static str = "track";
+    const OUT: &'static str = "out_track";
+}
+impl Opaque for SegCallControl {
+    const NOUN: &'static str = "call control";
+    const OUT: &'static str = "out_control";
+}
 
 /// What a handle refers to.
 pub(crate) enum Handle {
@@ -33,39 +71,53 @@ pub(crate) enum Handle {
     Track(Box<Mutex<Tracker>>),
     /// Cancellation and progress for calls (`seg_control_create`).
     Control(Arc<CallControl>),
+    /// A taught object (`seg_reference_create`, `seg_reference_load`).
+    Reference(Box<Slot>),
+}
+
+/// What an export may take a handle as (see `prologue::on`): one kind of object, or `Handle` (any).
+pub(crate) trait Kind {
+    /// What the export wanted, for the wrong-kind error: "a UNet session (seg_create)".
+    const WANTED: &'static str;
+    fn of(handle: &Handle) -> Option<&Self>;
+}
+
+/// `Kind` for the object behind one variant of `Handle`.
+macro_rules! kind {
+    ($ty:ty, $variant:ident, $wanted:literal) => {
+        impl Kind for $ty {
+            const WANTED: &'static str = $wanted;
+            fn of(handle: &Handle) -> Option<&Self> {
+                match handle {
+                    Handle::$variant(object) => {
+                        let object: &$ty = object;
+                        Some(object)
+                    }
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+kind!(UnetSegmenter, Unet, "a UNet session (seg_create)");
+kind!(Sam2Segmenter, Sam2, "a SAM2 image session (seg_create_sam2)");
+kind!(Arc<VideoModel>, Video, "a SAM2 video session (seg_create_sam2_video)");
+kind!(Mutex<Tracker>, Track, "a track (seg_track_create)");
+kind!(Arc<CallControl>, Control, "a call control (seg_control_create)");
+kind!(Slot, Reference, "a reference (seg_reference_create)");
+
+/// Any handle: the export matches on the kind itself.
+impl Kind for Handle {
+    const WANTED: &'static str = "a handle";
+    fn of(handle: &Handle) -> Option<&Self> {
+        Some(handle)
+    }
 }
 
 impl Handle {
-    pub(crate) fn unet(&self) -> Result<&UnetSegmenter> {
-        match self {
-            Handle::Unet(u) => Ok(u),
-            _ => Err(self.wrong_kind("a UNet session (seg_create)")),
-        }
-    }
-    pub(crate) fn sam2(&self) -> Result<&Sam2Segmenter> {
-        match self {
-            Handle::Sam2(s) => Ok(s),
-            _ => Err(self.wrong_kind("a SAM2 image session (seg_create_sam2)")),
-        }
-    }
-    pub(crate) fn video(&self) -> Result<&Arc<VideoModel>> {
-        match self {
-            Handle::Video(v) => Ok(v),
-            _ => Err(self.wrong_kind("a SAM2 video session (seg_create_sam2_video)")),
-        }
-    }
-    pub(crate) fn track(&self) -> Result<&Mutex<Tracker>> {
-        match self {
-            Handle::Track(t) => Ok(t),
-            _ => Err(self.wrong_kind("a track (seg_track_create)")),
-        }
-    }
-
-    pub(crate) fn control(&self) -> Result<&Arc<CallControl>> {
-        match self {
-            Handle::Control(c) => Ok(c),
-            _ => Err(self.wrong_kind("a call control (seg_control_create)")),
-        }
+    /// This handle as `K`, or the wrong-kind error naming what was wanted.
+    pub(crate) fn get<K: Kind>(&self) -> Result<&K> {
+        K::of(self).ok_or_else(|| self.wrong_kind(K::WANTED))
     }
 
     fn kind(&self) -> &'static str {
@@ -75,6 +127,7 @@ impl Handle {
             Handle::Video(_) => "SAM2 video session",
             Handle::Track(_) => "track",
             Handle::Control(_) => "call control",
+            Handle::Reference(_) => "reference",
         }
     }
 
@@ -85,6 +138,7 @@ impl Handle {
             Handle::Video(_) => "create a track from it with seg_track_create",
             Handle::Track(_) => "use the seg_track_* functions; release it with seg_track_free",
             Handle::Control(_) => "pass it as the control of a long call; release it with seg_control_free",
+            Handle::Reference(_) => "use the seg_reference_* functions; release it with seg_reference_free",
         };
         Error::new(ErrorKind::WrongSessionKind, format!("this is a {}, not {wanted}: {hint}", self.kind()))
     }
@@ -120,14 +174,14 @@ impl Registry {
 
 /// Files a new session and returns its handle. The "created" message is sent before the handle is
 /// live, so a log callback cannot free it before the host has it.
-pub(crate) fn register(handle: Handle) -> *mut SegSession {
+pub(crate) fn register<P: Opaque>(handle: Handle) -> *mut P {
     let r = registry();
     let id = r.new_id(&r.live());
     let provider = match &handle {
         Handle::Unet(u) => Some(u.provider()),
         Handle::Sam2(s) => Some(s.provider()),
         Handle::Video(v) => Some(v.provider()),
-        Handle::Track(_) | Handle::Control(_) => None,
+        Handle::Track(_) | Handle::Control(_) | Handle::Reference(_) => None,
     };
     // A call control is a flag and a callback, made per job: not worth a line in a host's log (ABI 1
     // has no debug level to send it at).
@@ -136,49 +190,31 @@ pub(crate) fn register(handle: Handle) -> *mut SegSession {
         crate::log::emit(LogLevel::Info, &format!("{} {id:#x} created{provider}", handle.kind()));
     }
     r.live().insert(id, Arc::new(handle));
-    id as *mut SegSession
+    id as *mut P
 }
 
-pub(crate) fn lookup(session: *const SegSession) -> Result<Arc<Handle>> {
-    lookup_named(session, "session")
-}
-
-/// A track's handle (tracks and sessions share one id space; errors say "track").
-pub(crate) fn lookup_track(track: *const SegTrack) -> Result<Arc<Handle>> {
-    lookup_named(track.cast(), "track")
-}
-
-fn lookup_named(handle: *const SegSession, noun: &str) -> Result<Arc<Handle>> {
+/// The live handle `handle` names (any of the three C types: one id space; errors use its noun).
+pub(crate) fn lookup<P: Opaque>(handle: *const P) -> Result<Arc<Handle>> {
     if handle.is_null() {
-        return Err(Error::new(ErrorKind::InvalidHandle, format!("{noun} handle is NULL")));
+        return Err(Error::new(ErrorKind::InvalidHandle, format!("{} handle is NULL", P::NOUN)));
     }
     registry().live().get(&(handle as usize)).cloned().ok_or_else(|| {
-        Error::new(ErrorKind::InvalidHandle, format!("{handle:p} is not a live segrt {noun} (already freed, or never created)"))
+        Error::new(ErrorKind::InvalidHandle, format!("{handle:p} is not a live segrt {} (already freed, or never created)", P::NOUN))
     })
 }
 
 /// Releases a handle of the kinds `accepts` allows; any other live handle is left alone (a track
 /// passed to `seg_free`, a session to `seg_track_free`) and reported.
-pub(crate) fn unregister(session: *const SegSession, accepts: fn(&Handle) -> bool, noun: &str, wanted: &str) -> Result<Arc<Handle>> {
+pub(crate) fn unregister<P: Opaque>(handle: *const P, accepts: fn(&Handle) -> bool, wanted: &str) -> Result<Arc<Handle>> {
     let mut live = registry().live();
-    let id = session as usize;
+    let id = handle as usize;
     match live.get(&id) {
         None => {
-            Err(Error::new(ErrorKind::InvalidHandle, format!("{session:p} is not a live segrt {noun} (double free, or never created)")))
+            Err(Error::new(ErrorKind::InvalidHandle, format!("{handle:p} is not a live segrt {} (double free, or never created)", P::NOUN)))
         }
         Some(h) if !accepts(h) => Err(h.wrong_kind(wanted)),
         Some(_) => Ok(live.remove(&id).expect("checked above")),
     }
-}
-
-/// A call control's handle (controls share the id space too).
-pub(crate) fn lookup_control(control: *const SegCallControl) -> Result<Arc<Handle>> {
-    lookup_named(control.cast(), "call control")
-}
-
-/// A track handle as the registry sees it (tracks and sessions share one id space).
-pub(crate) fn track_id(track: *const SegTrack) -> *const SegSession {
-    track.cast()
 }
 
 #[cfg(test)]

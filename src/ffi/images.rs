@@ -72,6 +72,31 @@ impl SegImage {
     }
 }
 
+/// An optional image argument (NULL: none, e.g. "the image set last") as a view, checked.
+///
+/// # Safety
+/// `image` must be NULL or describe readable pixels for `'a`.
+pub(crate) unsafe fn optional_view<'a>(image: *const SegImage, max_pixels: u64) -> Result<Option<ImageView<'a>>> {
+    // SAFETY: NULL or a valid descriptor of readable pixels (the contract).
+    unsafe { image.as_ref().map(|i| i.view(max_pixels)).transpose() }
+}
+
+/// The stride (in values, 0 = `w`) and the length in values of `h` rows of `w` values of
+/// `value_bytes` each, as a caller's output buffer describes them: the stride at least `w`, the span
+/// within the address space. `what` names the buffer in errors.
+pub(crate) fn rows(stride: i32, (w, h): (usize, usize), value_bytes: usize, what: &str) -> Result<(usize, usize)> {
+    let stride_values = if stride == 0 { w } else { usize::try_from(stride).unwrap_or(0) };
+    if stride_values < w {
+        return Err(Error::invalid(format!("{what} stride {stride} is smaller than its width {w}")));
+    }
+    let len = stride_values
+        .checked_mul(h - 1)
+        .and_then(|v| v.checked_add(w))
+        .filter(|v| v.checked_mul(value_bytes).is_some_and(|b| b <= isize::MAX as usize))
+        .ok_or_else(|| Error::invalid(format!("{what} stride x height overflows the address space")))?;
+    Ok((stride_values, len))
+}
+
 impl SegMask {
     /// The caller's mask buffer as described (its size is checked against the image by the pipeline).
     ///
@@ -82,15 +107,7 @@ impl SegMask {
             return Err(Error::null("mask data"));
         }
         let (w, h) = check_size(self.width as i64, self.height as i64, u64::MAX).map_err(|e| e.context("mask"))?;
-        let stride = if self.stride == 0 { w } else { usize::try_from(self.stride).unwrap_or(0) };
-        if stride < w {
-            return Err(Error::invalid(format!("mask stride {} is smaller than its width {w}", self.stride)));
-        }
-        let len = stride
-            .checked_mul(h - 1)
-            .and_then(|v| v.checked_add(w))
-            .filter(|v| *v <= isize::MAX as usize)
-            .ok_or_else(|| Error::invalid("mask stride x height overflows the address space"))?;
+        let (stride, len) = rows(self.stride, (w, h), 1, "mask")?;
         // SAFETY: `height` rows of `stride` bytes are writable (the contract); `len` ends at the last
         // row's `width` bytes and fits in isize.
         MaskMut::new(unsafe { std::slice::from_raw_parts_mut(self.data, len) }, w, h, stride)

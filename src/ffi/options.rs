@@ -11,8 +11,8 @@ use crate::options::{
 
 use super::boundary::{utf8_path, utf8_str};
 use super::enums::{
-    SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegDecoderProvider, SegProvider, SegProviderPolicy, SegResizeFilter,
-    SegSigmoid, SegThresholdMode, SegTileMode, SegTrtProfiles,
+    SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegDecoderProvider, SegOvPrecision, SegProvider, SegProviderPolicy,
+    SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode, SegTrtProfiles,
 };
 use super::versioned::{read_versioned, Versioned};
 
@@ -143,27 +143,55 @@ pub struct SegOptions {
     pub trt_profiles: i32,
     /// Must be 0 (explicit padding).
     pub reserved3: u32,
+    // ---- Appended in a later release of ABI 1: OpenVINO (`SEG_PROVIDER_OPENVINO`, and a decoder on
+    // `SEG_DECODER_PROVIDER_OPENVINO`). ----
+    /// UTF-8 OpenVINO device: "CPU", "GPU", "GPU.<n>" (several GPUs; the integrated one is GPU.0), "NPU",
+    /// "AUTO", or "AUTO:<devices>" (e.g. "AUTO:GPU,CPU": OpenVINO picks, in that order of preference);
+    /// case-insensitive. NULL (default) = "CPU". A device OpenVINO does not find is
+    /// `SEG_PROVIDER_UNAVAILABLE` under REQUIRE, the CPU under FALLBACK. Only read during `seg_create*`.
+    pub ov_device: *const c_char,
+    /// A `SegOvPrecision` value (default DEFAULT: the device's own precision).
+    pub ov_precision: i32,
+    /// OpenVINO's own inference threads; 0 (default) = OpenVINO's (a thread per core).
+    pub ov_threads: i32,
+    /// Absolute UTF-8 folder where OpenVINO keeps the models it compiled (one `.blob` per model), so a
+    /// second start skips compiling them; NULL (default) = none. Only read during `seg_create*`.
+    pub ov_cache_dir: *const c_char,
+    /// OpenVINO's parallel inference streams, 1..=255 (1: one image at a time, the least latency);
+    /// 0 (default) = OpenVINO's.
+    pub ov_streams: i32,
+    /// Must be 0 (explicit padding).
+    pub reserved4: u32,
 }
 
 /// `sizeof(SegOptions)` of ABI 1's first release, before the GPU fields were appended.
 pub const SEG_OPTIONS_SIZE_V1_0: usize = std::mem::offset_of!(SegOptions, reserved2);
 /// `sizeof(SegOptions)` with the GPU fields, before `trt_profiles` was appended.
 pub const SEG_OPTIONS_SIZE_GPU: usize = std::mem::offset_of!(SegOptions, trt_profiles);
-// The published layouts (64-bit targets): ABI 1.0's, that with the reserved block, and the GPU fields.
+/// `sizeof(SegOptions)` with `trt_profiles`, before the OpenVINO fields were appended.
+pub const SEG_OPTIONS_SIZE_TRT_PROFILES: usize = std::mem::offset_of!(SegOptions, ov_device);
+// The published layouts (64-bit targets): ABI 1.0's, that with the reserved block, the GPU fields,
+// `trt_profiles`, and the OpenVINO fields.
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(
     SEG_OPTIONS_SIZE_V1_0.is_multiple_of(8)
         && SEG_OPTIONS_SIZE_GPU == SEG_OPTIONS_SIZE_V1_0 + 16 + 32
-        && size_of::<SegOptions>() == SEG_OPTIONS_SIZE_GPU + 8
+        && SEG_OPTIONS_SIZE_TRT_PROFILES == SEG_OPTIONS_SIZE_GPU + 8
+        && size_of::<SegOptions>() == SEG_OPTIONS_SIZE_TRT_PROFILES + 32
 );
 
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; the layouts: ABI 1's first
-// release, that with the reserved block (all zero: nothing new), and the GPU fields appended, the
-// last being the whole struct.
+// release, that with the reserved block (all zero: nothing new), the GPU fields appended, then
+// `trt_profiles`, then the OpenVINO fields, the last being the whole struct.
 unsafe impl Versioned for SegOptions {
     const NAME: &'static str = "SegOptions";
-    const LAYOUTS: &'static [usize] =
-        &[SEG_OPTIONS_SIZE_V1_0, SEG_OPTIONS_SIZE_V1_0 + 16, SEG_OPTIONS_SIZE_GPU, std::mem::size_of::<SegOptions>()];
+    const LAYOUTS: &'static [usize] = &[
+        SEG_OPTIONS_SIZE_V1_0,
+        SEG_OPTIONS_SIZE_V1_0 + 16,
+        SEG_OPTIONS_SIZE_GPU,
+        SEG_OPTIONS_SIZE_TRT_PROFILES,
+        std::mem::size_of::<SegOptions>(),
+    ];
     const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(SEG_OPTIONS_SIZE_V1_0..SEG_OPTIONS_SIZE_V1_0 + 16);
 }
 
@@ -214,6 +242,12 @@ impl SegOptions {
             decoder_provider: SegDecoderProvider::SEG_DECODER_PROVIDER_SAME as i32,
             trt_profiles: SegTrtProfiles::SEG_TRT_PROFILES_AUTO as i32,
             reserved3: 0,
+            ov_device: std::ptr::null(),
+            ov_precision: SegOvPrecision::SEG_OV_PRECISION_DEFAULT as i32,
+            ov_threads: 0,
+            ov_cache_dir: std::ptr::null(),
+            ov_streams: 0,
+            reserved4: 0,
         }
     }
 
@@ -234,9 +268,12 @@ impl SegOptions {
     /// The string fields must be NULL or NUL-terminated.
     unsafe fn options(&self) -> Result<Options> {
         let defaults = Options::default();
-        for (name, zero) in
-            [("reserved0", self.reserved0 == 0), ("reserved2", self.reserved2 == [0; 4]), ("reserved3", self.reserved3 == 0)]
-        {
+        for (name, zero) in [
+            ("reserved0", self.reserved0 == 0),
+            ("reserved2", self.reserved2 == [0; 4]),
+            ("reserved3", self.reserved3 == 0),
+            ("reserved4", self.reserved4 == 0),
+        ] {
             if !zero {
                 return Err(Error::invalid(format!(
                     "SegOptions.{name} is not 0: the host sets a field this segrt does not have; ship the segrt library of the host's release"
@@ -305,13 +342,13 @@ impl SegOptions {
                     Some(unsafe { utf8_path(self.trt_cache_dir, "SegOptions.trt_cache_dir")? })
                 },
                 trt_fp16: self.trt_fp16 != 0,
-                decoder_provider: SegDecoderProvider::from_c(self.decoder_provider)
+                decoder_provider: SegDecoderProvider::try_from(self.decoder_provider)
                     .map_err(|e| e.context("SegOptions.decoder_provider"))?
                     .provider(),
                 trt_profiles: TrtProfiles::try_from(self.trt_profiles).map_err(|e| e.context("SegOptions.trt_profiles"))?,
-                shape_profile: Default::default(),
+                // SAFETY: forwarded from the caller.
+                openvino: unsafe { self.openvino()? },
             },
-            external_data: Default::default(),
         };
         // Messages name the C fields: the library's own validation speaks of options.
         options.validate().map_err(|e| e.context("SegOptions"))?;
@@ -323,7 +360,7 @@ impl SegOptions {
     /// # Safety
     /// `cache_dir` must be NULL or NUL-terminated.
     unsafe fn cache(&self) -> Result<CacheMode> {
-        let mode = SegCacheMode::from_c(self.cache_mode).map_err(|e| e.context("SegOptions.cache_mode"))?;
+        let mode = SegCacheMode::try_from(self.cache_mode).map_err(|e| e.context("SegOptions.cache_mode"))?;
         match mode {
             SegCacheMode::SEG_CACHE_DIR => {
                 if self.cache_dir.is_null() {
@@ -410,7 +447,7 @@ mod tests {
             trt_fp16: true,
             decoder_provider: Some(Provider::Cpu),
             trt_profiles: TrtProfiles::Off,
-            shape_profile: Default::default(),
+            openvino: Default::default(),
         };
         assert_eq!(o.gpu, expected);
         // The layout before trt_profiles: its default (AUTO) and everything else read.

@@ -7,9 +7,10 @@ use crate::error::Error;
 use crate::log::LogLevel;
 use crate::runtime;
 
-use super::boundary::{copy_json_out, copy_out, guard, last_error, set_last_error, utf8_path};
+use super::boundary::{copy_json_out, copy_out, last_error, set_last_error, utf8_path};
 use super::enums::{SegLogLevel, SegStatus};
 use super::options::SegOptions;
+use super::prologue::run;
 
 /// The C ABI version this library implements (`SEG_ABI_VERSION` in the header it was built with).
 /// Wrappers check it before their first call.
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn seg_version(buf: *mut c_char, cap: usize) -> usize {
 /// `ort_path` must be NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn seg_runtime_init(ort_path: *const c_char) -> SegStatus {
-    guard(|| {
+    run(|| {
         // SAFETY: not NULL, so NUL-terminated (the contract).
         let path = if ort_path.is_null() { None } else { Some(unsafe { utf8_path(ort_path, "ort_path")? }) };
         runtime::init(path.as_deref()).map(|_| ())
@@ -106,7 +107,7 @@ pub type SegLogCallback = Option<unsafe extern "C" fn(level: i32, message: *cons
 /// `callback` must be NULL or a function that stays callable until it is replaced.
 #[no_mangle]
 pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_data: *mut c_void) -> SegStatus {
-    guard(|| {
+    run(|| {
         match callback {
             None => crate::log::set_sink(None),
             Some(cb) => {
@@ -143,12 +144,31 @@ pub unsafe extern "C" fn seg_set_log_callback(callback: SegLogCallback, user_dat
 /// `options` NULL or a valid `SegOptions`; `buf` NULL or `cap` writable bytes; `out_len` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn seg_providers(options: *const SegOptions, buf: *mut c_char, cap: usize, out_len: *mut usize) -> SegStatus {
-    guard(|| {
+    run(|| {
         // SAFETY: NULL or a valid `SegOptions` (the contract).
         let options = unsafe { SegOptions::read(options)? };
         let probes = crate::engine::probe_providers(&options)?;
         let json = serde_json::to_string_pretty(&probes).map_err(|e| Error::internal(e.to_string()))?;
         // SAFETY: `buf` NULL or `cap` writable bytes, `out_len` NULL or writable (the contract).
         unsafe { copy_json_out(&json, buf, cap, out_len) }
+    })
+}
+
+/// Gives ONNX Runtime's unused working memory back to the system now: the blocks of the CPU arena
+/// every handle shares that no run uses, and the C library's free heaps. For a host that knows it
+/// goes idle (an annotation tool losing focus, a station between batches): under `SEG_ARENA_AUTO` an
+/// image encode's working memory goes back by itself about 2 seconds after the last encode, and under
+/// `SEG_ARENA_KEEP` only with this call or when the last handle is freed. Handles stay usable; the
+/// next run takes its memory again. Runs on other threads may go on meanwhile (nothing they use is
+/// released). Returns `SEG_OK`, also when nothing is held (no handle, ONNX Runtime not loaded).
+/// Takes about a millisecond. Thread safety: any thread.
+///
+/// # Safety
+/// None beyond the C ABI's: no arguments.
+#[no_mangle]
+pub unsafe extern "C" fn seg_release_memory() -> SegStatus {
+    run(|| {
+        crate::engine::idle_release::release_now();
+        Ok(())
     })
 }

@@ -1,22 +1,22 @@
 //! SAM2 exports: create from an encoder/decoder pair, set the image, click, reset.
 
 use std::ffi::c_char;
+use std::path::PathBuf;
 
-use crate::engine::read_model_bytes;
-use crate::error::{Error, ErrorKind};
-use crate::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
+use crate::error::{Error, ErrorKind, Result};
+use crate::sam2::{Prompt, Sam2Segmenter};
 
-use super::boundary::{caller_slice, caller_slice_mut, guard, utf8_path};
-use super::control::{call_control, SegCallControl};
+use super::boundary::{caller_slice, caller_slice_mut, required, utf8_path};
 use super::enums::SegStatus;
-use super::handles::{lookup, register, Handle};
-use super::images::{SegImage, SegMask};
+use super::external_data::create_sam2;
+use super::handles::{Handle, SegCallControl, SegSession};
+use super::images::{optional_view, SegImage, SegMask};
 use super::options::SegOptions;
+use super::prologue::{create, on, on_controlled, run};
 use super::sam2_types::{
-    SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint, SegSam2Prompt, SegSam2PromptsInfo,
-    SegSam2Result, SEG_SAM2_REFINE,
+    mask_input_from, prompt_from, SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint,
+    SegSam2Prompt, SegSam2PromptsInfo, SegSam2Result, SEG_SAM2_REFINE,
 };
-use super::session::SegSession;
 use super::versioned::{fill_defaults, out_size, read_records, record_array, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
@@ -33,21 +33,13 @@ pub unsafe extern "C" fn seg_create_sam2(
     options: *const SegOptions,
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
-    guard(|| {
-        // SAFETY: both paths are NULL or NUL-terminated (the contract).
-        let encoder = unsafe { utf8_path(encoder_path, "encoder_path")? };
-        // SAFETY: as above.
-        let decoder = unsafe { utf8_path(decoder_path, "decoder_path")? };
-        if out_session.is_null() {
-            return Err(Error::null("out_session"));
-        }
-        // SAFETY: NULL or a valid `SegOptions` (the contract).
-        let options = unsafe { SegOptions::read(options)? };
-        let sam = Sam2Segmenter::from_files(&encoder, &decoder, options)?;
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_session.write(register(Handle::Sam2(Box::new(sam)))) };
-        Ok(())
-    })
+    // SAFETY: both paths are NULL or NUL-terminated (the contract).
+    let paths = || unsafe { Ok((utf8_path(encoder_path, "encoder_path")?, utf8_path(decoder_path, "decoder_path")?)) };
+    // SAFETY: NULL or a valid `SegOptions` (the contract).
+    let make =
+        |(e, d): (PathBuf, PathBuf)| Ok(Handle::Sam2(Box::new(Sam2Segmenter::from_files(&e, &d, unsafe { SegOptions::read(options)? })?)));
+    // SAFETY: `out_session` NULL or writable (the contract).
+    unsafe { create(out_session, paths, make) }
 }
 
 /// Like `seg_create_sam2`, from model bytes in memory (copied; the caller keeps ownership).
@@ -63,27 +55,8 @@ pub unsafe extern "C" fn seg_create_sam2_from_memory(
     options: *const SegOptions,
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
-    guard(|| {
-        if encoder_data.is_null() || decoder_data.is_null() {
-            return Err(Error::null(if encoder_data.is_null() { "encoder_data" } else { "decoder_data" }));
-        }
-        if out_session.is_null() {
-            return Err(Error::null("out_session"));
-        }
-        // SAFETY: NULL or a valid `SegOptions` (the contract).
-        let options = unsafe { SegOptions::read(options)? };
-        // The lengths are checked before anything is copied.
-        // SAFETY: both models are not NULL, so their lengths in readable bytes (the contract).
-        let e = read_model_bytes(unsafe { caller_slice(encoder_data, encoder_len, "encoder_data")? }, options.max_model_bytes)
-            .map_err(|e| e.context("encoder"))?;
-        // SAFETY: as above.
-        let d = read_model_bytes(unsafe { caller_slice(decoder_data, decoder_len, "decoder_data")? }, options.max_model_bytes)
-            .map_err(|e| e.context("decoder"))?;
-        let sam = Sam2Segmenter::from_memory(e, d, options)?;
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_session.write(register(Handle::Sam2(Box::new(sam)))) };
-        Ok(())
-    })
+    // SAFETY: as the contract states (forwarded); no side files.
+    unsafe { create_sam2((encoder_data, encoder_len), (decoder_data, decoder_len), None, options, out_session) }
 }
 
 /// Encodes `image` now (e.g. on a background thread right after the user opens it) so later clicks
@@ -112,23 +85,15 @@ pub unsafe extern "C" fn seg_sam2_set_image(
     out_encoder_ms: *mut f64,
     control: *mut SegCallControl,
 ) -> SegStatus {
-    guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup(session)?;
-            let sam = handle.sam2()?;
-            if image.is_null() {
-                return Err(Error::null("image"));
-            }
-            // SAFETY: not NULL, and describes readable pixels (the contract).
-            let view = unsafe { (*image).view(sam.options().max_pixels)? };
-            let (pre_ms, ms) = sam.set_image(&view)?;
-            if !out_encoder_ms.is_null() {
-                // SAFETY: not NULL, so writable (the contract).
-                unsafe { out_encoder_ms.write(pre_ms + ms) };
-            }
-            Ok(())
-        })
+    on_controlled(session, control, |sam: &Sam2Segmenter| {
+        // SAFETY: NULL or describes readable pixels (the contract).
+        let view = unsafe { required(image, "image")?.view(sam.options().max_pixels)? };
+        let (pre_ms, ms) = sam.set_image(&view)?;
+        if !out_encoder_ms.is_null() {
+            // SAFETY: not NULL, so writable (the contract).
+            unsafe { out_encoder_ms.write(pre_ms + ms) };
+        }
+        Ok(())
     })
 }
 
@@ -139,9 +104,8 @@ pub unsafe extern "C" fn seg_sam2_set_image(
 /// Any value may be passed as `session`.
 #[no_mangle]
 pub unsafe extern "C" fn seg_sam2_reset(session: *mut SegSession) -> SegStatus {
-    guard(|| {
-        let handle = lookup(session)?;
-        handle.sam2()?.reset();
+    on(session, |sam: &Sam2Segmenter| {
+        sam.reset();
         Ok(())
     })
 }
@@ -187,121 +151,59 @@ pub unsafe extern "C" fn seg_run_sam2_points(
     out_result: *mut SegSam2Result,
     control: *mut SegCallControl,
 ) -> SegStatus {
-    guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup(session)?;
-            let sam = handle.sam2()?;
-            if out_mask.is_null() {
-                return Err(Error::null("out_mask"));
-            }
-            if points.is_null() && n_points > 0 {
-                return Err(Error::null("points"));
-            }
-            if flags & !SEG_SAM2_REFINE != 0 {
-                return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
-            }
-            // SAFETY: NULL or a valid `SegSam2Result` (the contract).
-            let result_size = unsafe { out_size(out_result)? };
-            // SAFETY: as above; the caller's struct is only read here (copied below).
-            let result = unsafe { out_result.as_ref() };
-            let (lw, lh) = sam.low_res_size();
-            // SAFETY: the prompt's pointers are NULL or valid for their lengths (the contract).
-            let prompt = unsafe { prompt_from(points, n_points, bbox, mask_input, mask_input_len, flags, lw * lh)? };
-            // SAFETY: not NULL, and describes readable pixels (the contract).
-            let view = if image.is_null() { None } else { Some(unsafe { (*image).view(sam.options().max_pixels)? }) };
-            // SAFETY: not NULL, and describes writable rows (the contract).
-            let mut mask = unsafe { (*out_mask).target()? };
-            let mut all_masks = None;
-            if let Some(r) = &result {
-                if !r.low_res_logits.is_null() && r.low_res_len < lw * lh {
-                    return Err(Error::new(
-                        ErrorKind::BufferTooSmall,
-                        format!("low_res_logits holds {} floats, needs {}", r.low_res_len, lw * lh),
-                    ));
-                }
-                if !r.all_masks.is_null() {
-                    // SAFETY: not NULL, so `all_masks_len` writable bytes (the contract).
-                    all_masks = Some(unsafe { caller_slice_mut(r.all_masks, r.all_masks_len, "all_masks")? });
-                }
-            }
-            // The pipeline checks the mask's size before running anything, and writes nothing on failure.
-            let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
-                if e.kind == ErrorKind::NoImage {
-                    Error::invalid("no image: pass one, or call seg_sam2_set_image first")
-                } else {
-                    e
-                }
-            })?;
-            if !out_score.is_null() {
-                // SAFETY: not NULL, so writable (the contract).
-                unsafe { out_score.write(run.scores[run.chosen]) };
-            }
-            if let Some(r) = result {
-                let mut out = *r;
-                out.chosen_index = run.chosen as i32;
-                out.num_masks = run.scores.len() as i32;
-                out.encoder_reused = run.stats.encoder_reused as u32;
-                out.scores = [0.0; 4];
-                for (d, s) in out.scores.iter_mut().zip(&run.scores) {
-                    *d = *s;
-                }
-                out.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
-                out.decoder_ms = run.stats.decoder_ms;
-                out.postprocess_ms = run.stats.postprocess_ms;
-                out.low_res_width = run.low_res_size.0 as i32;
-                out.low_res_height = run.low_res_size.1 as i32;
-                if !r.low_res_logits.is_null() {
-                    // SAFETY: not NULL, so `low_res_len` >= lw * lh writable floats (checked above).
-                    unsafe { std::slice::from_raw_parts_mut(r.low_res_logits, run.low_res.len()) }.copy_from_slice(&run.low_res);
-                }
-                // SAFETY: `result_size` bytes of `out_result`, checked by `out_size`.
-                unsafe { write_versioned(&out, out_result, result_size) };
-            }
-            Ok(())
-        })
-    })
-}
-
-/// The prompt of a `seg_run_sam2_points` call: points, box, the caller's mask input and the
-/// refinement flag.
-///
-/// # Safety
-/// As for `seg_run_sam2_points`.
-unsafe fn prompt_from(
-    points: *const SegPoint,
-    n_points: usize,
-    bbox: *const SegBox,
-    mask_input: *const f32,
-    mask_input_len: usize,
-    flags: u32,
-    low_res_len: usize,
-) -> crate::error::Result<Prompt> {
-    if n_points > crate::sam2::MAX_POINTS {
-        return Err(Error::invalid(format!("{n_points} points: at most {} are accepted", crate::sam2::MAX_POINTS)));
-    }
-    // SAFETY: `n_points` > 0 only with `points` not NULL (checked by the caller) and valid for them.
-    let pts = unsafe { caller_slice(points, n_points, "points")? };
-    let mask_input = if mask_input.is_null() {
-        if mask_input_len != 0 {
-            return Err(Error::null("mask_input (mask_input_len is not 0)"));
+    on_controlled(session, control, |sam: &Sam2Segmenter| {
+        // SAFETY: NULL or describes writable rows (the contract).
+        let out_mask = unsafe { required(out_mask, "out_mask")? };
+        if points.is_null() && n_points > 0 {
+            return Err(Error::null("points"));
         }
-        None
-    } else {
-        if mask_input_len != low_res_len {
-            return Err(Error::invalid(format!(
-                "mask_input_len is {mask_input_len}: mask_input must hold the {low_res_len} low-res logits an earlier call returned"
-            )));
+        if flags & !SEG_SAM2_REFINE != 0 {
+            return Err(Error::invalid(format!("unknown flags 0x{flags:x} (known: SEG_SAM2_REFINE = 1)")));
         }
-        // SAFETY: not NULL, so `mask_input_len` readable floats (the contract).
-        Some(unsafe { caller_slice(mask_input, mask_input_len, "mask_input")? }.to_vec())
-    };
-    Ok(Prompt {
-        points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
-        // SAFETY: NULL or a readable `SegBox` (the contract).
-        bbox: unsafe { bbox.as_ref() }.map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
-        refine: flags & SEG_SAM2_REFINE != 0,
-        mask_input,
+        // SAFETY: NULL or a valid `SegSam2Result` (the contract).
+        let result_size = unsafe { out_size(out_result)? };
+        // SAFETY: as above; the caller's struct is only read here (copied below).
+        let result = unsafe { out_result.as_ref() };
+        let (lw, lh) = sam.low_res_size();
+        // SAFETY: the prompt's pointers are NULL or valid for their lengths (the contract).
+        let clicks = unsafe { prompt_from(points, n_points, bbox)? };
+        // SAFETY: as above.
+        let mask_input = unsafe { mask_input_from(mask_input, mask_input_len, lw * lh)? };
+        let prompt = Prompt { mask_input, refine: flags & SEG_SAM2_REFINE != 0, ..clicks };
+        // SAFETY: NULL or describes readable pixels (the contract).
+        let view = unsafe { optional_view(image, sam.options().max_pixels)? };
+        // SAFETY: as above.
+        let mut mask = unsafe { out_mask.target()? };
+        let mut all_masks = None;
+        if let Some(r) = &result {
+            if !r.low_res_logits.is_null() && r.low_res_len < lw * lh {
+                return Err(Error::new(
+                    ErrorKind::BufferTooSmall,
+                    format!("low_res_logits holds {} floats, needs {}", r.low_res_len, lw * lh),
+                ));
+            }
+            if !r.all_masks.is_null() {
+                // SAFETY: not NULL, so `all_masks_len` writable bytes (the contract).
+                all_masks = Some(unsafe { caller_slice_mut(r.all_masks, r.all_masks_len, "all_masks")? });
+            }
+        }
+        // The pipeline checks the mask's size before running anything, and writes nothing on failure.
+        let run = sam.predict_into(view.as_ref(), &prompt, &mut mask, all_masks).map_err(|e| {
+            if e.kind == ErrorKind::NoImage {
+                Error::invalid("no image: pass one, or call seg_sam2_set_image first")
+            } else {
+                e
+            }
+        })?;
+        if !out_score.is_null() {
+            // SAFETY: not NULL, so writable (the contract).
+            unsafe { out_score.write(run.scores[run.chosen]) };
+        }
+        if let Some(r) = result {
+            // SAFETY: `result_size` bytes of `out_result`, checked by `out_size`; its buffers as checked above.
+            unsafe { r.write_run(&run, out_result, result_size) };
+        }
+        Ok(())
     })
 }
 
@@ -345,91 +247,59 @@ pub unsafe extern "C" fn seg_sam2_segment_prompts(
     out_info: *mut SegSam2PromptsInfo,
     control: *mut SegCallControl,
 ) -> SegStatus {
-    guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup(session)?;
-            let sam = handle.sam2()?;
-            if prompts.is_null() {
-                return Err(Error::null("prompts"));
-            }
-            let stride = record_array::<SegSam2Prompt>(prompt_size, n_prompts, "SegSam2Prompt")?;
-            if n_prompts == 0 {
-                return Err(Error::invalid("n_prompts is 0: give at least one prompt"));
-            }
-            if n_prompts > crate::sam2::MAX_PROMPTS {
-                return Err(Error::invalid(format!("{n_prompts} prompts: at most {} are accepted in one call", crate::sam2::MAX_PROMPTS)));
-            }
-            if out_masks.is_null() {
-                return Err(Error::null("out_masks"));
-            }
-            // SAFETY: NULL or a valid `SegSam2PromptsInfo` (the contract).
-            let info_size = unsafe { out_size(out_info)? };
-            // SAFETY: `n_prompts` records of `prompt_size` readable bytes (the contract), checked above.
-            let records = unsafe { read_records(prompts, stride, n_prompts, "SegSam2Prompt")? };
-            let mut list = Vec::with_capacity(n_prompts);
-            for (i, r) in records.iter().enumerate() {
-                let bad = |e: Error| e.context(format!("prompt {i}"));
-                if r.points.is_null() && r.n_points > 0 {
-                    return Err(bad(Error::null("points (n_points is not 0)")));
-                }
-                if r.has_box > 1 || r.reserved != 0 {
-                    return Err(bad(Error::invalid(format!(
-                        "has_box is {} and reserved {}: has_box must be 0 or 1, reserved 0",
-                        r.has_box, r.reserved
-                    ))));
-                }
-                let bbox = (r.has_box == 1).then_some(&r.bbox);
-                // SAFETY: the prompt's points are NULL (none) or valid for `n_points` (the contract).
-                list.push(
-                    unsafe {
-                        prompt_from(r.points, r.n_points, bbox.map_or(std::ptr::null(), |b| b as *const SegBox), std::ptr::null(), 0, 0, 0)
-                    }
-                    .map_err(bad)?,
-                );
-            }
-            // SAFETY: `n_prompts` readable masks (the contract).
-            let descs = unsafe { caller_slice(out_masks, n_prompts, "out_masks")? };
-            // SAFETY: not NULL, and describes readable pixels (the contract).
-            let view = if image.is_null() { None } else { Some(unsafe { (*image).view(sam.options().max_pixels)? }) };
-            let mut masks = Vec::with_capacity(n_prompts);
-            for (i, d) in descs.iter().enumerate() {
-                // SAFETY: each mask describes writable rows (the contract).
-                masks.push(unsafe { d.target() }.map_err(|e| e.context(format!("mask {i}")))?);
-            }
-            let scores = if out_scores.is_null() {
-                None
+    on_controlled(session, control, |sam: &Sam2Segmenter| {
+        if prompts.is_null() {
+            return Err(Error::null("prompts"));
+        }
+        let stride = record_array::<SegSam2Prompt>(prompt_size, n_prompts, "SegSam2Prompt")?;
+        if n_prompts == 0 {
+            return Err(Error::invalid("n_prompts is 0: give at least one prompt"));
+        }
+        if n_prompts > crate::sam2::MAX_PROMPTS {
+            return Err(Error::invalid(format!("{n_prompts} prompts: at most {} are accepted in one call", crate::sam2::MAX_PROMPTS)));
+        }
+        if out_masks.is_null() {
+            return Err(Error::null("out_masks"));
+        }
+        // SAFETY: NULL or a valid `SegSam2PromptsInfo` (the contract).
+        let info_size = unsafe { out_size(out_info)? };
+        // SAFETY: `n_prompts` records of `prompt_size` readable bytes (the contract), checked above.
+        let records = unsafe { read_records(prompts, stride, n_prompts, "SegSam2Prompt")? };
+        let list = records
+            .iter()
+            .enumerate()
+            // SAFETY: each prompt's points are NULL (none) or valid for `n_points` (the contract).
+            .map(|(i, r)| unsafe { r.prompt() }.map_err(|e| e.context(format!("prompt {i}"))))
+            .collect::<Result<Vec<_>>>()?;
+        // SAFETY: `n_prompts` readable masks (the contract).
+        let descs = unsafe { caller_slice(out_masks, n_prompts, "out_masks")? };
+        // SAFETY: NULL or describes readable pixels (the contract).
+        let view = unsafe { optional_view(image, sam.options().max_pixels)? };
+        let mut masks = Vec::with_capacity(n_prompts);
+        for (i, d) in descs.iter().enumerate() {
+            // SAFETY: each mask describes writable rows (the contract).
+            masks.push(unsafe { d.target() }.map_err(|e| e.context(format!("mask {i}")))?);
+        }
+        let scores = if out_scores.is_null() {
+            None
+        } else {
+            // SAFETY: not NULL, so `n_prompts` writable floats (the contract).
+            Some(unsafe { caller_slice_mut(out_scores, n_prompts, "out_scores")? })
+        };
+        // The pipeline checks every prompt and mask before running anything, and writes nothing on failure.
+        let run = sam.predict_many(view.as_ref(), &list, &mut masks).map_err(|e| {
+            if e.kind == ErrorKind::NoImage {
+                Error::invalid("no image: pass one, or call seg_sam2_set_image first")
             } else {
-                // SAFETY: not NULL, so `n_prompts` writable floats (the contract).
-                Some(unsafe { caller_slice_mut(out_scores, n_prompts, "out_scores")? })
-            };
-            // The pipeline checks every prompt and mask before running anything, and writes nothing on failure.
-            let run = sam.predict_many(view.as_ref(), &list, &mut masks).map_err(|e| {
-                if e.kind == ErrorKind::NoImage {
-                    Error::invalid("no image: pass one, or call seg_sam2_set_image first")
-                } else {
-                    e
-                }
-            })?;
-            if let Some(scores) = scores {
-                scores.copy_from_slice(&run.scores);
+                e
             }
-            let s = &run.stats;
-            let info = SegSam2PromptsInfo {
-                struct_size: 0, // the caller's is kept
-                batched: (s.batch > 1) as u32,
-                batch: s.batch as u32,
-                prompts: s.prompts as u32,
-                decoder_runs: s.decoder_runs as u32,
-                encoder_reused: s.encoder_reused as u32,
-                encoder_ms: s.encoder_ms,
-                decoder_ms: s.decoder_ms,
-                postprocess_ms: s.postprocess_ms,
-            };
-            // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
-            unsafe { write_versioned(&info, out_info, info_size) };
-            Ok(())
-        })
+        })?;
+        if let Some(scores) = scores {
+            scores.copy_from_slice(&run.scores);
+        }
+        // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+        unsafe { write_versioned(&SegSam2PromptsInfo::from(&run.stats), out_info, info_size) };
+        Ok(())
     })
 }
 
@@ -441,7 +311,7 @@ pub unsafe extern "C" fn seg_sam2_segment_prompts(
 #[no_mangle]
 pub unsafe extern "C" fn seg_everything_options_default(options: *mut SegEverythingOptions) -> SegStatus {
     // SAFETY: NULL or `struct_size` writable bytes (the contract).
-    guard(|| unsafe { fill_defaults(options, SegEverythingOptions::defaults(), "options") })
+    run(|| unsafe { fill_defaults(options, SegEverythingOptions::defaults(), "options") })
 }
 
 /// Segments everything: prompts a grid of points over the image and keeps the masks SAM2's
@@ -485,117 +355,49 @@ pub unsafe extern "C" fn seg_sam2_everything(
     out_info: *mut SegEverythingInfo,
     control: *mut SegCallControl,
 ) -> SegStatus {
-    guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup(session)?;
-            let sam = handle.sam2()?;
-            // SAFETY: NULL or a valid `SegEverythingOptions` (the contract).
-            let options = unsafe { SegEverythingOptions::read(options)? };
-            if out_objects.is_null() && objects_capacity > 0 {
-                return Err(Error::null("out_objects (objects_capacity is not 0)"));
-            }
-            let stride = if out_objects.is_null() {
-                0
-            } else {
-                record_array::<SegEverythingObject>(object_size, objects_capacity, "SegEverythingObject")?
-            };
-            // SAFETY: NULL or a valid `SegEverythingInfo` (the contract).
-            let info_size = unsafe { out_size(out_info)? };
-            // SAFETY: not NULL, and describes readable pixels (the contract).
-            let view = if image.is_null() { None } else { Some(unsafe { (*image).view(sam.options().max_pixels)? }) };
-            let (w, h) = match &view {
-                Some(v) => (v.width(), v.height()),
-                None => sam.cached_image_size().ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?,
-            };
-            // SAFETY: NULL or a readable `SegLabelImage` (the contract).
-            let labels = match unsafe { out_labels.as_ref() } {
-                None => None,
-                Some(l) => {
-                    if l.data.is_null() {
-                        return Err(Error::null("label image data"));
-                    }
-                    if (l.width, l.height) != (w as i32, h as i32) {
-                        return Err(Error::invalid(format!(
-                            "the label image is {}x{} but the image is {w}x{h}: it must have the image's size",
-                            l.width, l.height
-                        )));
-                    }
-                    let stride = if l.stride == 0 { w } else { usize::try_from(l.stride).unwrap_or(0) };
-                    if stride < w {
-                        return Err(Error::invalid(format!("label image stride {} is smaller than its width {w}", l.stride)));
-                    }
-                    let len = stride
-                        .checked_mul(h - 1)
-                        .and_then(|v| v.checked_add(w))
-                        .filter(|v| v.checked_mul(2).is_some_and(|b| b <= isize::MAX as usize))
-                        .ok_or_else(|| Error::invalid("label image stride x height overflows the address space"))?;
-                    // SAFETY: `height` rows of `stride` values are writable (the contract); `len` ends at
-                    // the last row's `width` values, and its bytes fit in isize.
-                    Some((unsafe { std::slice::from_raw_parts_mut(l.data, len) }, stride))
-                }
-            };
-            let (result, cached) = sam.everything(view.as_ref(), &options)?;
-            let n = result.objects.len();
-            if !out_count.is_null() {
-                // SAFETY: not NULL, so writable (the contract).
-                unsafe { out_count.write(n) };
-            }
-            if !out_objects.is_null() && objects_capacity < n {
-                return Err(Error::new(
-                    ErrorKind::BufferTooSmall,
-                    format!("out_objects holds {objects_capacity} records, {n} objects were found (the count is in *out_count)"),
-                ));
-            }
-            if let Some((labels, stride)) = labels {
-                result.paint(labels, stride);
-            }
-            if !out_objects.is_null() {
-                let records: Vec<SegEverythingObject> = result
-                    .objects
-                    .iter()
-                    .map(|o| SegEverythingObject {
-                        id: o.id,
-                        mask_index: o.mask_index as i32,
-                        x0: o.bbox[0] as i32,
-                        y0: o.bbox[1] as i32,
-                        x1: o.bbox[2] as i32,
-                        y1: o.bbox[3] as i32,
-                        area: o.area,
-                        predicted_iou: o.predicted_iou,
-                        stability_score: o.stability_score,
-                        point_x: o.point[0],
-                        point_y: o.point[1],
-                    })
-                    .collect();
-                // SAFETY: `objects_capacity` >= n records of `stride` bytes (checked above and the contract).
-                unsafe { write_records(out_objects, stride, &records) };
-            }
-            {
-                let s = &result.stats;
-                let info = SegEverythingInfo {
-                    struct_size: 0, // the caller's is kept
-                    batched: (s.batch > 1) as u32,
-                    batch: s.batch as u32,
-                    prompts: s.prompts as u32,
-                    decoder_runs: s.decoder_runs as u32,
-                    masks_decoded: s.masks_decoded as u32,
-                    after_iou: s.after_iou as u32,
-                    after_stability: s.after_stability as u32,
-                    after_nms: s.after_nms as u32,
-                    objects: n as u32,
-                    dropped: result.dropped as u32,
-                    encoder_reused: (s.encoder_reused || cached) as u32,
-                    cached: cached as u32,
-                    reserved: 0,
-                    encoder_ms: if cached { 0.0 } else { s.encoder_ms },
-                    decoder_ms: if cached { 0.0 } else { s.decoder_ms },
-                    postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
-                };
-                // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
-                unsafe { write_versioned(&info, out_info, info_size) };
-            }
-            Ok(())
-        })
+    on_controlled(session, control, |sam: &Sam2Segmenter| {
+        // SAFETY: NULL or a valid `SegEverythingOptions` (the contract).
+        let options = unsafe { SegEverythingOptions::read(options)? };
+        if out_objects.is_null() && objects_capacity > 0 {
+            return Err(Error::null("out_objects (objects_capacity is not 0)"));
+        }
+        let stride = if out_objects.is_null() {
+            0
+        } else {
+            record_array::<SegEverythingObject>(object_size, objects_capacity, "SegEverythingObject")?
+        };
+        // SAFETY: NULL or a valid `SegEverythingInfo` (the contract).
+        let info_size = unsafe { out_size(out_info)? };
+        // SAFETY: NULL or describes readable pixels (the contract).
+        let view = unsafe { optional_view(image, sam.options().max_pixels)? };
+        let (w, h) = match &view {
+            Some(v) => (v.width(), v.height()),
+            None => sam.cached_image_size().ok_or_else(|| Error::invalid("no image: pass one, or call seg_sam2_set_image first"))?,
+        };
+        // SAFETY: NULL or a readable `SegLabelImage` describing writable rows (the contract).
+        let labels = unsafe { out_labels.as_ref() }.map(|l| unsafe { l.target((w, h)) }).transpose()?;
+        let (result, cached) = sam.everything(view.as_ref(), &options)?;
+        let n = result.objects.len();
+        if !out_count.is_null() {
+            // SAFETY: not NULL, so writable (the contract).
+            unsafe { out_count.write(n) };
+        }
+        if !out_objects.is_null() && objects_capacity < n {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                format!("out_objects holds {objects_capacity} records, {n} objects were found (the count is in *out_count)"),
+            ));
+        }
+        if let Some((labels, stride)) = labels {
+            result.paint(labels, stride);
+        }
+        if !out_objects.is_null() {
+            let records: Vec<SegEverythingObject> = result.objects.iter().map(SegEverythingObject::from).collect();
+            // SAFETY: `objects_capacity` >= n records of `stride` bytes (checked above and the contract).
+            unsafe { write_records(out_objects, stride, &records) };
+        }
+        // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+        unsafe { write_versioned(&SegEverythingInfo::of(&result, cached), out_info, info_size) };
+        Ok(())
     })
 }

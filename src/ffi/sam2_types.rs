@@ -2,8 +2,11 @@
 //! segment-everything's options, records, label image and figures.
 
 use crate::error::{Error, Result};
+use crate::sam2::{BoxPrompt, EverythingObject, EverythingResult, ManyStats, Point, Prompt, Sam2Run};
 
-use super::versioned::{read_versioned, Versioned};
+use super::boundary::caller_slice;
+use super::images::rows;
+use super::versioned::{read_versioned, write_versioned, Versioned};
 
 /// A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
 #[repr(C)]
@@ -246,4 +249,176 @@ unsafe impl Versioned for SegEverythingInfo {
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
 unsafe impl Versioned for SegSam2PromptsInfo {
     const NAME: &'static str = "SegSam2PromptsInfo";
+}
+
+/// The clicks and the box of a prompt (`seg_run_sam2_points`, a `SegSam2Prompt`), checked.
+///
+/// # Safety
+/// `points` must be NULL with `n_points` 0, or point to `n_points` readable points; `bbox` NULL or a
+/// readable `SegBox`.
+pub(super) unsafe fn prompt_from(points: *const SegPoint, n_points: usize, bbox: *const SegBox) -> Result<Prompt> {
+    if n_points > crate::sam2::MAX_POINTS {
+        return Err(Error::invalid(format!("{n_points} points: at most {} are accepted", crate::sam2::MAX_POINTS)));
+    }
+    // SAFETY: `n_points` > 0 only with `points` not NULL (checked by the caller) and valid for them.
+    let pts = unsafe { caller_slice(points, n_points, "points")? };
+    Ok(Prompt {
+        points: pts.iter().map(|p| Point { x: p.x, y: p.y, label: p.label }).collect(),
+        // SAFETY: NULL or a readable `SegBox` (the contract).
+        bbox: unsafe { bbox.as_ref() }.map(|b| BoxPrompt { x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 }),
+        ..Prompt::default()
+    })
+}
+
+/// The caller's mask input of a `seg_run_sam2_points` call (NULL: none): `low_res_len` logits.
+///
+/// # Safety
+/// `mask_input` must be NULL or point to `mask_input_len` readable floats.
+pub(super) unsafe fn mask_input_from(mask_input: *const f32, mask_input_len: usize, low_res_len: usize) -> Result<Option<Vec<f32>>> {
+    if mask_input.is_null() {
+        if mask_input_len != 0 {
+            return Err(Error::null("mask_input (mask_input_len is not 0)"));
+        }
+        return Ok(None);
+    }
+    if mask_input_len != low_res_len {
+        return Err(Error::invalid(format!(
+            "mask_input_len is {mask_input_len}: mask_input must hold the {low_res_len} low-res logits an earlier call returned"
+        )));
+    }
+    // SAFETY: not NULL, so `mask_input_len` readable floats (the contract).
+    Ok(Some(unsafe { caller_slice(mask_input, mask_input_len, "mask_input")? }.to_vec()))
+}
+
+impl SegSam2Prompt {
+    /// The prompt of this record, checked (`has_box` 0 or 1, `reserved` 0).
+    ///
+    /// # Safety
+    /// `points` must be NULL (then `n_points` 0) or point to `n_points` readable points.
+    pub(super) unsafe fn prompt(&self) -> Result<Prompt> {
+        if self.points.is_null() && self.n_points > 0 {
+            return Err(Error::null("points (n_points is not 0)"));
+        }
+        if self.has_box > 1 || self.reserved != 0 {
+            return Err(Error::invalid(format!(
+                "has_box is {} and reserved {}: has_box must be 0 or 1, reserved 0",
+                self.has_box, self.reserved
+            )));
+        }
+        let bbox = if self.has_box == 1 { &self.bbox as *const SegBox } else { std::ptr::null() };
+        // SAFETY: the points are NULL (none) or valid for `n_points` (the contract); `bbox` is ours.
+        unsafe { prompt_from(self.points, self.n_points, bbox) }
+    }
+}
+
+impl SegSam2Result {
+    /// Writes `run` into the caller's struct at `out` (this is a copy of it, with its buffers):
+    /// the figures, and the chosen low-res logits into `low_res_logits` when given.
+    ///
+    /// # Safety
+    /// `out` must be valid for `size` bytes (checked by `out_size`); `low_res_logits`, when not NULL,
+    /// must hold `run.low_res.len()` writable floats (checked by the caller against `low_res_len`).
+    pub(super) unsafe fn write_run(&self, run: &Sam2Run, out: *mut SegSam2Result, size: usize) {
+        let mut record = *self;
+        record.chosen_index = run.chosen as i32;
+        record.num_masks = run.scores.len() as i32;
+        record.encoder_reused = run.stats.encoder_reused as u32;
+        record.scores = [0.0; 4];
+        for (d, s) in record.scores.iter_mut().zip(&run.scores) {
+            *d = *s;
+        }
+        record.encoder_ms = run.stats.encoder_preprocess_ms + run.stats.encoder_ms;
+        record.decoder_ms = run.stats.decoder_ms;
+        record.postprocess_ms = run.stats.postprocess_ms;
+        record.low_res_width = run.low_res_size.0 as i32;
+        record.low_res_height = run.low_res_size.1 as i32;
+        if !self.low_res_logits.is_null() {
+            // SAFETY: not NULL, so `low_res_len` >= the logits' length writable floats (this function's contract).
+            unsafe { std::slice::from_raw_parts_mut(self.low_res_logits, run.low_res.len()) }.copy_from_slice(&run.low_res);
+        }
+        // SAFETY: `size` bytes of `out` (this function's contract).
+        unsafe { write_versioned(&record, out, size) };
+    }
+}
+
+impl From<&ManyStats> for SegSam2PromptsInfo {
+    fn from(s: &ManyStats) -> Self {
+        SegSam2PromptsInfo {
+            struct_size: 0, // the caller's is kept
+            batched: (s.batch > 1) as u32,
+            batch: s.batch as u32,
+            prompts: s.prompts as u32,
+            decoder_runs: s.decoder_runs as u32,
+            encoder_reused: s.encoder_reused as u32,
+            encoder_ms: s.encoder_ms,
+            decoder_ms: s.decoder_ms,
+            postprocess_ms: s.postprocess_ms,
+        }
+    }
+}
+
+impl SegLabelImage {
+    /// The caller's label image as values and their stride, checked against the image's `(w, h)`.
+    ///
+    /// # Safety
+    /// `data` must point to `height` rows of `stride` writable values.
+    pub(super) unsafe fn target<'a>(&self, (w, h): (usize, usize)) -> Result<(&'a mut [u16], usize)> {
+        if self.data.is_null() {
+            return Err(Error::null("label image data"));
+        }
+        if (self.width, self.height) != (w as i32, h as i32) {
+            return Err(Error::invalid(format!(
+                "the label image is {}x{} but the image is {w}x{h}: it must have the image's size",
+                self.width, self.height
+            )));
+        }
+        let (stride, len) = rows(self.stride, (w, h), 2, "label image")?;
+        // SAFETY: `height` rows of `stride` values are writable (the contract); `len` ends at the
+        // last row's `width` values, and its bytes fit in isize.
+        Ok((unsafe { std::slice::from_raw_parts_mut(self.data, len) }, stride))
+    }
+}
+
+impl From<&EverythingObject> for SegEverythingObject {
+    fn from(o: &EverythingObject) -> Self {
+        SegEverythingObject {
+            id: o.id,
+            mask_index: o.mask_index as i32,
+            x0: o.bbox[0] as i32,
+            y0: o.bbox[1] as i32,
+            x1: o.bbox[2] as i32,
+            y1: o.bbox[3] as i32,
+            area: o.area,
+            predicted_iou: o.predicted_iou,
+            stability_score: o.stability_score,
+            point_x: o.point[0],
+            point_y: o.point[1],
+        }
+    }
+}
+
+impl SegEverythingInfo {
+    /// The figures of `result`; `cached`: it was the session's last result (nothing ran: no times).
+    pub(super) fn of(result: &EverythingResult, cached: bool) -> Self {
+        let s = &result.stats;
+        SegEverythingInfo {
+            struct_size: 0, // the caller's is kept
+            batched: (s.batch > 1) as u32,
+            batch: s.batch as u32,
+            prompts: s.prompts as u32,
+            decoder_runs: s.decoder_runs as u32,
+            masks_decoded: s.masks_decoded as u32,
+            after_iou: s.after_iou as u32,
+            after_stability: s.after_stability as u32,
+            after_nms: s.after_nms as u32,
+            objects: result.objects.len() as u32,
+            dropped: result.dropped as u32,
+            encoder_reused: (s.encoder_reused || cached) as u32,
+            cached: cached as u32,
+            reserved: 0,
+            encoder_ms: if cached { 0.0 } else { s.encoder_ms },
+            decoder_ms: if cached { 0.0 } else { s.decoder_ms },
+            postprocess_ms: if cached { 0.0 } else { s.postprocess_ms },
+        }
+    }
 }

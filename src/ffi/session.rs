@@ -1,23 +1,19 @@
 //! Session exports: options, creation from a file or memory, UNet runs, info, free.
 
 use std::ffi::c_char;
+use std::path::PathBuf;
 
-use crate::engine::read_model_bytes;
 use crate::error::{Error, ErrorKind};
-use crate::unet::UnetSegmenter;
+use crate::unet::{UnetRun, UnetSegmenter};
 
-use super::boundary::{caller_slice, caller_slice_mut, copy_json_out, guard, guard_quiet, utf8_path};
-use super::control::{call_control, SegCallControl};
+use super::boundary::{caller_slice_mut, copy_json_out, required, utf8_path};
 use super::enums::SegStatus;
-use super::handles::{lookup, register, unregister, Handle};
+use super::external_data::create_unet;
+use super::handles::{Handle, SegCallControl, SegSession};
 use super::images::{SegImage, SegMask};
 use super::options::SegOptions;
+use super::prologue::{create, on, on_controlled, release, run};
 use super::versioned::{fill_defaults, out_size, write_versioned, Versioned};
-
-/// An opaque session handle. Create with `seg_create*`, release with `seg_free`.
-pub struct SegSession {
-    _private: [u8; 0],
-}
 
 /// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
 #[repr(C)]
@@ -45,6 +41,24 @@ unsafe impl Versioned for SegRunInfo {
     const NAME: &'static str = "SegRunInfo";
 }
 
+impl From<&UnetRun> for SegRunInfo {
+    fn from(run: &UnetRun) -> Self {
+        let stats = &run.stats;
+        SegRunInfo {
+            struct_size: 0, // the caller's is kept
+            num_classes: run.classes as i32,
+            model_width: stats.model_width as i32,
+            model_height: stats.model_height as i32,
+            preprocess_ms: stats.preprocess_ms,
+            inference_ms: stats.inference_ms,
+            postprocess_ms: stats.postprocess_ms,
+            threshold: run.threshold,
+            tiles: stats.tiles as u32,
+            foreground_pixels: run.foreground_pixels,
+        }
+    }
+}
+
 /// Fills `*options` with the defaults. Start every options struct here, its size declared first:
 /// `SegOptions o = { .struct_size = sizeof o }; seg_options_default(&o);`. Only the `struct_size` bytes the caller
 /// declared are written, and `struct_size` itself is kept. Returns `SEG_NULL_POINTER` when `options`
@@ -56,7 +70,7 @@ unsafe impl Versioned for SegRunInfo {
 #[no_mangle]
 pub unsafe extern "C" fn seg_options_default(options: *mut SegOptions) -> SegStatus {
     // SAFETY: NULL or `struct_size` writable bytes (the contract).
-    guard(|| unsafe { fill_defaults(options, SegOptions::defaults(), "options") })
+    run(|| unsafe { fill_defaults(options, SegOptions::defaults(), "options") })
 }
 
 /// Creates a UNet session from an ONNX model file (`model_path`: UTF-8, any language, e.g. Chinese
@@ -74,19 +88,12 @@ pub unsafe extern "C" fn seg_options_default(options: *mut SegOptions) -> SegSta
 /// `out_session` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn seg_create(model_path: *const c_char, options: *const SegOptions, out_session: *mut *mut SegSession) -> SegStatus {
-    guard(|| {
-        // SAFETY: NULL or NUL-terminated (the contract).
-        let path = unsafe { utf8_path(model_path, "model_path")? };
-        if out_session.is_null() {
-            return Err(Error::null("out_session"));
-        }
-        // SAFETY: NULL or a valid `SegOptions` (the contract).
-        let options = unsafe { SegOptions::read(options)? };
-        let segmenter = UnetSegmenter::from_file(&path, options)?;
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_session.write(register(Handle::Unet(Box::new(segmenter)))) };
-        Ok(())
-    })
+    // SAFETY: NULL or NUL-terminated (the contract).
+    let args = || unsafe { utf8_path(model_path, "model_path") };
+    // SAFETY: NULL or a valid `SegOptions` (the contract).
+    let make = |path: PathBuf| Ok(Handle::Unet(Box::new(UnetSegmenter::from_file(&path, unsafe { SegOptions::read(options)? })?)));
+    // SAFETY: `out_session` NULL or writable (the contract).
+    unsafe { create(out_session, args, make) }
 }
 
 /// Like `seg_create`, from model bytes in memory. The bytes are copied; the caller keeps ownership
@@ -102,23 +109,8 @@ pub unsafe extern "C" fn seg_create_from_memory(
     options: *const SegOptions,
     out_session: *mut *mut SegSession,
 ) -> SegStatus {
-    guard(|| {
-        if model_data.is_null() {
-            return Err(Error::null("model_data"));
-        }
-        if out_session.is_null() {
-            return Err(Error::null("out_session"));
-        }
-        // SAFETY: NULL or a valid `SegOptions` (the contract).
-        let options = unsafe { SegOptions::read(options)? };
-        // The length is checked before anything is copied.
-        // SAFETY: not NULL, so `model_len` readable bytes (the contract), only read during the call.
-        let bytes = read_model_bytes(unsafe { caller_slice(model_data, model_len, "model_data")? }, options.max_model_bytes)?;
-        let segmenter = UnetSegmenter::from_memory(bytes, options)?;
-        // SAFETY: not NULL, so writable (the contract).
-        unsafe { out_session.write(register(Handle::Unet(Box::new(segmenter)))) };
-        Ok(())
-    })
+    // SAFETY: as the contract states (forwarded); no side files.
+    unsafe { create_unet(model_data, model_len, None, options, out_session) }
 }
 
 /// Releases a session. `seg_free(NULL)` is a no-op returning `SEG_OK`; a handle that was already
@@ -130,18 +122,11 @@ pub unsafe extern "C" fn seg_create_from_memory(
 /// Any value may be passed.
 #[no_mangle]
 pub unsafe extern "C" fn seg_free(session: *mut SegSession) -> SegStatus {
-    if session.is_null() {
-        return SegStatus::SEG_OK;
-    }
-    guard_quiet(|| {
-        unregister(
-            session,
-            |h| !matches!(h, Handle::Track(_) | Handle::Control(_)),
-            "session",
-            "a session (release tracks with seg_track_free, controls with seg_control_free)",
-        )
-        .map(drop)
-    })
+    release(
+        session,
+        |h| !matches!(h, Handle::Track(_) | Handle::Control(_) | Handle::Reference(_)),
+        "a session (release tracks with seg_track_free, controls with seg_control_free, references with seg_reference_free)",
+    )
 }
 
 /// Runs a UNet session on one image and writes the mask at the image's size into `out_mask`.
@@ -173,59 +158,35 @@ pub unsafe extern "C" fn seg_run_unet(
     out_info: *mut SegRunInfo,
     control: *mut SegCallControl,
 ) -> SegStatus {
-    guard(|| {
-        let control = call_control(control)?;
-        crate::control::scope(control, || {
-            let handle = lookup(session)?;
-            let unet = handle.unet()?;
-            if image.is_null() {
-                return Err(Error::null("image"));
-            }
-            if out_mask.is_null() {
-                return Err(Error::null("out_mask"));
-            }
-            // SAFETY: image and mask are not NULL, and valid for the sizes they state (the contract).
-            let view = unsafe { (*image).view(unet.options().max_pixels)? };
-            let (w, h) = (view.width(), view.height());
-            // SAFETY: as above.
-            let mut mask = unsafe { (*out_mask).target()? };
-            if !out_probability.is_null() && probability_len < w * h {
-                return Err(Error::new(
-                    ErrorKind::BufferTooSmall,
-                    format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
-                ));
-            }
-            // SAFETY: NULL or a valid `SegRunInfo` (the contract).
-            let info_size = unsafe { out_size(out_info)? };
-            let probability = if out_probability.is_null() {
-                None
-            } else {
-                // SAFETY: not NULL, so `probability_len` >= w * h writable floats (checked above).
-                Some(unsafe { caller_slice_mut(out_probability, w * h, "out_probability")? })
-            };
+    on_controlled(session, control, |unet: &UnetSegmenter| {
+        // SAFETY: NULL or valid for the sizes they state (the contract).
+        let (image, out_mask) = unsafe { (required(image, "image")?, required(out_mask, "out_mask")?) };
+        // SAFETY: as above.
+        let view = unsafe { image.view(unet.options().max_pixels)? };
+        let (w, h) = (view.width(), view.height());
+        // SAFETY: as above.
+        let mut mask = unsafe { out_mask.target()? };
+        if !out_probability.is_null() && probability_len < w * h {
+            return Err(Error::new(
+                ErrorKind::BufferTooSmall,
+                format!("probability buffer holds {probability_len} floats, the image needs {}", w * h),
+            ));
+        }
+        // SAFETY: NULL or a valid `SegRunInfo` (the contract).
+        let info_size = unsafe { out_size(out_info)? };
+        let probability = if out_probability.is_null() {
+            None
+        } else {
+            // SAFETY: not NULL, so `probability_len` >= w * h writable floats (checked above).
+            Some(unsafe { caller_slice_mut(out_probability, w * h, "out_probability")? })
+        };
 
-            // The mask and the probability are written straight into the caller's buffers.
-            let run = unet.segment_into(&view, &mut mask, probability)?;
+        // The mask and the probability are written straight into the caller's buffers.
+        let run = unet.segment_into(&view, &mut mask, probability)?;
 
-            {
-                let stats = &run.stats;
-                let info = SegRunInfo {
-                    struct_size: 0, // the caller's is kept
-                    num_classes: run.classes as i32,
-                    model_width: stats.model_width as i32,
-                    model_height: stats.model_height as i32,
-                    preprocess_ms: stats.preprocess_ms,
-                    inference_ms: stats.inference_ms,
-                    postprocess_ms: stats.postprocess_ms,
-                    threshold: run.threshold,
-                    tiles: stats.tiles as u32,
-                    foreground_pixels: run.foreground_pixels,
-                };
-                // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
-                unsafe { write_versioned(&info, out_info, info_size) };
-            }
-            Ok(())
-        })
+        // SAFETY: `info_size` bytes of `out_info`, checked by `out_size`.
+        unsafe { write_versioned(&SegRunInfo::from(&run), out_info, info_size) };
+        Ok(())
     })
 }
 
@@ -244,13 +205,14 @@ pub unsafe extern "C" fn seg_run_unet(
 /// `buf` must be NULL or point to `cap` writable bytes; `out_len` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn seg_session_info(session: *mut SegSession, buf: *mut c_char, cap: usize, out_len: *mut usize) -> SegStatus {
-    guard(|| {
-        let handle = lookup(session)?;
-        let json = match &*handle {
+    on(session, |handle: &Handle| {
+        let json = match handle {
             Handle::Unet(u) => serde_json::to_string_pretty(&u.info()),
             Handle::Sam2(s) => serde_json::to_string_pretty(&s.info()),
             Handle::Video(v) => serde_json::to_string_pretty(&v.info()),
-            Handle::Track(_) | Handle::Control(_) => return Err(handle.wrong_kind("a session (describe a track with seg_track_state)")),
+            Handle::Track(_) | Handle::Control(_) | Handle::Reference(_) => {
+                return Err(handle.wrong_kind("a session (describe a track with seg_track_state)"))
+            }
         }
         .map_err(|e| Error::internal(e.to_string()))?;
         // SAFETY: `buf` NULL or `cap` writable bytes, `out_len` NULL or writable (the contract).

@@ -1,15 +1,11 @@
-//! The C types of the tracking exports (`track.rs`): the track handle, its options, per-object
-//! records, per-call figures and state.
+//! The C types of the tracking exports (`track.rs`): the track's options, the propagation request,
+//! per-object records, per-call figures and state, each input read and checked here; and a frame
+//! argument counted from the end when negative. (The track handle, `SegTrack`, is in `handles`.)
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::sam2::video::{Propagation, PropagationDirection, Tracker};
 
 use super::versioned::{read_versioned, Versioned};
-
-/// An opaque track handle (a SAM2 video being tracked). Create with `seg_track_create`, release
-/// with `seg_track_free`.
-pub struct SegTrack {
-    _private: [u8; 0],
-}
 
 /// Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
 #[repr(C)]
@@ -166,7 +162,7 @@ impl SegTrackOptions {
         // SAFETY: forwarded from the caller.
         let raw = unsafe { read_versioned(p, SegTrackOptions::defaults())? };
         if raw.reserved2 != [0; 4] {
-            return Err(crate::error::Error::invalid("SegTrackOptions.reserved2 is not 0"));
+            return Err(Error::invalid("SegTrackOptions.reserved2 is not 0"));
         }
         Ok(crate::sam2::video::TrackerOptions {
             num_frames: (raw.num_frames > 0).then_some(raw.num_frames as usize),
@@ -180,11 +176,35 @@ impl SegTrackOptions {
 fn flag(v: u32, what: &str) -> Result<bool> {
     match v {
         0 | 1 => Ok(v == 1),
-        _ => Err(crate::error::Error::invalid(format!("SegTrackOptions.{what} is {v}: 0 or 1"))),
+        _ => Err(Error::invalid(format!("SegTrackOptions.{what} is {v}: 0 or 1"))),
     }
 }
 
 impl SegPropagation {
+    /// Reads a caller's request (NULL = the defaults), honouring `struct_size`, and checks it; the
+    /// start frame is counted on `tracker` (negative: from its end).
+    ///
+    /// # Safety
+    /// `p` must be NULL or point to at least `struct_size` readable bytes.
+    pub(crate) unsafe fn read(p: *const SegPropagation, tracker: &Tracker) -> Result<Propagation> {
+        // SAFETY: forwarded from the caller.
+        let raw = unsafe { read_versioned(p, SegPropagation::defaults())? };
+        if raw.reserved != 0 {
+            return Err(Error::invalid("SegPropagation.reserved must be 0"));
+        }
+        let start_frame = match raw.use_start_frame {
+            0 => None,
+            1 => Some(frame_index(tracker, raw.start_frame).map_err(|e| e.context("SegPropagation.start_frame"))?),
+            v => return Err(Error::invalid(format!("SegPropagation.use_start_frame is {v}: 0 or 1"))),
+        };
+        let max_frames = match raw.max_frames {
+            -1 => None,
+            m if m >= 0 => Some(m as usize),
+            m => return Err(Error::invalid(format!("SegPropagation.max_frames is {m}: -1 (to the end) or a count"))),
+        };
+        Ok(Propagation { start_frame, direction: PropagationDirection::try_from(raw.direction)?, max_frames })
+    }
+
     pub fn defaults() -> Self {
         SegPropagation {
             struct_size: std::mem::size_of::<SegPropagation>() as u32,
@@ -195,6 +215,16 @@ impl SegPropagation {
             max_frames: -1,
         }
     }
+}
+
+/// A frame argument: an index, or from the end when negative (-1 = the last frame added).
+pub(crate) fn frame_index(tracker: &Tracker, frame: i64) -> Result<usize> {
+    let n = tracker.num_frames() as i64;
+    let t = if frame < 0 { n + frame } else { frame };
+    if t < 0 || t >= n {
+        return Err(Error::invalid(format!("frame {frame}: the track has {n} frames (indices 0 to {}, or -1 for the last)", n - 1)));
+    }
+    Ok(t as usize)
 }
 
 // SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).

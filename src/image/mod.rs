@@ -1,7 +1,8 @@
 //! Host images and the operations both pipelines share: borrowed images with any stride and pixel
-//! layout (this file), resizing (`resize`), image -> normalised tensor (`tensor`), bilinear
-//! upsampling of score maps straight into a mask (`upsample`), and the bilinear taps and spans every
-//! upsampler uses (`bilinear`).
+//! layout (this file), the intensity stage of 16-bit, signed and float pixels (`intensity`),
+//! resizing (`resize`), image -> normalised tensor (`tensor`), bilinear upsampling of score maps
+//! straight into a mask (`upsample`), and the bilinear taps and spans every upsampler uses
+//! (`bilinear`).
 
 pub mod bilinear;
 pub mod intensity;

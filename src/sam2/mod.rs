@@ -3,10 +3,12 @@
 //! slices).
 
 pub mod image;
+pub mod reference;
 pub mod video;
 
 pub use image::{
-    everything, many, model_space, prompt, spec, validate_prompt, validate_prompts, BoxPrompt, EncoderInput, EverythingObject,
-    EverythingOptions, EverythingResult, EverythingStats, Family, Feature, ManyRun, ManyStats, NumberType, Point, Prompt, Sam2Info,
-    Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats, MAX_OBJECTS, MAX_POINTS, MAX_PROMPTS, PROFILE_MAX_BATCH, PROFILE_MAX_POINTS,
+    everything, many, model_space, prompt, spec, validate_prompt, validate_prompts, BoxPrompt, DecoderLayout, EncoderInput,
+    EverythingObject, EverythingOptions, EverythingResult, EverythingStats, Family, Feature, ManyRun, ManyStats, NumberType, Point, Prompt,
+    Sam2Info, Sam2Output, Sam2Run, Sam2Segmenter, Sam2Spec, Sam2Stats, MAX_OBJECTS, MAX_POINTS, MAX_PROMPTS, PROFILE_MAX_BATCH,
+    PROFILE_MAX_POINTS,
 };

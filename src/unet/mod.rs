@@ -9,6 +9,7 @@ pub mod spec;
 pub mod tiling;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use half::f16;
@@ -19,15 +20,17 @@ use serde::Serialize;
 use crate::alloc;
 use crate::control::{self, Stage};
 use crate::engine::declared_io::declared_io;
+use crate::engine::external_data::ExternalData;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
-use crate::engine::trt_profile::{Derived, ShapeProfile};
+use crate::engine::providers::tensorrt::profile::{Derived, ShapeProfile};
+use crate::engine::providers::PerModel;
 use crate::engine::{read_model_file, Batch, Budget, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::intensity::{applies, describe, mapped_bytes, mapping_for, resolve_bytes, Intensity, IntensitySetting};
+use crate::image::intensity::{applies, mapped_bytes, mapping_for, resolve_bytes, Intensity, Mapping};
 use crate::image::tensor::{Element, Fit, Normalisation, Preprocessor, TensorData};
 use crate::image::{check_size, ImageView, MaskMut};
 use crate::options::{Options, ThresholdMode, TileMode};
-use crate::runtime::RuntimeInfo;
+use crate::session_core::{CoreInfo, SessionCore};
 
 use postprocess::{scores_to_mask, ScoreMaps};
 pub use spec::UnetSpec;
@@ -70,13 +73,13 @@ pub struct UnetMask {
 
 /// A UNet segmentation model ready to run from any thread.
 pub struct UnetSegmenter {
-    options: Options,
+    /// The options (the normalisation in use written into them) and the intensity setting.
+    core: SessionCore,
     spec: UnetSpec,
     inputs: Vec<TensorInfo>,
     outputs: Vec<TensorInfo>,
     sessions: SessionPool<Preprocessor>,
     normalisation: normalisation::Decision,
-    intensity: IntensitySetting,
 }
 
 /// What `seg_session_info` and `segrt info` report.
@@ -88,10 +91,9 @@ pub struct SessionInfo<'a> {
     pub interpretation: &'a UnetSpec,
     /// The pixel normalisation in use and where it came from (caller, model metadata, default).
     pub normalisation: &'a normalisation::Decision,
-    /// The intensity stage in use (before the normalisation), as its formula.
-    pub intensity: String,
-    pub provider: &'a ProviderReport,
-    pub intra_threads: String,
+    /// The intensity stage, the provider, the threads and ONNX Runtime (as every pipeline reports them).
+    #[serde(flatten)]
+    pub session: CoreInfo<'a>,
     /// The handle's sessions: cap, alive, busy, built, waits, memory per session.
     pub pool: PoolStats,
     /// What the model cache did: status (off, hit, miss, rebuilt, unwritable, bypassed), file, note.
@@ -99,7 +101,6 @@ pub struct SessionInfo<'a> {
     /// Resident memory the first session added, including ONNX Runtime's one-time set-up.
     pub bytes_first_session: Option<u64>,
     pub model_bytes: usize,
-    pub onnxruntime: RuntimeInfo,
 }
 
 /// Score maps of a multi-class model on a huge image are refused above this (tiled mode keeps them all).
@@ -108,18 +109,23 @@ const MAX_TILED_SCORE_BYTES: u64 = 4 << 30;
 impl UnetSegmenter {
     pub fn from_file(path: &Path, options: Options) -> Result<Self> {
         options.validate()?;
-        Self::build(read_model_file(path, options.max_model_bytes)?, Some(path), options)
+        Self::build(read_model_file(path, options.max_model_bytes)?, Some(path), options, Arc::default())
     }
 
     /// Loads the model, checks it is a UNet segrt can run, and creates the calling thread's session.
     pub fn from_memory(model: Vec<u8>, options: Options) -> Result<Self> {
-        Self::build(model, None, options)
+        Self::build(model, None, options, Arc::default())
     }
 
-    fn build(model: Vec<u8>, path: Option<&Path>, options: Options) -> Result<Self> {
+    /// [`Self::from_memory`] for a model with side files (ONNX external data), given in memory.
+    pub fn from_memory_with(model: Vec<u8>, options: Options, side_files: Arc<ExternalData>) -> Result<Self> {
+        Self::build(model, None, options, side_files)
+    }
+
+    fn build(model: Vec<u8>, path: Option<&Path>, options: Options, side_files: Arc<ExternalData>) -> Result<Self> {
         options.validate()?;
-        let with_profile = options.with_shape_profile(|| Derived::new(trt_profile(&model, &options)));
-        let sessions = SessionPool::new(model, path, &with_profile, GraphSharing::AtCreation)?;
+        let per_model = PerModel::derive(&options, || Derived::new(trt_profile(&model, &options))).with_side_files(side_files);
+        let sessions = SessionPool::for_model(model, path, &options, per_model, GraphSharing::AtCreation)?;
         let (spec, inputs, outputs, normalisation) = sessions.with(|s, _| {
             let spec = UnetSpec::from_session(s, options.output_name.as_deref())?;
             let metadata = s.metadata().map_err(|e| Error::inference(format!("cannot read the model's metadata: {e}")))?;
@@ -128,30 +134,26 @@ impl UnetSegmenter {
         })?;
         let mut options = options;
         (options.scale, options.mean, options.std) = (normalisation.scale, normalisation.mean, normalisation.std);
-        Ok(UnetSegmenter { options, spec, inputs, outputs, sessions, normalisation, intensity: IntensitySetting::default() })
+        Ok(UnetSegmenter { core: SessionCore::new(options), spec, inputs, outputs, sessions, normalisation })
     }
 
     pub fn spec(&self) -> &UnetSpec {
         &self.spec
     }
     /// The TensorRT shape profile runs are checked against: the one TensorRT was given (see
-    /// `engine::trt_profile`), `None` when it got none.
+    /// `engine::providers::tensorrt::profile`), `None` when it got none.
     pub fn trt_profile(&self) -> Option<ShapeProfile> {
         self.sessions.trt_profile_checked().map(|p| (*p).clone())
     }
+    /// The options and the intensity setting (`core().set_intensity(...)`, from any thread).
+    pub fn core(&self) -> &SessionCore {
+        &self.core
+    }
     pub fn options(&self) -> &Options {
-        &self.options
+        self.core.options()
     }
     pub fn provider(&self) -> &ProviderReport {
         &self.sessions.provider
-    }
-    /// The intensity stage for later runs (None = the default; see [`crate::image::intensity`]).
-    /// Any thread, any time: a run in progress keeps the setting it started with.
-    pub fn set_intensity(&self, intensity: Option<Intensity>) -> Result<()> {
-        self.intensity.set(intensity)
-    }
-    pub fn intensity(&self) -> Option<Intensity> {
-        self.intensity.get()
     }
 
     pub fn info(&self) -> SessionInfo<'_> {
@@ -161,21 +163,18 @@ impl UnetSegmenter {
             outputs: &self.outputs,
             interpretation: &self.spec,
             normalisation: &self.normalisation,
-            intensity: describe(self.intensity.get().as_ref()),
-            provider: &self.sessions.provider,
-            intra_threads: intra_threads_text(self.options.intra_threads),
+            session: self.core.info(&self.sessions.provider),
             pool: self.sessions.stats(),
             cache: &self.sessions.cache,
             bytes_first_session: self.sessions.stats().bytes_first_session,
             model_bytes: self.sessions.model_len(),
-            onnxruntime: RuntimeInfo::current(),
         }
     }
 
     /// Segments one image into a mask of its own (see [`Self::segment_into`]).
     pub fn segment(&self, image: &ImageView<'_>, want_probability: bool) -> Result<UnetMask> {
         let (w, h) = (image.width(), image.height());
-        check_size(w as i64, h as i64, self.options.max_pixels)?;
+        check_size(w as i64, h as i64, self.options().max_pixels)?;
         let mut mask = alloc::vec_of(w * h, 0u8, "the mask")?;
         let mut probability = if want_probability { Some(alloc::vec_of(w * h, 0f32, "the probability map")?) } else { None };
         let run = self.segment_into(image, &mut MaskMut::new(&mut mask, w, h, 0)?, probability.as_deref_mut())?;
@@ -186,7 +185,7 @@ impl UnetSegmenter {
     /// width x height, row-major) receives the foreground probability when given.
     pub fn segment_into(&self, image: &ImageView<'_>, mask: &mut MaskMut<'_>, probability: Option<&mut [f32]>) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
-        check_size(w as i64, h as i64, self.options.max_pixels)?;
+        check_size(w as i64, h as i64, self.options().max_pixels)?;
         if (mask.width(), mask.height()) != (w, h) {
             return Err(Error::invalid(format!(
                 "mask is {}x{} but the image is {w}x{h}: the mask must have the image's size",
@@ -199,9 +198,9 @@ impl UnetSegmenter {
         }
         // One setting for the whole call; resolved on the whole image (every tile maps alike) once
         // the call's buffers are known to fit the budget.
-        let stage = self.intensity.get();
+        let stage = self.core.intensity();
         let tile = self.tile_size();
-        let tiled = match self.options.tile_mode {
+        let tiled = match self.options().tile_mode {
             TileMode::Off => false,
             TileMode::On => true,
             TileMode::Auto => w > 2 * tile.0 || h > 2 * tile.1,
@@ -215,7 +214,7 @@ impl UnetSegmenter {
 
     /// The tile size: the model's fixed axes, else `tile_size`, else `input_size`, else 512x512.
     pub fn tile_size(&self) -> (usize, usize) {
-        self.spec.tile_size(&self.options)
+        self.spec.tile_size(self.options())
     }
 
     /// The whole image resized to the model's input: one run.
@@ -227,10 +226,10 @@ impl UnetSegmenter {
         stage: Option<&Intensity>,
     ) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
-        let size = self.spec.model_size((w, h), &self.options);
-        check_size(size.0 as i64, size.1 as i64, self.options.max_pixels).map_err(|e| e.context("model input size"))?;
+        let size = self.spec.model_size((w, h), self.options());
+        check_size(size.0 as i64, size.1 as i64, self.options().max_pixels).map_err(|e| e.context("model input size"))?;
         let model_pixels = (size.0 * size.1) as u64;
-        let full_map = probability.is_some() || self.options.threshold_mode == ThresholdMode::Otsu || size.0 > w || size.1 > h;
+        let full_map = probability.is_some() || self.options().threshold_mode == ThresholdMode::Otsu || size.0 > w || size.1 > h;
         self.check_budget(&[
             ("the input tensor", model_pixels * self.input_bytes_per_pixel()),
             ("the model output and its copy", 2 * model_pixels * self.classes() * 4),
@@ -242,7 +241,7 @@ impl UnetSegmenter {
         control::progress(Stage::Run, 0.0)?;
         let infer = || {
             self.infer(|pre| {
-                pre.prepare(image, &self.spec.tensor_format(), size, &self.options, mapping)?;
+                pre.prepare(image, &self.spec.tensor_format(), size, self.options(), mapping)?;
                 Ok(self.spec.input_shape(size.0, size.1))
             })
         };
@@ -255,7 +254,7 @@ impl UnetSegmenter {
         let (shape, scores) = (run.shape, run.scores);
         let t2 = Instant::now();
         let maps = ScoreMaps::from_output(&shape, scores, self.spec.input_layout, size)?;
-        let summary = scores_to_mask(maps, mask, probability, &self.options)?;
+        let summary = scores_to_mask(maps, mask, probability, self.options())?;
         let stats = RunStats {
             preprocess_ms: run.preprocess_ms,
             inference_ms: run.inference_ms,
@@ -278,8 +277,8 @@ impl UnetSegmenter {
         stage: Option<&Intensity>,
     ) -> Result<UnetRun> {
         let (w, h) = (image.width(), image.height());
-        check_size(tw as i64, th as i64, self.options.max_pixels).map_err(|e| e.context("tile size"))?;
-        let overlap = self.options.tile_overlap;
+        check_size(tw as i64, th as i64, self.options().max_pixels).map_err(|e| e.context("tile size"))?;
+        let overlap = self.options().tile_overlap;
         if 2 * overlap >= tw.min(th) {
             return Err(Error::invalid(format!("tile_overlap {overlap} must be less than half the tile ({tw}x{th})")));
         }
@@ -302,7 +301,7 @@ impl UnetSegmenter {
                 "{tw}x{th} tiles would cut the {w}x{h} image into {count} tiles (at most {MAX_TILES}): use larger tiles or a smaller overlap"
             )));
         }
-        let wanted = if self.spec.batch_dynamic { self.options.tile_batch } else { 1 };
+        let wanted = if self.spec.batch_dynamic { self.options().tile_batch } else { 1 };
         let tile_pixels = (tw * th) as u64;
         let own_per_tile = tile_pixels * self.input_bytes_per_pixel() + 2 * tile_pixels * classes as u64 * 4;
         // Tiles are mapped one at a time, each at the tile's size.
@@ -316,13 +315,13 @@ impl UnetSegmenter {
         let mapping = self.resolve(stage, image)?;
         // Tiles per run: as many as the budget holds once ONNX Runtime's cost of a tile is known.
         let budget = Budget {
-            max_memory_bytes: self.options.max_memory_bytes,
+            max_memory_bytes: self.options().max_memory_bytes,
             fixed_bytes: score_bytes + tile_planes,
             own_bytes_per_item: own_per_tile,
             item: "tile",
         };
         let format = self.spec.tensor_format();
-        let norm = Normalisation::from(&self.options).with_mapping(mapping);
+        let norm = Normalisation::from(self.options()).with_mapping(mapping);
 
         let mut blend = Blend::new(classes, (w, h), &grid)?;
         let (mut pre_ms, mut run_ms, mut post_ms) = (0.0, 0.0, 0.0);
@@ -362,7 +361,7 @@ impl UnetSegmenter {
         }
         control::progress(Stage::Tiles, 1.0)?;
         let t0 = Instant::now();
-        let summary = scores_to_mask(blend.finish(), mask, probability, &self.options)?;
+        let summary = scores_to_mask(blend.finish(), mask, probability, self.options())?;
         post_ms += ms(t0, Instant::now());
         let stats = RunStats {
             preprocess_ms: pre_ms,
@@ -396,7 +395,7 @@ impl UnetSegmenter {
 
     /// The intensity stage resolved on the whole image, its percentile samples first checked against
     /// the budget (they are freed before the call's other buffers exist).
-    fn resolve(&self, stage: Option<&Intensity>, image: &ImageView<'_>) -> Result<Option<crate::image::intensity::Mapping>> {
+    fn resolve(&self, stage: Option<&Intensity>, image: &ImageView<'_>) -> Result<Option<Mapping>> {
         self.check_budget(&[("the percentile samples", resolve_bytes(stage, image))])?;
         mapping_for(stage, image)
     }
@@ -410,7 +409,7 @@ impl UnetSegmenter {
     /// segrt's own, and ONNX Runtime's working memory where a run at this size measured it.
     fn check_budget(&self, parts: &[(&str, u64)]) -> Result<()> {
         let total: u64 = parts.iter().map(|(_, b)| b).sum();
-        if total <= self.options.max_memory_bytes {
+        if total <= self.options().max_memory_bytes {
             return Ok(());
         }
         let list: Vec<String> = parts.iter().filter(|(_, b)| *b > 0).map(|(what, b)| format!("{what} {}", alloc::size_text(*b))).collect();
@@ -420,7 +419,7 @@ impl UnetSegmenter {
                 "this call needs {} ({}), more than the max_memory_bytes budget of {}; raise it, or use tiling for large images",
                 alloc::size_text(total),
                 list.join(", "),
-                alloc::size_text(self.options.max_memory_bytes)
+                alloc::size_text(self.options().max_memory_bytes)
             ),
         ))
     }
@@ -453,14 +452,6 @@ fn trt_profile(model: &[u8], options: &Options) -> std::result::Result<Option<Sh
     UnetSpec::from_io(&inputs, &outputs, options.output_name.as_deref())?.trt_profile(&inputs, options)
 }
 
-/// How `seg_session_info` describes the threads a session runs on.
-pub fn intra_threads_text(n: usize) -> String {
-    match n {
-        0 => "the process-wide ONNX Runtime thread pool (one thread per physical core), shared by every session".into(),
-        n => format!("{n} (a pool of the session's own)"),
-    }
-}
-
 /// A run's output and its timings (pre-processing is timed once the session is ours).
 struct Inference {
     shape: Vec<i64>,
@@ -479,7 +470,7 @@ fn run_once(
     spec: &UnetSpec,
     shape: [i64; 4],
     tensor: &TensorData,
-    release_arena: bool,
+    release_arena: crate::engine::ArenaRelease,
 ) -> Result<(Vec<i64>, Vec<f32>)> {
     let input = tensor.input(shape.to_vec())?;
     let inputs = ort::inputs![spec.input_name.as_str() => input];

@@ -6,7 +6,7 @@ use ort::session::Session;
 use serde::Serialize;
 
 use crate::engine::io::{describe, inputs_of, outputs_of, TensorInfo};
-use crate::engine::trt_profile::ShapeProfile;
+use crate::engine::providers::tensorrt::profile::ShapeProfile;
 use crate::error::{Error, Result};
 use crate::image::tensor::{Element, Layout, TensorFormat};
 use crate::options::{Options, TileMode};
@@ -221,33 +221,33 @@ impl UnetSpec {
 mod tests {
     use super::*;
 
-    fn t(name: &str, dtype: &str, shape: &[i64]) -> TensorInfo {
-        TensorInfo { name: name.into(), dtype: dtype.into(), shape: shape.to_vec() }
-    }
-
     #[test]
     fn layouts_classes_and_the_output_are_read_from_the_io() {
-        let spec = UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &[t("y", "f32", &[1, 1, 256, 256])], None).unwrap();
+        let spec =
+            UnetSpec::from_io(&[TensorInfo::new("x", "f32", &[1, 3, 256, 256])], &[TensorInfo::new("y", "f32", &[1, 1, 256, 256])], None)
+                .unwrap();
         assert_eq!((spec.input_layout, spec.channels, spec.classes, spec.width), (Layout::Nchw, 3, Some(1), Some(256)));
-        let spec = UnetSpec::from_io(&[t("x", "f16", &[-1, -1, -1, 1])], &[t("y", "f16", &[-1, -1, -1, 4])], None).unwrap();
+        let spec =
+            UnetSpec::from_io(&[TensorInfo::new("x", "f16", &[-1, -1, -1, 1])], &[TensorInfo::new("y", "f16", &[-1, -1, -1, 4])], None)
+                .unwrap();
         assert_eq!((spec.input_layout, spec.channels, spec.classes, spec.batch_dynamic), (Layout::Nhwc, 1, Some(4), true));
         // A second output of the input's size is found past a smaller first one; a name picks any.
-        let outputs = [t("aux", "f32", &[1, 8, 64, 64]), t("mask", "f32", &[1, 2, 256, 256])];
-        assert_eq!(UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, None).unwrap().output_name, "mask");
-        assert_eq!(UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, Some("aux")).unwrap().output_name, "aux");
-        let e = UnetSpec::from_io(&[t("x", "f32", &[1, 3, 256, 256])], &outputs, Some("nope")).unwrap_err();
+        let outputs = [TensorInfo::new("aux", "f32", &[1, 8, 64, 64]), TensorInfo::new("mask", "f32", &[1, 2, 256, 256])];
+        assert_eq!(UnetSpec::from_io(&[TensorInfo::new("x", "f32", &[1, 3, 256, 256])], &outputs, None).unwrap().output_name, "mask");
+        assert_eq!(UnetSpec::from_io(&[TensorInfo::new("x", "f32", &[1, 3, 256, 256])], &outputs, Some("aux")).unwrap().output_name, "aux");
+        let e = UnetSpec::from_io(&[TensorInfo::new("x", "f32", &[1, 3, 256, 256])], &outputs, Some("nope")).unwrap_err();
         assert!(e.contains("no output named 'nope' (its outputs: aux, mask)"), "{e}");
-        let e = UnetSpec::from_io(&[t("x", "u8", &[1, 3, 256, 256])], &outputs, None).unwrap_err();
+        let e = UnetSpec::from_io(&[TensorInfo::new("x", "u8", &[1, 3, 256, 256])], &outputs, None).unwrap_err();
         assert!(e.contains("not float32/float16"), "{e}");
     }
 
     #[test]
     fn the_choice_of_output_says_why() {
-        let x = [t("x", "f32", &[1, 3, 320, 320])];
-        let one = UnetSpec::from_io(&x, &[t("y", "f32", &[1, 1, 320, 320])], None).unwrap();
+        let x = [TensorInfo::new("x", "f32", &[1, 3, 320, 320])];
+        let one = UnetSpec::from_io(&x, &[TensorInfo::new("y", "f32", &[1, 1, 320, 320])], None).unwrap();
         assert_eq!(one.output_choice, "'y': the model's only output");
         // U^2-Net-P: seven maps of the input's size, the fused one first.
-        let seven: Vec<TensorInfo> = (1959..=1965).map(|n| t(&n.to_string(), "f32", &[1, 1, 320, 320])).collect();
+        let seven: Vec<TensorInfo> = (1959..=1965).map(|n| TensorInfo::new(&n.to_string(), "f32", &[1, 1, 320, 320])).collect();
         let spec = UnetSpec::from_io(&x, &seven, None).unwrap();
         assert_eq!(spec.output_name, "1959");
         assert!(
@@ -257,7 +257,7 @@ mod tests {
         );
         let spec = UnetSpec::from_io(&x, &seven, Some("1962")).unwrap();
         assert_eq!((spec.output_name.as_str(), spec.output_choice.as_str()), ("1962", "'1962': named by the caller (output_name)"));
-        let mixed = [t("features", "f32", &[1, 8, 80, 80]), t("mask", "f32", &[1, 1, 320, 320])];
+        let mixed = [TensorInfo::new("features", "f32", &[1, 8, 80, 80]), TensorInfo::new("mask", "f32", &[1, 1, 320, 320])];
         let spec = UnetSpec::from_io(&x, &mixed, None).unwrap();
         assert_eq!(spec.output_choice, "'mask': the only float output with the input's height and width");
     }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds tests/c/test_segrt.c, tests/c/test_track.c (SAM2 video tracking), tests/c/test_edges.c (the
-# contract's edges) and tests/c/test_pixels.c (16-bit, signed 16-bit and float images) against include/segrt.h
+# contract's edges), tests/c/test_pixels.c (16-bit, signed 16-bit and float images) and
+# tests/c/test_regions.c/.cpp (regions, outlines, RLE), tests/c/test_reference.cpp (segrt::Reference)
+# against include/segrt.h
 # and the built libsegrt.so, and runs them plain
 # and with AddressSanitizer + UBSan; with --valgrind also under valgrind (errors and definite leaks
 # fail the run; 6 to 9 minutes on 2 cores, as ONNX Runtime runs some 100x slower under valgrind);
@@ -73,6 +75,25 @@ g++ -O1 "${cxxt[@]}" -o "$build/test_track_cpp"
 g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxxt[@]}" -o "$build/test_track_cpp_asan"
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_track_cpp_asan" . "$build/inputs"
 
+echo "-- teach once, find (tests/c/test_reference.cpp: segrt::Reference on the oracle models), plain and ASan + UBSan"
+cxxref=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_reference.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+g++ -O1 "${cxxref[@]}" -o "$build/test_reference_cpp"
+"$build/test_reference_cpp" .
+g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxxref[@]}" -o "$build/test_reference_cpp_asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_reference_cpp_asan" .
+
+echo "-- regions and RLE (tests/c/test_regions.c, test_regions.cpp: outlines against OpenCV's chains, counts, bad input), plain and ASan + UBSan"
+regions=(-std=c99 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_regions.c -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+gcc -O1 "${regions[@]}" -o "$build/test_regions"
+"$build/test_regions"
+gcc -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${regions[@]}" -o "$build/test_regions_asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_regions_asan"
+cxxr=(-std=c++11 -Wall -Wextra -Wpedantic -Werror -Iinclude tests/c/test_regions.cpp -L"$lib" -lsegrt -Wl,-rpath,"$PWD/$lib")
+g++ -O1 "${cxxr[@]}" -o "$build/test_regions_cpp"
+"$build/test_regions_cpp"
+g++ -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "${cxxr[@]}" -o "$build/test_regions_cpp_asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "$build/test_regions_cpp_asan"
+
 [ -n "$valgrind" ] || exit 0
 echo "-- valgrind ($valgrind workload)"
 gcc -O1 -g "${flags[@]}" -o "$build/test_vg"
@@ -104,4 +125,7 @@ if [ "$valgrind" = full ]; then
     --errors-for-leak-kinds=definite --show-leak-kinds=definite --suppressions=tests/c/valgrind.supp \
     "$build/test_track_cpp_vg" . "$build/inputs" --quick
 fi
+gcc -O1 -g "${regions[@]}" -o "$build/test_regions_vg"
+valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+  "$build/test_regions_vg"
 echo "valgrind: no errors, no definite leaks ($(( $(date +%s) - start )) s)"

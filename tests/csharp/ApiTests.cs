@@ -122,8 +122,9 @@ static partial class SegrtTests
         SameMembers(typeof(ModelCacheMode), HeaderEnum(header, "SegCacheMode", "SEG_CACHE_"), "segrt.h");
         SameMembers(typeof(ArenaPolicy), HeaderEnum(header, "SegArena", "SEG_ARENA_"), "segrt.h");
         SameMembers(typeof(ConvSearch), HeaderEnum(header, "SegConvSearch", "SEG_CONV_SEARCH_"), "segrt.h");
+        SameMembers(typeof(OpenVinoPrecision), HeaderEnum(header, "SegOvPrecision", "SEG_OV_PRECISION_"), "segrt.h");
         SameMembers(typeof(IntensityRange), HeaderEnum(header, "SegIntensityRange", "SEG_INTENSITY_"), "segrt.h");
-        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 12 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
+        Console.WriteLine(string.Format("      {0} status codes, {1} pixel formats and 13 more enums match", generated.Count, Enum.GetNames(typeof(PixelLayout)).Length));
     }
 
     static void NoPublicPointers()
@@ -157,6 +158,8 @@ static partial class SegrtTests
             Check(info.Provider.InUse == "CPU" && info.Provider.Requested == "CPU" && info.Provider.FallbackReason == null, "provider report");
             Check(info.Inputs.Length == 1 && info.Inputs[0].Shape.Length == 4 && info.Outputs.Length >= 1, "inputs/outputs");
             Check(info.OnnxRuntime.Version.StartsWith("1.31") && File.Exists(info.OnnxRuntime.Path), "runtime " + info.OnnxRuntime.Path);
+            Check(info.OnnxRuntime.Build == "CPU" && info.OnnxRuntime.ApiLevel == 31 && info.OnnxRuntime.Degraded.Count == 0,
+                "runtime build " + info.OnnxRuntime.Build + ", API level " + info.OnnxRuntime.ApiLevel);
             Check(info.ModelBytes == new FileInfo(Model("demo_unet.onnx")).Length, "model bytes");
             Check(info.NativeBytes > 0 && info.EncoderInputs == null && info.Convention == null && info.EncoderPool == null, "UNet-only members");
             var pool = info.Pool;
@@ -181,6 +184,9 @@ static partial class SegrtTests
         {
             Check(auto.SessionInfo.EncoderPool.ReleasesArena == true && auto.SessionInfo.DecoderPool.ReleasesArena == false, "Arena Auto: the encoder releases, the decoder keeps");
             Check(keep.SessionInfo.EncoderPool.ReleasesArena == false && keep.SessionInfo.DecoderPool.ReleasesArena == false, "Arena Keep: both keep");
+            // ReleaseMemory gives the arena back at once, segmenters in hand, and they go on working.
+            SegrtLibrary.ReleaseMemory();
+            Check(keep.SessionInfo.EncoderPool.Created == 1, "segmenters usable after ReleaseMemory");
         }
         using (var seg = new Sam2Segmenter(Path.Combine(sam, "sam2_tiny_samexporter_encoder.onnx"), Path.Combine(sam, "sam2_tiny_samexporter_decoder.onnx"),
             new SegmenterOptions { MaxSessions = 2 }))

@@ -56,6 +56,8 @@ static partial class SegrtTests
         RunCancelTests();
         RunEncodeAheadTests();
         RunPromptsTests();
+        RunOutlineTests();
+        RunReferenceTests();
         RunRealModelTests();
 
         if (Skipped > 0) Console.WriteLine(Skipped + " tests skipped: their names do not contain SEGRT_TEST_FILTER=\"" + Filter + "\"");
@@ -250,6 +252,32 @@ static partial class SegrtTests
             && new SegmenterOptions { DecoderProvider = ExecutionProvider.Cuda }.ToNative(null, null, null).decoder_provider == 2 /* SEG_DECODER_PROVIDER_CUDA */, "DecoderProvider mapped");
         Check(new SegmenterOptions().ToNative(null, null, null).trt_profiles == 0 /* SEG_TRT_PROFILES_AUTO */
             && new SegmenterOptions { TensorRtShapeProfiles = false }.ToNative(null, null, null).trt_profiles == 1 /* SEG_TRT_PROFILES_OFF */, "TensorRtShapeProfiles mapped");
+        // The OpenVINO fields: strings as pinned UTF-8, the rest as they are; the defaults are segrt's (CPU, the
+        // device's precision, no cache, OpenVINO's threads and streams).
+        var defaultsOv = new SegmenterOptions().ToNative(null, null, null);
+        Check(defaultsOv.ov_device == null && defaultsOv.ov_precision == 0 && defaultsOv.ov_cache_dir == null
+            && defaultsOv.ov_threads == 0 && defaultsOv.ov_streams == 0 && defaultsOv.reserved4 == 0, "OpenVINO defaults");
+        var ov = new SegmenterOptions { OpenVinoDevice = "AUTO:GPU,CPU", OpenVinoPrecision = OpenVinoPrecision.Accuracy,
+            OpenVinoCacheDirectory = "/var/cache/ov-кэш", OpenVinoThreads = 2, OpenVinoStreams = 1 };
+        fixed (byte* dev = Segrt.Interop.Utf8z(ov.OpenVinoDevice))
+        fixed (byte* ovCache = Segrt.Interop.Utf8z(ov.OpenVinoCacheDirectory))
+        {
+            var o = ov.ToNative(null, null, null, null, dev, ovCache);
+            Check(Segrt.Interop.FromUtf8z(o.ov_device) == "AUTO:GPU,CPU" && o.ov_precision == 3 /* SEG_OV_PRECISION_ACCURACY */
+                && Segrt.Interop.FromUtf8z(o.ov_cache_dir) == "/var/cache/ov-кэш" && o.ov_threads == 2 && o.ov_streams == 1, "OpenVINO options mapped");
+        }
+        Throws<ArgumentOutOfRangeException>(() => new SegmenterOptions { OpenVinoThreads = -1 }.ToNative(null, null, null), "negative OpenVinoThreads");
+        // They reach segrt: FP16 on OpenVINO's CPU is refused in segrt's words before any provider loads; on
+        // the GPU it is accepted (this CPU build of ONNX Runtime has no OpenVINO: the fallback policy runs the CPU).
+        var ovModel = Model("demo_unet.onnx");
+        var fp16Cpu = Throws<SegrtException>(() => new UnetSegmenter(ovModel, new SegmenterOptions { Provider = ExecutionProvider.OpenVino,
+            ProviderPolicy = ProviderPolicy.Fallback, OpenVinoPrecision = OpenVinoPrecision.Fp16 }), "FP16 on OpenVINO's CPU");
+        Check(fp16Cpu.Status == Status.InvalidArgument && fp16Cpu.NativeMessage.Contains("not FP16"), fp16Cpu.NativeMessage);
+        using (var onGpu = new UnetSegmenter(ovModel, new SegmenterOptions { Provider = ExecutionProvider.OpenVino,
+            ProviderPolicy = ProviderPolicy.Fallback, OpenVinoDevice = "GPU", OpenVinoPrecision = OpenVinoPrecision.Fp16 }))
+            Check(onGpu.ProviderInUse == "CPU", "OpenVINO GPU + FP16 accepted, fallen back here: " + onGpu.ProviderInUse);
+        var badDevice = Throws<SegrtException>(() => new UnetSegmenter(ovModel, new SegmenterOptions { OpenVinoDevice = "TPU" }), "unknown OpenVINO device");
+        Check(badDevice.Status == Status.InvalidArgument && badDevice.NativeMessage.Contains("ov_device"), badDevice.NativeMessage);
         // segrt checks the values: an unknown ConvSearch is refused naming the field.
         var badSearch = Throws<SegrtException>(() => new UnetSegmenter(Model("demo_unet.onnx"), new SegmenterOptions { ConvSearch = (ConvSearch)9 }), "unknown ConvSearch");
         Check(badSearch.Status == Status.InvalidArgument && badSearch.NativeMessage.Contains("conv_search"), badSearch.NativeMessage);

@@ -66,8 +66,9 @@ mono "$out/Consumer.exe" "$repo/models/samples/lesion_01.png" "$repo/models/samp
 # through the Timer and Sam2Tracker.Next; encoding ahead (two images opened in a row, a click at once); --check-tracking: the first frame's mask is the official SAM2 video
 # predictor's for that click, every frame is shown in order, the last mask is a direct tracker's. Then "Open > Volume..."
 # on the same frames as slices: a click on the middle slice, "Propagate both ways", a right click correcting another
-# slice, propagate again: every slice's mask is a direct volume tracker's. Last, in a 1024-pixel-wide window, every
-# toolbar and status bar item is in view.
+# slice, propagate again: every slice's mask is a direct volume tracker's. Then "Teach" from a click's mask and "Find"
+# on the colour oracle encoder (pictures of coloured discs): the moved disc's mask, outline and score, and nothing on a
+# picture without it. Last, in a 1024-pixel-wide window, every toolbar and status bar item is in view.
 shot="$out/selftest.png"
 # The Windows zip's first view, with the trained pair of the real-models stage (scripts/fetch-real-weights.sh).
 real_pair=()
@@ -79,12 +80,14 @@ fi
 timeout 300 xvfb-run -a -s "-screen 0 1280x1024x24" mono --debug "$out/SegrtDemo.SelfTest.exe" "$shot" \
     --sam2-encoder "$repo/models/sam2/sam2_oracle_encoder.onnx" \
     --sam2-decoder "$repo/models/sam2/sam2_oracle_decoder.onnx" --check-click-centroid \
+    --find-encoder "$repo/models/sam2/sam2_colour_oracle_encoder.onnx" \
     --video-model "$repo/models/sam2/video" --frames "$repo/models/sam2/video/reference/frames" --check-tracking \
     "${real_pair[@]}"
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-unet.png" unet
 "$python" "$repo/tests/csharp/check_screenshot.py" "$shot" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-track.png" sam2
 "$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-volume.png" sam2
+"$python" "$repo/tests/csharp/check_screenshot.py" "$out/selftest-find.png" sam2
 
 # The Visual Studio project builds too (xbuild reads the same classic .csproj), and the sample runs from
 # its output folder as deployed: native libraries and models beside the .exe, default SAM2 models.

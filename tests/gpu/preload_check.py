@@ -2,7 +2,7 @@
 
   1. every library of ONNX Runtime's own `preload_dlls` list (the GPU wheel's onnxruntime/__init__.py,
      evaluated for Linux and for Windows with the wheel's CUDA version) is in segrt's list for that
-     system (src/runtime.rs, CUDA_LIBRARIES);
+     system (src/engine/providers/cuda.rs, CUDA_LIBRARIES);
   2. every NEEDED entry (readelf -d) of ONNX Runtime's CUDA and TensorRT provider libraries and of the
      libraries segrt preloads is a system library (ldconfig knows it), the NVIDIA driver
      (libcuda.so.1), ONNX Runtime's own, or in segrt's list for that provider, not marked optional;
@@ -36,11 +36,12 @@ def fail(message):
 
 
 def segrt_list(const, cfg):
-    """One `pub const` list of src/runtime.rs under `#[cfg(cfg)]`: {name: optional}."""
-    source = (root / "src/runtime.rs").read_text()
-    m = re.search(r"#\[cfg\(" + re.escape(cfg) + r"\)\]\s*pub const " + const + r": &\[GpuLibrary\] =\s*&\[(.*?)\];", source, re.S)
+    """One `pub const` list of the provider modules (src/engine/providers/) under `#[cfg(cfg)]`: {name: optional}."""
+    pattern = r"#\[cfg\(" + re.escape(cfg) + r"\)\]\s*pub const " + const + r": &\[GpuLibrary\] =\s*&\[(.*?)\];"
+    sources = sorted((root / "src/engine/providers").rglob("*.rs"))
+    m = next((m for m in (re.search(pattern, f.read_text(), re.S) for f in sources) if m), None)
     if not m:
-        sys.exit(f"preload_check: {const} under cfg({cfg}) not found in src/runtime.rs")
+        sys.exit(f"preload_check: {const} under cfg({cfg}) not found in src/engine/providers/")
     return {name: kind == "optional" for kind, name in re.findall(r'(lib|optional)\("([^"]+)"\)', m.group(1))}
 
 
@@ -77,9 +78,9 @@ def check_dependencies(lib, deps, ours, provider):
         if dep in DRIVERS or dep.lower().startswith(("libonnxruntime", "onnxruntime")):
             continue  # the driver is installed, never shipped; ONNX Runtime loads its own files
         if dep not in ours:
-            fail(f"{lib} needs {dep}, which is not on segrt's {provider} list (src/runtime.rs)")
+            fail(f"{lib} needs {dep}, which is not on segrt's {provider} list (src/engine/providers/)")
         elif ours[dep]:
-            fail(f"{lib} needs {dep}, which segrt's {provider} list marks optional (src/runtime.rs)")
+            fail(f"{lib} needs {dep}, which segrt's {provider} list marks optional (src/engine/providers/)")
 
 
 ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"  # not on a non-root user's PATH
@@ -94,7 +95,7 @@ for system_name, is_windows, ours in (("Linux", False, cuda_linux), ("Windows", 
     print(f"   {' ' * len(system_name)}   segrt's {list(ours)}")
     for name in theirs:
         if name not in ours:
-            fail(f"{name} is on ONNX Runtime's {system_name} preload list, not on segrt's (src/runtime.rs)")
+            fail(f"{name} is on ONNX Runtime's {system_name} preload list, not on segrt's (src/engine/providers/)")
     extra = [f"{n}{' (optional)' if ours[n] else ''}" for n in ours if n not in theirs]
     if extra:
         print(f"   segrt's {system_name} list has more: {', '.join(extra)}")

@@ -12,6 +12,9 @@
 #      old for CUDA 13; ONNX Runtime's text names the option it was parsing (device_id, from segrt);
 #   d. TensorRT: TensorRT's libnvinfer.so.10 is named; the shape profile of a tiled dynamic UNet is
 #      derived and reported on the TensorRT path;
+#   f. a GeForce GTX 1050 (compute capability 6.1, the stub NVIDIA driver of tests/gpu/stub_cuda) under this
+#      CUDA 13 build: refused before the provider is registered, naming the build that runs it (the CUDA 12
+#      build 1.24.4 with cuDNN 9.10); FALLBACK runs on the CPU; an RTX 3060 (8.6) passes segrt's check;
 #   e. segrt's preload list against ONNX Runtime's own list, the provider libraries' NEEDED entries and
 #      the Windows wheel's import tables, and the loader's log of a run (tests/gpu/preload_check.py).
 # A failure while ONNX Runtime creates the session (after the provider registered) is provoked by the
@@ -198,6 +201,22 @@ if [ -n "$driver" ]; then
   # reports, where a driver too old fails, naming the option: segrt's options reached its parser.
   expect c.require 'Failed to parse provider option "device_id": CUDA failure 35: CUDA driver version is insufficient'
 fi
+
+echo "== f. a GTX 1050 under the CUDA 13 build (the stub NVIDIA driver reports it)"
+stub=$out/stub-driver
+mkdir -p "$stub"
+cc -shared -fPIC -O1 -o "$stub/libcuda.so.1" tests/gpu/stub_cuda/stub_cuda.c
+gtx1050=(env LD_LIBRARY_PATH="$stub" STUB_CUDA_GPU=gtx1050 STUB_CUDA_DRIVER=13000)
+run f.require 1 "${gtx1050[@]}" "$segrt" unet --ort "$ort" --provider cuda --model "$model" --out "$out/f.require" "$image"
+expect f.require "CUDA:0 could not be initialised: the NVIDIA GeForce GTX 1050 (compute capability 6.1) cannot run ONNX Runtime $version's CUDA provider"
+expect f.require "use the CUDA 12 build, onnxruntime-gpu 1.24.4 with cuDNN 9.10"
+expect f.require "(policy: require) (execution provider unavailable)"
+run f.fallback 0 "${gtx1050[@]}" "$segrt" unet --ort "$ort" --provider cuda --fallback --model "$model" --out "$out/f.fallback" "$image"
+expect f.fallback "; provider CPU;"
+[ -s "$out/f.fallback/lesion_01_mask.png" ] || fail "f.fallback: no mask written"
+echo "-- f: an RTX 3060 passes segrt's check (ONNX Runtime's CUDA runtime then stops at the stub)"
+run f.rtx3060 1 env LD_LIBRARY_PATH="$stub" STUB_CUDA_GPU=rtx3060 STUB_CUDA_DRIVER=13000 "$segrt" unet --ort "$ort" --provider cuda --model "$model" --out "$out/f.rtx3060" "$image"
+if grep -q "compute capability" "$out/f.rtx3060.log"; then fail "f.rtx3060: refused by the compute-capability check"; fi
 
 echo "gpu stage: $(( SECONDS - start )) s"
 if [ "$failed" != 0 ]; then

@@ -3,7 +3,9 @@
 #   1. parity of segrt (C ABI) with plain onnxruntime + numpy + Pillow references: the MobileSAM-class
 #      SAM pair, U^2-Net-P and the PP-OCR text detector on real photos, RGB, BGR and gray buffers;
 #   2. accuracy of the SAM pair on the 125 labelled nuclei of stardist's DSB-2018 image;
-#   3. the CLI on real DICOM and NIfTI files (tests/real/medical.sh).
+#   3. the CLI on real DICOM and NIfTI files (tests/real/medical.sh);
+#   4. `segrt sam2 --everything` on the SAM pair against segment_anything's automatic mask generator
+#      ported to onnxruntime + numpy (tests/real/everything_sam1.py).
 # When a registry cannot be reached, scripts/fetch-real-weights.sh exits 3: then this prints one line
 # and succeeds, unless SEGRT_REQUIRE_REAL_WEIGHTS=1 (CI), which fails instead.
 #
@@ -36,12 +38,16 @@ start=$(date +%s)
 status=0
 "$python" tests/real/parity_real.py --lib "$lib" || status=1
 "$python" tests/real/accuracy_nuclei.py --lib "$lib" || status=1
-# 3. the CLI on real DICOM and NIfTI files (the segrt beside the library; about a second).
+# 3. and 4.: the CLI (the segrt beside the library) on real DICOM and NIfTI files (about a second),
+# and segment-everything on two photos against its reference (a 6x6 grid: one decoder run per point).
 segrt_bin="$(dirname "$lib")/segrt"
 if [ -x "$segrt_bin" ]; then
   tests/real/medical.sh "$segrt_bin" || status=1
+  t=$(date +%s)
+  "$python" tests/real/everything_sam1.py --segrt "$segrt_bin" || status=1
+  echo "everything on the SAM pair: $(( $(date +%s) - t )) s"
 else
-  echo "medical: skipped ($segrt_bin not built)"
+  echo "medical, everything: skipped ($segrt_bin not built)"
 fi
 echo "real weights: tests took $(( $(date +%s) - start )) s"
 exit "$status"

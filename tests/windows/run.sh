@@ -159,7 +159,7 @@ mkdir -p "$elsewhere"
 # demo with its models beside the exe, run from another folder: no path of the build tree is used.
 if run "segrt.exe demo (models/ beside the exe, run from another folder)" "$elsewhere" 0 "$(winpath "$app")\\segrt.exe" demo --out demo_out; then
   expect "demo: the model beside the exe" "$out" "segrt demo: $(winpath "$app")\\models\\demo_unet.onnx on 6 images"
-  expect "demo: ONNX Runtime beside segrt" "$out" "ONNX Runtime 1.31.1 from $(winpath "$app")\\onnxruntime.dll"
+  expect "demo: ONNX Runtime beside segrt" "$out" "ONNX Runtime 1.31.1 (CPU build, C API level 31) from $(winpath "$app")\\onnxruntime.dll"
   ious=$(grep -oE 'IoU vs ground truth [0-9.]+' <<<"$out" | awk '{print $NF}')
   n=$(wc -l <<<"$ious"); low=$(awk '$1 < 0.95' <<<"$ious" | wc -l)
   if [ "$n" -eq 6 ] && [ "$low" -eq 0 ]; then ok "demo: 6 IoUs >= 0.95 ($(tr '\n' ' ' <<<"$ious"))"; else fail "demo: 6 IoUs >= 0.95" "got: $ious"; fi
@@ -184,6 +184,21 @@ if run "segrt.exe track" "$app" 0 ./segrt.exe track --models models\\sam2\\video
     --point 60,100 --out out\\track --json; then
   n=$(ls "$app/out/track" 2>/dev/null | wc -l)
   if [ "$n" -eq 14 ] && grep -q '"frames"' <<<"$out"; then ok "track: 14 frames tracked, masks and JSON written"; else fail "track: 14 frames tracked" "$n files: $(ls "$app/out/track" | head -3)"; fi
+fi
+# soak: the three jobs on 2 threads through segrt.exe's C ABI, the Windows process figures (working set,
+# commit charge, handles, threads) in every row, the plots drawn with the font compiled in.
+if run "segrt.exe soak" "$app" 0 ./segrt.exe soak --unet models\\demo_unet.onnx "${sam[@]}" --video models\\sam2\\video \
+    --threads 2 --calls 60 --interval 1 --max-growth off --out out\\soak; then
+  expect "soak: 60 calls, none failed, in the report" "$(cat "$app/out/soak/report.md" 2>/dev/null)" "| 60 | 0 | 100.00 % of"
+  last=$(tail -n 1 "$app/out/soak/intervals.csv" 2>/dev/null | tr -d '\r')
+  # elapsed,unix_time,calls,failures,calls_total,failures_total,resident,private,peak,threads,handles
+  # (Wine counts no handles: GetProcessHandleCount gives 0, written as an empty cell)
+  if awk -F, '{ exit !($7 > 0 && $8 > 0 && $9 > 0 && $10 > 0 && ($11 == "" || $11 > 0)) }' <<<"$last"; then
+    ok "soak: working set, commit charge, peak and threads in the CSV"
+  else
+    fail "soak: working set, commit charge, peak and threads in the CSV" "last row: $last"
+  fi
+  [ -s "$app/out/soak/memory.png" ] && [ -s "$app/out/soak/latency.png" ] && ok "soak: plots written" || fail "soak: plots written" "$(ls "$app/out/soak")"
 fi
 if run "segrt.exe info" "$app" 0 ./segrt.exe info models\\demo_unet.onnx; then
   expect "info: the model's input" "$out" '"inputs"'

@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "ort-long") == 0) {
         runtime_from(LONG_DIR "\\onnxruntime.dll", SEG_OK, SEG50 "\\\\onnxruntime.dll");
     } else if (strcmp(mode, "ort-other-version") == 0) {
-        runtime_from("ort-other-version\\onnxruntime.dll", SEG_RUNTIME_INIT_FAILED, "it is ONNX Runtime 1.19.2, segrt needs 1.31.1");
+        runtime_from("ort-other-version\\onnxruntime.dll", SEG_RUNTIME_INIT_FAILED, "it is ONNX Runtime 1.19.2, segrt needs 1.24 to 1.31");
     } else if (strcmp(mode, "ort-32-bit") == 0) {
         runtime_from("ort-32-bit\\onnxruntime.dll", SEG_RUNTIME_INIT_FAILED, "it is a 32-bit x86 library and this process is 64-bit x64");
     } else if (strcmp(mode, "providers") == 0) {

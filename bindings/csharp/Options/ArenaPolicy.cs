@@ -8,8 +8,9 @@ namespace Segrt
     {
         /// <summary>
         /// The default: the image encoders and the video memory attention (runs of seconds with hundreds of
-        /// megabytes of buffers) give them back after each run; SAM2 clicks, UNet runs and the other video
-        /// modules keep them for the next run.
+        /// megabytes of buffers) give them back once the process has been idle for about 2 seconds, so
+        /// back-to-back encodes keep them; SAM2 clicks, UNet runs and the other video modules keep them for the
+        /// next run. <see cref="SegrtLibrary.ReleaseMemory"/> gives them back at once.
         /// </summary>
         Auto = 0,
         /// <summary>Every run keeps them: fastest repeated calls; the process holds the largest call's buffers until its last segmenter is disposed.</summary>

@@ -130,8 +130,9 @@ namespace Segrt
 
         /// <summary>
         /// Whether runs give ONNX Runtime's working buffers back to the system or keep them for the next run
-        /// (default <see cref="ArenaPolicy.Auto"/>: the image encoders give theirs back, clicks and UNet runs keep
-        /// theirs). Disposing the last segmenter of the process gives everything back whatever the policy.
+        /// (default <see cref="ArenaPolicy.Auto"/>: the image encoders give theirs back once the process is idle,
+        /// clicks and UNet runs keep theirs). Disposing the last segmenter of the process, or
+        /// <see cref="SegrtLibrary.ReleaseMemory"/>, gives everything back whatever the policy.
         /// </summary>
         public ArenaPolicy Arena { get; set; }
 
@@ -177,6 +178,28 @@ namespace Segrt
         /// </summary>
         public ExecutionProvider? DecoderProvider { get; set; }
 
+        /// <summary>
+        /// Where OpenVINO runs the model (<see cref="ExecutionProvider.OpenVino"/>): "CPU", "GPU", "GPU.1", "NPU", "AUTO"
+        /// or "AUTO:GPU,CPU" (OpenVINO picks, in that order of preference); null (default) = "CPU". A device OpenVINO
+        /// does not find is Status.ProviderUnavailable, or the CPU provider under <see cref="Segrt.ProviderPolicy.Fallback"/>.
+        /// </summary>
+        public string OpenVinoDevice { get; set; }
+
+        /// <summary>OpenVINO's precision hint (default: the device's own; the CPU takes Fp32 and Accuracy only).</summary>
+        public OpenVinoPrecision OpenVinoPrecision { get; set; }
+
+        /// <summary>
+        /// Absolute folder where OpenVINO keeps the models it compiled, so that a second start of the program skips
+        /// compiling them; null (default): compiled at every start.
+        /// </summary>
+        public string OpenVinoCacheDirectory { get; set; }
+
+        /// <summary>OpenVINO's own inference threads; 0 (default) = OpenVINO's choice (a thread per core).</summary>
+        public int OpenVinoThreads { get; set; }
+
+        /// <summary>OpenVINO's parallel inference streams (1..255; 1: one image at a time, the least latency); 0 (default) = OpenVINO's.</summary>
+        public int OpenVinoStreams { get; set; }
+
         /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
         /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
         /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
@@ -193,6 +216,20 @@ namespace Segrt
         /// <param name="trtCacheDir">NUL-terminated UTF-8 <see cref="TensorRtCacheDirectory"/> (pinned by the caller for the call), or null.</param>
         internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName, byte* cacheDir, byte* trtCacheDir)
         {
+            return ToNative(ortPath, outputName, cacheDir, trtCacheDir, null, null);
+        }
+
+        /// <summary>Writes these options over seg_options_default's (range checks are segrt's).</summary>
+        /// <param name="ortPath">NUL-terminated UTF-8 <see cref="OnnxRuntimePath"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="outputName">NUL-terminated UTF-8 <see cref="OutputName"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="cacheDir">NUL-terminated UTF-8 <see cref="CacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="trtCacheDir">NUL-terminated UTF-8 <see cref="TensorRtCacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="ovDevice">NUL-terminated UTF-8 <see cref="OpenVinoDevice"/> (pinned by the caller for the call), or null.</param>
+        /// <param name="ovCacheDir">NUL-terminated UTF-8 <see cref="OpenVinoCacheDirectory"/> (pinned by the caller for the call), or null.</param>
+        internal unsafe SegOptions ToNative(byte* ortPath, byte* outputName, byte* cacheDir, byte* trtCacheDir, byte* ovDevice, byte* ovCacheDir)
+        {
+            if (OpenVinoThreads < 0 || OpenVinoStreams < 0)
+                throw new ArgumentOutOfRangeException(nameof(OpenVinoThreads) + "/" + nameof(OpenVinoStreams), "OpenVinoThreads and OpenVinoStreams must not be negative (0 = OpenVINO's default)");
             if (GpuMemoryLimit < 0) throw new ArgumentOutOfRangeException(nameof(GpuMemoryLimit), "GpuMemoryLimit must not be negative (0 = no limit)");
             if (MaxSessions < 0 || MaxModelBytes < 0 || MaxMemoryBytes < 0)
                 throw new ArgumentOutOfRangeException(nameof(MaxSessions) + "/" + nameof(MaxModelBytes) + "/" + nameof(MaxMemoryBytes), "MaxSessions, MaxModelBytes and MaxMemoryBytes must not be negative (0 = segrt's default)");
@@ -247,6 +284,11 @@ namespace Segrt
             o.decoder_provider = DecoderProvider.HasValue ? (int)DecoderProvider.Value + 1 : 0;
             // SegTrtProfiles: 0 = AUTO, 1 = OFF.
             o.trt_profiles = TensorRtShapeProfiles ? 0 : 1;
+            o.ov_device = ovDevice;
+            o.ov_precision = (int)OpenVinoPrecision;
+            o.ov_cache_dir = ovCacheDir;
+            o.ov_threads = OpenVinoThreads;
+            o.ov_streams = OpenVinoStreams;
             return o;
         }
     }

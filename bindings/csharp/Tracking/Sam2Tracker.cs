@@ -210,6 +210,42 @@ namespace Segrt
         }
 
         /// <summary>
+        /// Prompts object <paramref name="objectId"/> with its mask on a frame already added, as the official predictor's
+        /// add_new_mask: the mask becomes the object's output on that frame as it is (its object score +10), replacing
+        /// earlier prompts of the object there; a frame not tracked yet becomes a conditioning frame.
+        /// </summary>
+        /// <param name="frame">The frame's index; -1 = the last frame added.</param>
+        /// <param name="objectId">The object's id.</param>
+        /// <param name="mask">Row-major bytes of the frame's size (<see cref="TrackerState.Width"/> x <see cref="TrackerState.Height"/>), non-zero = the object.</param>
+        /// <param name="cancellationToken">Cancels the call, also while it runs (the prompt is then not kept and the tracker is as before).</param>
+        /// <param name="progress">Receives <see cref="ProgressStage.Frames"/> reports; null for none.</param>
+        /// <returns>Every object on that frame.</returns>
+        /// <exception cref="ArgumentNullException"><paramref name="mask"/> is null.</exception>
+        /// <exception cref="ArgumentException">The mask does not hold the frame's Width x Height bytes.</exception>
+        /// <exception cref="ObjectDisposedException">The tracker has been disposed.</exception>
+        /// <exception cref="OperationCanceledException">The token was cancelled.</exception>
+        /// <exception cref="SegrtException">segrt refused the mask (empty; a video model exported without mask_downsample).</exception>
+        public unsafe TrackedFrame AddMask(long frame, int objectId, byte[] mask,
+            CancellationToken cancellationToken = default(CancellationToken), IProgress<SegrtProgress> progress = null)
+        {
+            if (mask == null) throw new ArgumentNullException(nameof(mask));
+            TrackerState state = State;
+            if (mask.LongLength != (long)state.Width * state.Height)
+                throw new ArgumentException("the mask holds " + mask.LongLength + " bytes; the frames are " + state.Width + "x" + state.Height, nameof(mask));
+            int w = state.Width, h = state.Height;
+            // A new object adds one record: room for it from the start.
+            return RunOutputs(1, 0, 0, cancellationToken, progress, (lease, objects, masks, capacity, count, info, control) =>
+            {
+                fixed (byte* m = mask)
+                {
+                    var md = new SegMask { data = m, width = w, height = h, stride = 0 };
+                    return NativeMethods.seg_track_add_mask(lease.Track, frame, objectId, &md, objects, (UIntPtr)sizeof(SegTrackObject),
+                        masks, capacity, count, info, control);
+                }
+            });
+        }
+
+        /// <summary>
         /// Tracks frame <paramref name="frame"/> for every object: each object without a prompt there gets SAM2's
         /// memory-conditioned mask, remembered for the frames after. Frames are normally tracked in order, each once.
         /// </summary>
@@ -433,17 +469,9 @@ namespace Segrt
                         }
                         if (d.Error != null) ExceptionDispatchInfo.Capture(d.Error).Throw();
                         CallControl.Check(control, st);
-                        return new PropagationResult
-                        {
-                            FrameCount = d.Delivered,
-                            LastFrame = info.frame,
-                            PreprocessMs = info.preprocess_ms,
-                            ImageEncoderMs = info.image_encoder_ms,
-                            MemoryAttentionMs = info.memory_attention_ms,
-                            MaskDecoderMs = info.mask_decoder_ms,
-                            MemoryEncoderMs = info.memory_encoder_ms,
-                            PostprocessMs = info.postprocess_ms,
-                        };
+                        var result = new PropagationResult { FrameCount = d.Delivered, LastFrame = info.frame };
+                        result.SetTimes(info);
+                        return result;
                     }
                     finally
                     {
@@ -465,20 +493,9 @@ namespace Segrt
                 records[i] = new TrackedObject(r.object_id, r.present != 0, r.has_output != 0, r.score, (long)r.area,
                     r.area > 0 ? Rectangle.FromLTRB(r.x0, r.y0, r.x1 + 1, r.y1 + 1) : Rectangle.Empty);
             }
-            return new TrackedFrame
-            {
-                Frame = info.frame,
-                Width = w,
-                Height = h,
-                Objects = Array.AsReadOnly(records),
-                Masks = Array.AsReadOnly(masks),
-                PreprocessMs = info.preprocess_ms,
-                ImageEncoderMs = info.image_encoder_ms,
-                MemoryAttentionMs = info.memory_attention_ms,
-                MaskDecoderMs = info.mask_decoder_ms,
-                MemoryEncoderMs = info.memory_encoder_ms,
-                PostprocessMs = info.postprocess_ms,
-            };
+            var frame = new TrackedFrame { Frame = info.frame, Width = w, Height = h, Objects = Array.AsReadOnly(records), Masks = Array.AsReadOnly(masks) };
+            frame.SetTimes(info);
+            return frame;
         }
 
         internal unsafe delegate SegStatus OutputCall(TrackHandle.Lease lease, SegTrackObject* objects, SegMask* masks, UIntPtr capacity, UIntPtr* count, SegTrackInfo* info,

@@ -49,8 +49,10 @@ namespace Segrt
             fixed (byte* ort = Interop.Utf8z(options.OnnxRuntimePath))
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
+            fixed (byte* ovDevice = Interop.Utf8z(options.OpenVinoDevice))
+            fixed (byte* ovCacheDir = Interop.Utf8z(options.OpenVinoCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, null, ovDevice, ovCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_sam2_video(dir, &o, &session));
                 return new SessionHandle(session);

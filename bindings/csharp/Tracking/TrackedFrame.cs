@@ -5,8 +5,8 @@ using System.Drawing.Imaging;
 
 namespace Segrt
 {
-    /// <summary>Every object of one frame: records, masks (0/255, Width x Height each) and the call's times.</summary>
-    public sealed class TrackedFrame
+    /// <summary>Every object of one frame: records, masks (0/255, Width x Height each) and the call's times (<see cref="TrackTimings"/>).</summary>
+    public sealed class TrackedFrame : TrackTimings
     {
         /// <summary>The frame's index (0-based, in the order frames were added).</summary>
         public long Frame { get; internal set; }
@@ -22,30 +22,6 @@ namespace Segrt
 
         /// <summary>One row-major Width x Height mask (0 or 255) per object, in the order of <see cref="Objects"/>.</summary>
         public IList<byte[]> Masks { get; internal set; }
-
-        /// <summary>Image pre-processing time of the call in ms (0 when no frame was encoded).</summary>
-        public double PreprocessMs { get; internal set; }
-
-        /// <summary>Image encoder time in ms (0 when no frame was encoded).</summary>
-        public double ImageEncoderMs { get; internal set; }
-
-        /// <summary>Memory attention time in ms.</summary>
-        public double MemoryAttentionMs { get; internal set; }
-
-        /// <summary>Mask decoder time in ms.</summary>
-        public double MaskDecoderMs { get; internal set; }
-
-        /// <summary>Memory encoder time in ms.</summary>
-        public double MemoryEncoderMs { get; internal set; }
-
-        /// <summary>Post-processing (upscaling, threshold) time in ms.</summary>
-        public double PostprocessMs { get; internal set; }
-
-        /// <summary>The sum of the per-stage times in ms.</summary>
-        public double TotalMs
-        {
-            get { return PreprocessMs + ImageEncoderMs + MemoryAttentionMs + MaskDecoderMs + MemoryEncoderMs + PostprocessMs; }
-        }
 
         /// <summary>The mask of object <paramref name="objectId"/>; null when the frame has no such object.</summary>
         /// <param name="objectId">An id given when prompting.</param>

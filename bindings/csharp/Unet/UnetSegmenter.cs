@@ -38,8 +38,10 @@ namespace Segrt
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
             fixed (byte* trtCacheDir = Interop.Utf8z(options.TensorRtCacheDirectory))
+            fixed (byte* ovDevice = Interop.Utf8z(options.OpenVinoDevice))
+            fixed (byte* ovCacheDir = Interop.Utf8z(options.OpenVinoCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir, ovDevice, ovCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create(path, &o, &session));
                 return new SessionHandle(session);
@@ -67,8 +69,10 @@ namespace Segrt
             fixed (byte* output = Interop.Utf8z(options.OutputName))
             fixed (byte* cacheDir = Interop.Utf8z(options.CacheDirectory))
             fixed (byte* trtCacheDir = Interop.Utf8z(options.TensorRtCacheDirectory))
+            fixed (byte* ovDevice = Interop.Utf8z(options.OpenVinoDevice))
+            fixed (byte* ovCacheDir = Interop.Utf8z(options.OpenVinoCacheDirectory))
             {
-                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir);
+                SegOptions o = options.ToNative(ort, output, cacheDir, trtCacheDir, ovDevice, ovCacheDir);
                 SegSession* session = null;
                 Interop.Check(NativeMethods.seg_create_from_memory(data, (UIntPtr)model.Length, &o, &session));
                 return new SessionHandle(session);

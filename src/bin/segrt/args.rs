@@ -107,6 +107,28 @@ pub struct GpuArgs {
     /// them, so engines are built at start) or off (engines built at first runs, again per new shape)
     #[arg(long, value_enum, default_value_t = TrtProfilesArg::Auto)]
     trt_profiles: TrtProfilesArg,
+    /// OpenVINO device: CPU, GPU, GPU.<n>, NPU, AUTO, AUTO:<devices> (e.g. AUTO:GPU,CPU)
+    #[arg(long, value_name = "DEVICE", default_value = "CPU", value_parser = segrt::engine::providers::openvino::Device::parse)]
+    ov_device: segrt::engine::providers::openvino::Device,
+    /// OpenVINO precision hint: fp32, fp16 (GPU/NPU), accuracy (the model's own); default the device's
+    #[arg(long, value_enum, value_name = "PRECISION")]
+    ov_precision: Option<OvPrecisionArg>,
+    /// Folder where OpenVINO keeps compiled models, so that a second start skips compiling (absolute path)
+    #[arg(long, value_name = "DIR")]
+    ov_cache: Option<std::path::PathBuf>,
+    /// OpenVINO's inference threads (default: OpenVINO's, a thread per core)
+    #[arg(long, value_name = "N")]
+    ov_threads: Option<usize>,
+    /// OpenVINO's parallel inference streams (1: one image at a time, the least latency)
+    #[arg(long, value_name = "N")]
+    ov_streams: Option<u8>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy)]
+enum OvPrecisionArg {
+    Fp32,
+    Fp16,
+    Accuracy,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy)]
@@ -176,6 +198,7 @@ enum ConvSearchArg {
 
 impl GpuArgs {
     pub fn options(&self) -> segrt::options::GpuOptions {
+        use segrt::engine::providers::openvino::{OpenVinoOptions, Precision};
         use segrt::options::{ConvSearch, GpuOptions, TrtProfiles};
         GpuOptions {
             require_all_nodes: self.require_all_nodes,
@@ -193,7 +216,17 @@ impl GpuArgs {
                 TrtProfilesArg::Auto => TrtProfiles::Auto,
                 TrtProfilesArg::Off => TrtProfiles::Off,
             },
-            shape_profile: Default::default(),
+            openvino: OpenVinoOptions {
+                device: self.ov_device.clone(),
+                precision: self.ov_precision.map(|p| match p {
+                    OvPrecisionArg::Fp32 => Precision::Fp32,
+                    OvPrecisionArg::Fp16 => Precision::Fp16,
+                    OvPrecisionArg::Accuracy => Precision::Accuracy,
+                }),
+                cache_dir: self.ov_cache.clone(),
+                threads: self.ov_threads,
+                streams: self.ov_streams,
+            },
         }
     }
 }
@@ -202,7 +235,8 @@ impl GpuArgs {
 #[derive(clap::Args, Clone)]
 pub struct ArenaArgs {
     /// After each run, give ONNX Runtime's working buffers back (release) or keep them for the next
-    /// (keep); auto: the image encoders release, clicks and UNet runs keep
+    /// (keep); auto: the image encoders release once the process is idle (about 2 s after the last
+    /// encode), clicks and UNet runs keep
     #[arg(long, value_enum, default_value_t = Arena::Auto)]
     arena: Arena,
 }

@@ -12,6 +12,7 @@
 //! Both: the process's resident memory after each stage and its peak during it (create, runs or
 //! encodes and clicks, free), measured before anything else is built in the process.
 
+use segrt::engine::providers::placement::NodeCount;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -102,7 +103,7 @@ struct Report {
     image: String,
     provider_in_use: String,
     /// Nodes ONNX Runtime assigned to each provider (the encoder's for SAM2).
-    nodes: Vec<segrt::engine::placement::NodeCount>,
+    nodes: Vec<NodeCount>,
     session_build_ms: f64,
     starts: Option<Starts>,
     stages_ms: serde_json::Value,
@@ -111,6 +112,31 @@ struct Report {
     pool: serde_json::Value,
     /// Resident memory after each stage and its peak during it (MiB).
     memory: Vec<StageMemory>,
+}
+
+impl Report {
+    /// What was measured, where it ran and how long its sessions took to build; the rest empty.
+    fn head(
+        model: String,
+        image: String,
+        (provider_in_use, nodes): (String, Vec<NodeCount>),
+        build: f64,
+        stages_ms: serde_json::Value,
+    ) -> Report {
+        Report {
+            model,
+            image,
+            provider_in_use,
+            nodes,
+            session_build_ms: build,
+            starts: None,
+            stages_ms,
+            call_vs_bare_run: None,
+            throughput: Vec::new(),
+            pool: serde_json::Value::Null,
+            memory: Vec::new(),
+        }
+    }
 }
 
 pub fn bench(args: BenchArgs, ort: Option<PathBuf>) -> CliResult {
@@ -231,7 +257,7 @@ fn measure_starts(runs: usize, start: &dyn Fn(CacheMode) -> CliResult<(f64, f64,
 fn print(r: &Report) -> CliResult {
     say!("{}: {} on {}", r.model, r.provider_in_use, r.image);
     if !r.nodes.is_empty() {
-        say!("  nodes per provider: {}", segrt::engine::placement::describe(&r.nodes));
+        say!("  nodes per provider: {}", segrt::engine::providers::placement::describe(&r.nodes));
     }
     say!("  session build: {:.1} ms", r.session_build_ms);
     if let Some(s) = &r.starts {
@@ -355,21 +381,17 @@ fn bench_unet(model: &Path, img: &DynamicImage, image: String, options: Options,
     let (provider_in_use, nodes) = (seg.provider().in_use.clone(), seg.provider().nodes.clone());
     drop((bare_session, seg));
     memory.end("free");
+    let stages_ms = serde_json::json!({
+        "preprocess": median(pre), "inference": median(infer), "postprocess": median(post),
+        "whole_call": call_ms, "bare_run": bare_ms, "model_size": [size.0, size.1]
+    });
+    let head = Report::head(model.display().to_string(), format!("{image} ({w}x{h})"), (provider_in_use, nodes), build, stages_ms);
     Ok(Report {
-        model: model.display().to_string(),
-        image: format!("{image} ({w}x{h})"),
-        provider_in_use,
-        nodes,
-        session_build_ms: build,
-        starts: None,
-        stages_ms: serde_json::json!({
-            "preprocess": median(pre), "inference": median(infer), "postprocess": median(post),
-            "whole_call": call_ms, "bare_run": bare_ms, "model_size": [size.0, size.1]
-        }),
         call_vs_bare_run: Some(call_ms / bare_ms),
         throughput: rates,
         pool: info["pool"].clone(),
         memory: memory.into_rows(),
+        ..head
     })
 }
 
@@ -428,7 +450,7 @@ fn bench_sam2(
 
     // The click, and a bare decoder run on the same embedding and prompt, in alternating blocks
     // (the point_coords/mask_input layouts; transformers' layout has no bare comparison).
-    let (call_ms, bare_ms) = if sam.spec().input_boxes.is_some() {
+    let (call_ms, bare_ms) = if sam.spec().layout.is_transformers() {
         (median(whole.clone()), None)
     } else {
         let mut bare = BareDecoder::new(env, encoder, decoder, &sam, &view, &prompt)?;
@@ -460,22 +482,19 @@ fn bench_sam2(
     let (provider_in_use, nodes) = (sam.placement(), sam.provider().nodes.clone());
     drop(sam);
     memory.end("free");
+    let stages_ms = serde_json::json!({
+        "encoder_preprocess": pre_ms, "encoder": encoder_ms,
+        "click": median(whole), "click_decoder": median(dec), "click_mask": median(post),
+        "click_alternating": call_ms, "bare_decoder_run": bare_ms
+    });
+    let model = format!("{} + {}", encoder.display(), decoder.display());
+    let head = Report::head(model, format!("{image} ({w}x{h})"), (provider_in_use, nodes), build, stages_ms);
     Ok(Report {
-        model: format!("{} + {}", encoder.display(), decoder.display()),
-        image: format!("{image} ({w}x{h})"),
-        provider_in_use,
-        nodes,
-        session_build_ms: build,
-        starts: None,
-        stages_ms: serde_json::json!({
-            "encoder_preprocess": pre_ms, "encoder": encoder_ms,
-            "click": median(whole), "click_decoder": median(dec), "click_mask": median(post),
-            "click_alternating": call_ms, "bare_decoder_run": bare_ms
-        }),
         call_vs_bare_run: bare_ms.map(|b| call_ms / b),
         throughput: rates,
         pool: serde_json::json!({ "encoder": info["encoder_pool"], "decoder": info["decoder_pool"] }),
         memory: memory.into_rows(),
+        ..head
     })
 }
 
@@ -499,7 +518,7 @@ impl BareDecoder {
         use segrt::sam2::{model_space, NumberType};
         let bare = |e: ort::Error| format!("bare ONNX Runtime session: {e}");
         let spec = sam.spec();
-        if spec.input_boxes.is_some() {
+        if spec.layout.is_transformers() {
             return Err("the bare-session comparison covers the point_coords/mask_input decoders, not transformers' layout".into());
         }
         let side = spec.image_size as i64;

@@ -33,7 +33,7 @@ pub fn demo(models: &Path, out: &Path, ort: Option<PathBuf>) -> CliResult {
     let (seg, load_ms) = load_segmenter(&model, options)?;
     let rt = segrt::runtime::loaded().expect("loaded by the segmenter");
     say!("segrt demo: {} on {} images", model.display(), inputs.len());
-    say!("ONNX Runtime {} from {}", rt.version, rt.path.display());
+    say!("ONNX Runtime {} ({} build, C API level {}) from {}", rt.version, rt.build.describe(), rt.release.api_level(), rt.path.display());
     say!("model loaded in {load_ms:.1} ms; provider {}", seg.provider().in_use);
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut totals = [0f64; 4];

@@ -1,6 +1,7 @@
 //! `segrt`: the command-line tool. This file parses the arguments and dispatches; each subcommand
-//! has a file of its own (`demo`, `unet`, `sam2` with `--everything`, `track`, `info`, `providers`,
-//! `bench`), over the shared flags (`args`) and image-file helpers (`files`).
+//! has a file of its own (`demo`, `unet`, `sam2` with `--everything`, `track`, `find`, `info`,
+//! `providers`, `bench`, `soak`, `regions`, `merge`), over the shared flags (`args`), image-file
+//! helpers (`files`) and process figures (`process`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -74,6 +75,22 @@ pub enum Command {
                       --point 60,100 --point 250,50 --object 1 --object 2 --out out/track --overlay"
     )]
     Track(track::TrackArgs),
+    /// Join the COCO files of a run's shards (--shard K/N) into one, as one run over all inputs writes it
+    #[command(arg_required_else_help = true, after_help = "Example: segrt merge --out out/coco.json out/coco.shard-*.json")]
+    Merge(merge::MergeArgs),
+    /// The regions of a mask or label image with their outlines, holes and figures, as JSON
+    #[command(arg_required_else_help = true)]
+    Regions(regions::RegionsArgs),
+    /// Teach an object once (an image and its mask, or a saved reference), then find it in every
+    /// image of a folder without a click
+    #[command(
+        arg_required_else_help = true,
+        after_help = "Example, from the repository root (teach, save the reference, search a folder; later runs \
+                      load the reference with --reference FILE instead of --teach/--mask):\n  \
+                      segrt find --encoder ENCODER.onnx --decoder DECODER.onnx --teach part.png --mask part_mask.png \\\n    \
+                      --save part.segrtref --out out/found --overlay images/"
+    )]
+    Find(find::FindArgs),
     /// List the execution providers: in the loaded ONNX Runtime build, and initialising on this machine
     Providers {
         /// GPU index to try
@@ -92,6 +109,18 @@ pub enum Command {
                       --decoder models/sam2/sam2_tiny_samexporter_decoder.onnx --json bench.json"
     )]
     Bench(bench::BenchArgs),
+    /// Run a station's models for hours (or N calls) and prove it held: memory, latency percentiles,
+    /// failures per interval (CSV), plots, a report with the station table and a leak verdict
+    #[command(
+        arg_required_else_help = true,
+        after_help = "Exit status 1 when memory grows beyond --max-growth or more calls fail than --max-failures \
+                      (the report says which), or when the run cannot start or write its files.\n\
+                      Example, from the repository root (the bundled models; a station gives its own and --hours 72):\n  \
+                      segrt soak --unet models/demo_unet.onnx \\\n    \
+                      --encoder models/sam2/sam2_tiny_samexporter_encoder.onnx --decoder models/sam2/sam2_tiny_samexporter_decoder.onnx \\\n    \
+                      --video models/sam2/video --threads 2 --minutes 10 --interval 10 --out out/soak"
+    )]
+    Soak(soak::SoakArgs),
     /// Show how segrt reads a UNet model, or a SAM2 encoder + decoder pair (JSON)
     #[command(
         arg_required_else_help = true,
@@ -126,15 +155,23 @@ macro_rules! note {
     }};
 }
 
+mod annotate;
 mod args;
+mod batch;
 mod bench;
 mod demo;
 mod files;
+mod find;
+mod folder_run;
 mod info;
 mod medical;
+mod merge;
+mod process;
 mod providers;
+mod regions;
 mod resident;
 mod sam2;
+mod soak;
 mod track;
 mod unet;
 
@@ -150,9 +187,13 @@ fn main() -> ExitCode {
             Command::Unet(args) => unet::unet(args, ort),
             Command::Sam2(args) => sam2::sam2(args, ort),
             Command::Track(args) => track::track(args, ort),
+            Command::Find(args) => find::find(args, ort),
             Command::Info { models, model, session } => info::info(&models, &model, &session, ort),
             Command::Providers { device, json } => providers::providers(device, json, ort),
             Command::Bench(args) => bench::bench(args, ort),
+            Command::Soak(args) => soak::soak(args, ort),
+            Command::Regions(args) => regions::regions(args),
+            Command::Merge(args) => merge::merge(args),
         },
     };
     match result {

@@ -15,7 +15,10 @@ pub fn providers(device: i32, json: bool, ort: Option<PathBuf>) -> CliResult {
         return Ok(());
     }
     let rt = segrt::runtime::RuntimeInfo::current();
-    say!("ONNX Runtime {} from {}", rt.version, rt.path);
+    say!("ONNX Runtime {} ({} build, C API level {}) from {}", rt.version, rt.build, rt.api_level, rt.path);
+    for lack in &rt.degraded {
+        say!("  too old for: {lack}");
+    }
     say!("{:<12} {:>5}  {:<26} {:<8} {:<11} why not", "provider", "value", "ONNX Runtime name", "in build", "initialises");
     for p in &probes {
         let yes = |b: bool| if b { "yes" } else { "no" };

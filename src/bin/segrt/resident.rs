@@ -49,18 +49,10 @@ pub fn describe(rows: &[StageMemory]) -> String {
         .join(", ")
 }
 
-#[cfg(target_os = "linux")]
 fn figures() -> (Option<f64>, Option<f64>) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |key: &str| {
-        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-    };
-    (field("VmRSS:").map(|kb| kb / 1024.0), field("VmHWM:").map(|kb| kb / 1024.0))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn figures() -> (Option<f64>, Option<f64>) {
-    (segrt::engine::memory::resident_bytes().map(|b| b as f64 / (1024.0 * 1024.0)), None)
+    let now = crate::process::sample();
+    // Only Linux's high-water mark can be reset per stage; Windows' peak is the whole process's.
+    (now.resident_mib, if cfg!(target_os = "linux") { now.peak_mib } else { None })
 }
 
 /// Sets the high-water mark to the resident size now (Linux 4.0 and later; ignored elsewhere).

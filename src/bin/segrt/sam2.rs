@@ -11,10 +11,17 @@ use segrt::image::intensity::Intensity;
 use segrt::sam2::{BoxPrompt, Point, Prompt, Sam2Segmenter};
 use segrt::Options;
 
-use crate::args::{count, parse_numbers, warn_fallbacks, ArenaArgs, CacheArgs, IntensityArgs, SessionArgs};
+use segrt::contours::MaskView;
+
+use crate::annotate::objects;
+use crate::args::{count, parse_numbers, warn_fallbacks, ArenaArgs, CacheArgs, SessionArgs};
+use crate::batch::Batch;
 use crate::files::{create_parent_folders, decode, display_rgb, make_overlay, same_file_name, Pixels};
+use crate::folder_run::ImageRunArgs;
 use crate::medical::{self, Volume};
 use crate::CliResult;
+
+mod batch;
 
 #[derive(clap::Args)]
 pub struct Sam2Args {
@@ -25,8 +32,11 @@ pub struct Sam2Args {
     #[arg(long)]
     decoder: PathBuf,
     /// The image to segment (PNG, JPEG, BMP, TIFF or PNM), a DICOM file, a DICOM series (a folder of
-    /// .dcm files) or a NIfTI volume (.nii, .nii.gz)
-    image: PathBuf,
+    /// .dcm files) or a NIfTI volume (.nii, .nii.gz). Several images or folders of images (or
+    /// --shard, --resume, --log): a batch, the same prompts on each, --out and --overlay are folders
+    /// receiving <stem>_mask.png (--everything: 16-bit <stem>_labels.png; boxes: <stem>_box_0001.png, ...)
+    #[arg(required = true)]
+    images: Vec<PathBuf>,
     /// The slice of a DICOM series or NIfTI volume, 0 = the first in the series' order [default: the middle one]
     #[arg(long, value_name = "K", value_parser = count)]
     slice: Option<usize>,
@@ -59,8 +69,8 @@ pub struct Sam2Args {
     arena: ArenaArgs,
     #[command(flatten)]
     session: SessionArgs,
-    /// Segment everything (a grid of prompts, as SAM2's automatic mask generator): --out gets a
-    /// 16-bit label image (0 = background, object k = k), --overlay colours each object
+    /// Segment everything (a grid of prompts, as SAM2's automatic mask generator, or SAM's on a
+    /// SAM1-family pair): --out gets a 16-bit label image (0 = background, object k = k), --overlay colours each object
     #[arg(long, conflicts_with_all = ["points", "bbox", "boxes", "refine"])]
     everything: bool,
     /// --everything: also write the objects' records here (JSON)
@@ -87,11 +97,11 @@ pub struct Sam2Args {
     /// --everything: box IoU above which the lower-scored mask is dropped
     #[arg(long, default_value_t = 0.7, value_name = "T", requires = "everything", allow_negative_numbers = true)]
     box_nms_thresh: f32,
-    /// --everything: remove holes and specks of at most N pixels of the decoder's mask resolution (0 = off)
+    /// --everything: remove holes and specks of at most N pixels of the decoder's mask resolution (0 = off; SAM2 pairs only)
     #[arg(long, default_value_t = 0, value_name = "N", requires = "everything", allow_negative_numbers = true, value_parser = count)]
     min_mask_region_area: usize,
     #[command(flatten)]
-    intensity: IntensityArgs,
+    run_args: ImageRunArgs,
 }
 
 /// The image to segment, read before any model loads: its pixels, the picture for overlays, the
@@ -104,10 +114,10 @@ struct Input {
 }
 
 fn load_input(args: &Sam2Args) -> CliResult<Input> {
-    let flags = args.intensity.intensity()?;
-    let path = &args.image;
+    let flags = args.run_args.intensity.intensity()?;
+    let path = &args.images[0];
     if medical::is_medical(path) {
-        if args.intensity.rescale.is_some() {
+        if args.run_args.intensity.rescale.is_some() {
             return Err("--rescale: DICOM and NIfTI inputs carry their own rescale (RescaleSlope/Intercept, scl_slope/scl_inter), which segrt applies".into());
         }
         let volume = Volume::open(path)?;
@@ -135,6 +145,11 @@ fn load_input(args: &Sam2Args) -> CliResult<Input> {
 }
 
 pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
+    let one = &args.images[0];
+    if args.images.len() > 1 || (one.is_dir() && !medical::is_medical(one)) || Batch::wanted(&args.run_args.batch) {
+        return batch::sam2_batch(args, ort);
+    }
+    batch::check_one(&args)?;
     if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
         return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
     }
@@ -147,38 +162,19 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     if args.boxes.is_some() || args.bbox.len() > 1 {
         return sam2_boxes(args, ort);
     }
-    let mut prompt = Prompt { refine: false, ..Prompt::default() };
-    for p in &args.points {
-        let v = parse_numbers(p, "--point", &[2, 3])?;
-        prompt.points.push(Point { x: v[0], y: v[1], label: v.get(2).map_or(1, |l| *l as i32) });
-    }
-    if let Some(b) = args.bbox.first() {
-        let v = parse_numbers(b, "--box", &[4])?;
-        prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
-    }
-    let mut options =
-        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
-    args.session.apply(&mut options)?;
-    let t = Instant::now();
-    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    sam.set_intensity(input.intensity).map_err(|e| e.to_string())?;
+    let mut prompt = click_prompt(&args)?;
+    let sam = load_pair(&args, ort, input.intensity, |sam| {
+        let info = sam.info();
+        format!("model cache: encoder {}, decoder {}", info.encoder_cache.status.as_str(), info.decoder_cache.status.as_str())
+    })?;
     let info = sam.info();
-    note!(
-        "models loaded in {:.1} ms; convention {}; provider {}; model cache: encoder {}, decoder {}",
-        t.elapsed().as_secs_f64() * 1e3,
-        sam.spec().convention,
-        sam.placement(),
-        info.encoder_cache.status.as_str(),
-        info.decoder_cache.status.as_str()
-    );
-    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
     let pixels = &input.pixels;
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
     if !input.note.is_empty() {
         note!("{}", input.note);
     }
-    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), info.intensity);
+    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), info.session.intensity);
     let mut out = sam.predict(Some(&view), &prompt, false).map_err(|e| e.to_string())?;
     report_click(&out, "click");
     if args.refine {
@@ -192,7 +188,24 @@ pub fn sam2(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         make_overlay(&input.display, &mask).save(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     note!("mask written to {} ({} pixels)", args.out.display(), mask.as_raw().iter().filter(|v| **v != 0).count());
-    Ok(())
+    let score = out.run.scores[out.run.chosen] as f64;
+    batch::annotate_one(&args, (w, h), |shapes| {
+        Ok(objects::whole(&MaskView::new(mask.as_raw(), w, h, 0)?, shapes, 1, Some(score), None)?.into_iter().collect())
+    })
+}
+
+/// The clicks and box of a click prompt (`--point`, one `--box`).
+fn click_prompt(args: &Sam2Args) -> CliResult<Prompt> {
+    let mut prompt = Prompt { refine: false, ..Prompt::default() };
+    for p in &args.points {
+        let v = parse_numbers(p, "--point", &[2, 3])?;
+        prompt.points.push(Point { x: v[0], y: v[1], label: v.get(2).map_or(1, |l| *l as i32) });
+    }
+    if let Some(b) = args.bbox.first() {
+        let v = parse_numbers(b, "--box", &[4])?;
+        prompt.bbox = Some(BoxPrompt { x1: v[0], y1: v[1], x2: v[2], y2: v[3] });
+    }
+    Ok(prompt)
 }
 
 /// The boxes of `--box` (each) and `--boxes FILE` (one X1,Y1,X2,Y2 per line), in that order.
@@ -227,25 +240,12 @@ fn read_boxes(args: &Sam2Args) -> CliResult<Vec<BoxPrompt>> {
 fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
     let boxes = read_boxes(&args)?;
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create the --out folder {}: {e}", args.out.display()))?;
-    let mut options =
-        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
-    args.session.apply(&mut options)?;
-    let t = Instant::now();
-    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    note!(
-        "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
-        t.elapsed().as_secs_f64() * 1e3,
-        sam.spec().convention,
-        sam.placement(),
-        if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
-    );
-    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
-    sam.set_intensity(args.intensity.intensity()?).map_err(|e| e.to_string())?;
-    let img = decode(&args.image)?;
+    let sam = load_pair(&args, ort, args.run_args.intensity.intensity()?, prompt_batch)?;
+    let img = decode(&args.images[0])?;
     let pixels = Pixels::of(&img);
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
-    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().intensity);
+    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().session.intensity);
     let prompts: Vec<Prompt> = boxes.iter().map(|b| Prompt { bbox: Some(*b), ..Prompt::default() }).collect();
     let mut buffers: Vec<Vec<u8>> = boxes.iter().map(|_| vec![0u8; w * h]).collect();
     let mut masks =
@@ -262,6 +262,13 @@ fn sam2_boxes(args: Sam2Args, ort: Option<PathBuf>) -> CliResult {
         s.decoder_ms,
         s.postprocess_ms
     );
+    batch::annotate_one(&args, (w, h), |shapes| {
+        let mut all = Vec::new();
+        for (mask, score) in buffers.iter().zip(&run.scores) {
+            all.extend(objects::whole(&MaskView::new(mask, w, h, 0)?, shapes, 1, Some(*score as f64), None)?);
+        }
+        Ok(all)
+    })?;
     let mut union = vec![0u8; w * h];
     for (i, (mask, score)) in buffers.into_iter().zip(&run.scores).enumerate() {
         for (u, m) in union.iter_mut().zip(&mask) {
@@ -287,32 +294,8 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
     if args.overlay.as_ref().is_some_and(|o| same_file_name(o, &args.out)) {
         return Err(format!("--overlay and --out both name {}: give two different files", args.out.display()).into());
     }
-    let opts = segrt::sam2::EverythingOptions {
-        points_per_side: args.points_per_side,
-        points_per_batch: args.points_per_batch,
-        pred_iou_thresh: args.pred_iou_thresh,
-        stability_score_thresh: args.stability_score_thresh,
-        stability_score_offset: args.stability_score_offset,
-        mask_threshold: args.mask_threshold,
-        box_nms_thresh: args.box_nms_thresh,
-        min_mask_region_area: args.min_mask_region_area,
-        crop_n_layers: 0,
-    };
-    opts.validate().map_err(|e| format!("--everything: {}", e.message))?;
-    let mut options =
-        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
-    args.session.apply(&mut options)?;
-    let t = Instant::now();
-    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
-    sam.set_intensity(input.intensity).map_err(|e| e.to_string())?;
-    note!(
-        "models loaded in {:.1} ms; convention {}; provider {}; prompt batch {}",
-        t.elapsed().as_secs_f64() * 1e3,
-        sam.spec().convention,
-        sam.placement(),
-        if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" }
-    );
-    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
+    let opts = everything_options(&args)?;
+    let sam = load_pair(&args, ort, input.intensity, prompt_batch)?;
     let rgb = input.display;
     let pixels = input.pixels;
     if !input.note.is_empty() {
@@ -320,7 +303,7 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
     }
     let (w, h) = (pixels.width, pixels.height);
     let view = pixels.view()?;
-    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().intensity);
+    note!("image {w}x{h} {}; intensity: {}", pixels.describe(), sam.info().session.intensity);
     let (result, _) = sam.everything(Some(&view), &opts).map_err(|e| e.to_string())?;
     let s = &result.stats;
     note!(
@@ -377,7 +360,7 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
             })
             .collect();
         let doc = serde_json::json!({
-            "image": args.image, "width": w, "height": h, "objects": objects, "dropped": result.dropped,
+            "image": args.images[0], "width": w, "height": h, "objects": objects, "dropped": result.dropped,
             "options": {
                 "points_per_side": opts.points_per_side, "points_per_batch": opts.points_per_batch,
                 "pred_iou_thresh": opts.pred_iou_thresh, "stability_score_thresh": opts.stability_score_thresh,
@@ -394,7 +377,57 @@ fn sam2_everything(args: Sam2Args, ort: Option<PathBuf>, input: Input) -> CliRes
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     note!("{} objects; labels written to {}", result.objects.len(), args.out.display());
-    Ok(())
+    batch::annotate_one(&args, (w, h), |shapes| {
+        let scores: Vec<f64> = result.objects.iter().map(|o| o.predicted_iou as f64).collect();
+        objects::per_label(&MaskView::new(&labels, w, h, 0)?, shapes, |l| scores.get(l as usize - 1).map(|s| (1, Some(*s))))
+    })
+}
+
+/// Segment-everything's options from the flags, checked.
+fn everything_options(args: &Sam2Args) -> CliResult<segrt::sam2::EverythingOptions> {
+    let opts = segrt::sam2::EverythingOptions {
+        points_per_side: args.points_per_side,
+        points_per_batch: args.points_per_batch,
+        pred_iou_thresh: args.pred_iou_thresh,
+        stability_score_thresh: args.stability_score_thresh,
+        stability_score_offset: args.stability_score_offset,
+        mask_threshold: args.mask_threshold,
+        box_nms_thresh: args.box_nms_thresh,
+        min_mask_region_area: args.min_mask_region_area,
+        crop_n_layers: 0,
+    };
+    opts.validate().map_err(|e| format!("--everything: {}", e.message))?;
+    Ok(opts)
+}
+
+/// The pair of `args` with the command's session flags and `intensity`, its load noted ("models
+/// loaded in ...; convention; provider; " and what `more` says of it), its fallbacks warned about.
+fn load_pair(
+    args: &Sam2Args,
+    ort: Option<PathBuf>,
+    intensity: Option<Intensity>,
+    more: impl Fn(&Sam2Segmenter) -> String,
+) -> CliResult<Sam2Segmenter> {
+    let mut options =
+        Options { ort_path: ort, intra_threads: args.threads, cache: args.cache.mode(), arena: args.arena.policy(), ..Options::default() };
+    args.session.apply(&mut options)?;
+    let t = Instant::now();
+    let sam = Sam2Segmenter::from_files(&args.encoder, &args.decoder, options).map_err(|e| e.to_string())?;
+    sam.core().set_intensity(intensity).map_err(|e| e.to_string())?;
+    note!(
+        "models loaded in {:.1} ms; convention {}; provider {}; {}",
+        t.elapsed().as_secs_f64() * 1e3,
+        sam.spec().convention,
+        sam.placement(),
+        more(&sam)
+    );
+    warn_fallbacks(&[("the encoder runs", sam.provider()), ("the decoder runs", sam.decoder_provider())]);
+    Ok(sam)
+}
+
+/// "prompt batch yes / no" of a loaded pair.
+fn prompt_batch(sam: &Sam2Segmenter) -> String {
+    format!("prompt batch {}", if sam.batched_prompts() { "yes" } else { "no (one prompt per decoder run)" })
 }
 
 fn report_click(out: &segrt::sam2::Sam2Output, what: &str) {

@@ -80,6 +80,8 @@ pub struct TrackArgs {
     session: SessionArgs,
     #[command(flatten)]
     intensity: IntensityArgs,
+    #[command(flatten)]
+    annotate: crate::annotate::AnnotateArgs,
 }
 
 /// The clicks of one object on one frame (the tracker takes them in one call).
@@ -328,15 +330,15 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     };
     let display = Volume::display_range(intensity.as_ref());
     let model = Arc::new(VideoModel::from_dir(&args.models, options).map_err(|e| format!("{}: {e}", args.models.display()))?);
-    model.set_intensity(intensity).map_err(|e| e.to_string())?;
+    model.core().set_intensity(intensity).map_err(|e| e.to_string())?;
     if let Some(v) = &volume {
         note!("{}: {}", frames_path.display(), v.describe());
     }
-    note!("intensity: {}{}", model.info().intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
+    note!("intensity: {}{}", model.info().session.intensity, from_file.map(|f| format!(" ({f})")).unwrap_or_default());
     let info = model.info();
-    note!("provider {}", info.provider.in_use_with("mask decoder and memory encoder", info.decoder_provider));
+    note!("provider {}", info.session.provider.in_use_with("mask decoder and memory encoder", info.decoder_provider));
     warn_fallbacks(&[
-        ("the image encoder and memory attention run", info.provider),
+        ("the image encoder and memory attention run", info.session.provider),
         ("the mask decoder and memory encoder run", info.decoder_provider),
     ]);
     let keep = args.keep_frames.unwrap_or(model.metadata().num_maskmem.max(1));
@@ -359,7 +361,8 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
     let bar = ProgressBar::new(files.len() as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let source = Frames { files: &files, names: &names, volume: volume.as_ref(), display };
-    let mut writer = Writer { args: &args, volume: volume.is_some(), mask_volumes: Vec::new(), records: Vec::with_capacity(files.len()) };
+    let annotator = crate::annotate::for_track(&args.annotate, &args.out, &names)?;
+    let mut writer = Writer { args: &args, volume: volume.is_some(), mask_volumes: Vec::new(), records: Vec::new(), annotator };
     if args.both_ways {
         // Every slice in (no encoding yet), every prompt, then both ways from the earliest prompted slice.
         bar.set_message("reading");
@@ -434,6 +437,9 @@ pub fn track(args: TrackArgs, ort: Option<PathBuf>) -> CliResult {
         }
     }
     bar.finish_and_clear();
+    if let Some(a) = writer.annotator.take() {
+        note!("{}", a.finish()?);
+    }
     let records = writer.records;
     if let Some(v) = &volume {
         // One mask volume per object, with every slice (slices before an object's output are empty).
@@ -508,6 +514,7 @@ struct Writer<'a> {
     /// (frame, object, mask) of a volume.
     mask_volumes: Vec<(usize, i32, Vec<u8>)>,
     records: Vec<FrameRecord>,
+    annotator: Option<crate::annotate::Annotator>,
 }
 
 impl Writer<'_> {
@@ -547,6 +554,9 @@ impl Writer<'_> {
             let out = self.args.out.join(format!("{name}_overlay.png"));
             let labels = GrayImage::from_raw(w as u32, h as u32, labels).ok_or("mask size mismatch")?;
             make_overlay(img, &labels).save(&out).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        }
+        if let Some(a) = &mut self.annotator {
+            crate::annotate::add_frame(a, fm, path, name)?;
         }
         Ok(FrameRecord { frame: fm.frame, file: path.to_path_buf(), ms: encode_ms + track_ms, encode_ms, track_ms, objects: objs })
     }

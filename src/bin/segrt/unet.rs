@@ -10,8 +10,11 @@ use segrt::image::intensity::Intensity;
 use segrt::options::{ThresholdMode, TileMode};
 use segrt::{Options, UnetSegmenter};
 
-use crate::args::{count, ArenaArgs, CacheArgs, IntensityArgs, ModelArgs, SessionArgs};
+use crate::annotate::objects;
+use crate::args::{count, ArenaArgs, CacheArgs, ModelArgs, SessionArgs};
+use crate::batch::{save_png, Batch};
 use crate::files::{decode, display_rgb, file_name, list_images, make_overlay, output_names, Pixels};
+use crate::folder_run::{Done, FolderRun, ImageRunArgs};
 use crate::medical::{self, Volume};
 use crate::CliResult;
 
@@ -62,7 +65,7 @@ pub struct UnetArgs {
     #[command(flatten)]
     model_args: ModelArgs,
     #[command(flatten)]
-    intensity: IntensityArgs,
+    run_args: ImageRunArgs,
     /// Image files or folders (PNG, JPEG, BMP, TIFF, PNM; a folder's images are taken, not its subfolders),
     /// DICOM files, DICOM series (a folder of .dcm files) and NIfTI volumes (.nii, .nii.gz).
     /// Outputs are named after the input's stem; inputs sharing a stem (l05.jpg, l05.bmp) get the
@@ -73,12 +76,12 @@ pub struct UnetArgs {
 }
 
 pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
-    let intensity = args.intensity.intensity()?;
+    let intensity = args.run_args.intensity.intensity()?;
     let options = unet_options(&args, ort)?;
     // DICOM and NIfTI inputs: every header is read (and every refusal made) before anything is written.
     let (volume_paths, image_paths): (Vec<PathBuf>, Vec<PathBuf>) = args.inputs.iter().cloned().partition(|p| medical::is_medical(p));
     let volumes = volume_paths.iter().map(|p| Ok((p.clone(), Volume::open(p)?))).collect::<CliResult<Vec<_>>>()?;
-    if !volumes.is_empty() && args.intensity.rescale.is_some() {
+    if !volumes.is_empty() && args.run_args.intensity.rescale.is_some() {
         return Err(
             "--rescale: DICOM and NIfTI inputs carry their own rescale (RescaleSlope/Intercept, scl_slope/scl_inter), which segrt applies"
                 .into(),
@@ -104,39 +107,60 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         }
     }
     let (seg, load_ms) = load_segmenter(&args.model, options)?;
-    seg.set_intensity(intensity).map_err(|e| e.to_string())?;
+    seg.core().set_intensity(intensity).map_err(|e| e.to_string())?;
     let p = seg.provider();
     note!("model loaded in {load_ms:.1} ms; provider {}; model cache {}", p.in_use, seg.info().cache.status.as_str());
-    note!("intensity: {}", seg.info().intensity);
+    note!("intensity: {}", seg.info().session.intensity);
     crate::args::note_trt_profile("the model runs", p);
     if let Some(reason) = &p.fallback_reason {
         note!("warning: running on the CPU: {reason}");
     }
     if p.requested != "CPU" && !p.nodes.is_empty() {
-        note!("nodes per provider: {}", segrt::engine::placement::describe(&p.nodes));
+        note!("nodes per provider: {}", segrt::engine::providers::placement::describe(&p.nodes));
     }
     std::fs::create_dir_all(&args.out).map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+    if !volumes.is_empty() && (Batch::wanted(&args.run_args.batch) || !args.run_args.annotate.annotations.is_empty()) {
+        return Err(
+            "--annotations, --shard, --resume and --log take image files: segment DICOM and NIfTI volumes in a run of their own".into()
+        );
+    }
+    // A multi-class model's mask holds class indices, 0 the background: a category per other class.
+    let classes = seg.spec().classes.unwrap_or(1);
+    let categories = crate::annotate::categories(&args.run_args.annotate, classes.saturating_sub(1).max(1))?;
+    let mut run = FolderRun::start(&args.run_args, "unet", &args.out, categories, &inputs, &names)?;
     let bar = ProgressBar::new((inputs.len() + volumes.iter().map(|(_, v)| v.slice_count()).sum::<usize>()) as u64);
     bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()));
     let mut failures = 0;
-    for (path, name) in inputs.iter().zip(&names) {
+    for (i, (path, name)) in inputs.iter().zip(&names).enumerate() {
         bar.set_message(file_name(path));
+        if !run.todo(path) {
+            bar.inc(1);
+            continue;
+        }
+        let started = Instant::now();
         let outcome = decode(path).and_then(|img| {
             let (mask, _) = segment_image(&seg, &img)?;
-            write_outputs(&args.out, name, &img, &mask, args.overlay)
+            let outputs = write_outputs(&args.out, name, &img, &mask, args.overlay)?;
+            let size = (mask.width() as usize, mask.height() as usize);
+            let objects = match run.shapes() {
+                Some(shapes) => {
+                    objects::instances(&segrt::contours::MaskView::new(mask.as_raw(), size.0, size.1, 0)?, shapes, classes <= 1)?
+                }
+                None => Vec::new(),
+            };
+            Ok(Done { outputs, size, objects })
         });
-        if let Err(e) = outcome {
+        if let Some(e) = run.finish_input(i, path, name, started, outcome)? {
             bar.suspend(|| note!("segrt: error: {}: {e}", path.display()));
-            failures += 1;
         }
         bar.inc(1);
     }
     for (path, volume) in &volumes {
         let (chosen, from_file) = volume.intensity(intensity);
-        let outcome = seg.set_intensity(chosen).map_err(|e| e.to_string().into()).and_then(|_| {
+        let outcome = seg.core().set_intensity(chosen).map_err(|e| e.to_string().into()).and_then(|_| {
             bar.suspend(|| {
                 note!("{}: {}", path.display(), volume.describe());
-                note!("intensity: {}{}", seg.info().intensity, from_file.map(|n| format!(" ({n})")).unwrap_or_default());
+                note!("intensity: {}{}", seg.info().session.intensity, from_file.map(|n| format!(" ({n})")).unwrap_or_default());
             });
             segment_volume(&seg, volume, chosen.as_ref(), &args, &medical::stem(path), &bar)
         });
@@ -146,9 +170,13 @@ pub fn unet(args: UnetArgs, ort: Option<PathBuf>) -> CliResult {
         }
     }
     bar.finish_and_clear();
-    let total = inputs.len() + volumes.len();
+    failures += run.failures;
+    let total = run.done + run.failures + volumes.len();
     let what = if volumes.is_empty() { "images" } else { "inputs" };
     note!("{} of {total} {what} segmented into {}", total - failures, args.out.display());
+    for line in run.finish()? {
+        note!("{line}");
+    }
     if failures > 0 {
         return Err(format!("{failures} image(s) failed").into());
     }
@@ -256,15 +284,18 @@ pub fn segment_image(seg: &UnetSegmenter, img: &DynamicImage) -> CliResult<(Gray
     Ok((mask, s.run.stats))
 }
 
-/// Writes `<name>_mask.png` (and `<name>_overlay.png`) into `out`; `name` comes from [`output_names`].
-pub fn write_outputs(out: &Path, name: &str, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<PathBuf> {
+/// Writes `<name>_mask.png` (and `<name>_overlay.png`) into `out`, each whole or not at all (a
+/// temporary name, then a rename); `name` comes from [`output_names`]. Returns the files written.
+pub fn write_outputs(out: &Path, name: &str, img: &DynamicImage, mask: &GrayImage, overlay: bool) -> CliResult<Vec<PathBuf>> {
     let mask_path = out.join(format!("{name}_mask.png"));
-    mask.save(&mask_path).map_err(|e| format!("cannot write {}: {e}", mask_path.display()))?;
+    save_png(mask, &mask_path)?;
+    let mut written = vec![mask_path];
     if overlay {
         let path = out.join(format!("{name}_overlay.png"));
-        make_overlay(&display_rgb(img), mask).save(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        save_png(&make_overlay(&display_rgb(img), mask), &path)?;
+        written.push(path);
     }
-    Ok(mask_path)
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -332,7 +363,7 @@ mod tests {
             trt_fp16: true,
             decoder_provider: Some(segrt::options::Provider::Cuda),
             trt_profiles: segrt::options::TrtProfiles::Off,
-            shape_profile: Default::default(),
+            openvino: Default::default(),
         };
         assert_eq!(options(&flags).unwrap().gpu, expected);
         let device = options(&["--decoder-provider", "cuda:1"]).unwrap_err();

@@ -15,7 +15,6 @@ use crate::alloc;
 use crate::engine::{self, io::f32_output};
 use crate::error::{Error, ErrorKind, Result};
 use crate::image::bilinear::interpolate;
-use crate::image::intensity::image_key;
 use crate::image::upsample::{threshold_into, upsampled_mask};
 use crate::image::{check_size, ImageView, MaskMut};
 
@@ -30,7 +29,7 @@ impl Sam2Segmenter {
             Some(img) => (img.width(), img.height()),
             None => self.cached_image_size().ok_or_else(no_image)?,
         };
-        check_size(w as i64, h as i64, self.options.max_pixels)?;
+        check_size(w as i64, h as i64, self.options().max_pixels)?;
         let mut mask = alloc::vec_of(w * h, 0u8, "the mask")?;
         let mut all = if want_all { Some(alloc::vec_of(4 * w * h, 0u8, "every mask")?) } else { None };
         let run = self.predict_into(image, prompt, &mut MaskMut::new(&mut mask, w, h, 0)?, all.as_deref_mut())?;
@@ -72,16 +71,12 @@ impl Sam2Segmenter {
             return Err(Error::invalid(format!("mask_input must hold {lw}x{lh} = {} low-res logits", lw * lh)));
         }
         // The state is read once: the cached embedding (when it serves) and the previous logits.
-        let setting = self.intensity();
-        let key = image.map(|img| {
-            check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| image_key(img, setting.as_ref()))
-        });
-        let key = key.transpose()?;
+        let call = self.call_image(image)?;
         // Check what can be checked before paying for (or waiting for) an encoder run.
         if let Some((w, h)) = image.map(|img| (img.width(), img.height())).or_else(|| self.cached_image_size()) {
             size_check((w, h))?;
         }
-        let (embedding, encoder_stats) = self.embedding_for(image, key, false, setting.as_ref())?;
+        let (embedding, encoder_stats) = self.embedding_for(&call, false)?;
         let (w, h) = (embedding.width, embedding.height);
         size_check((w, h))?;
         let previous = self.state().previous.clone();
@@ -100,9 +95,15 @@ impl Sam2Segmenter {
         Ok(run)
     }
 
-    fn decode(&self, session: &mut Session, embedding: &Embedding, prompt: &Prompt, previous: Option<&[f32]>) -> Result<Decoded> {
+    pub(super) fn decode(
+        &self,
+        session: &mut Session,
+        embedding: &Embedding,
+        prompt: &Prompt,
+        previous: Option<&[f32]>,
+    ) -> Result<Decoded> {
         let spec = &self.spec;
-        if spec.input_boxes.is_some() {
+        if spec.layout.is_transformers() {
             let t = transformers_prompt(prompt, spec.image_size, (embedding.width, embedding.height));
             return self.decode_objects(session, embedding, &t.points, &t.labels, &t.boxes, 1);
         }
@@ -163,7 +164,7 @@ impl Sam2Segmenter {
         b: usize,
     ) -> Result<Decoded> {
         let spec = &self.spec;
-        let boxes_name = spec.input_boxes.as_deref().ok_or_else(|| Error::internal("not a transformers decoder"))?;
+        let boxes_name = spec.layout.input_boxes().ok_or_else(|| Error::internal("not a transformers decoder"))?;
         if boxes.is_empty() && !spec.takes_zero_boxes {
             return Err(super::zero_boxes::refusal(&spec.convention));
         }
@@ -248,7 +249,7 @@ impl Sam2Segmenter {
     }
 
     /// The decoder's outputs into the caller's masks, and the chosen low-res logits.
-    fn finish(&self, d: Decoded, mask: &mut MaskMut<'_>, all_masks: Option<&mut [u8]>) -> Result<Sam2Run> {
+    pub(super) fn finish(&self, d: Decoded, mask: &mut MaskMut<'_>, all_masks: Option<&mut [u8]>) -> Result<Sam2Run> {
         let (w, h) = (mask.width(), mask.height());
         let (shape, logits) = d.masks;
         let bad = || Error::unsupported_model(format!("decoder mask output has shape {shape:?}, expected [1,K,h,w]"));
@@ -355,7 +356,7 @@ fn sample_at_centres(full: &[f32], (w, h): (usize, usize), (lw, lh): (usize, usi
     (0..lh).flat_map(|j| (0..lw).map(move |i| at((i as f32 + 0.5) * sx - 0.5, (j as f32 + 0.5) * sy - 0.5))).collect()
 }
 
-struct Decoded {
+pub(super) struct Decoded {
     masks: (Vec<i64>, Vec<f32>),
     iou: Vec<f32>,
     low_res: Option<(Vec<i64>, Vec<f32>)>,

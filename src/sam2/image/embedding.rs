@@ -13,7 +13,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::image::intensity::{image_key, mapping_for, Intensity};
 use crate::image::tensor::{prepare, Element, Fit, Layout, Normalisation, TensorData, TensorFormat};
 use crate::image::{check_size, ImageView};
-use crate::options::{ChannelOrder, ResizeFilter};
 
 /// One encoder output: its role, shape and values.
 pub(super) type FeatureMap = (Feature, Vec<i64>, Vec<f32>);
@@ -28,6 +27,14 @@ pub(super) struct Embedding {
     pub(super) setting: u64,
 }
 
+/// What a call starts with: its image (`None`: the image set last), the intensity setting it runs
+/// under (taken once, at its start) and its image's key under that setting (`intensity::image_key`).
+pub(super) struct CallImage<'i> {
+    pub(super) image: Option<&'i ImageView<'i>>,
+    pub(super) key: Option<u64>,
+    pub(super) setting: Option<Intensity>,
+}
+
 /// A number for an intensity setting (0 = none set).
 pub(super) fn setting_key(setting: Option<&Intensity>) -> u64 {
     setting.map_or(0, |i| i.key().max(1))
@@ -39,30 +46,29 @@ impl Sam2Segmenter {
     /// Any thread: a host encodes an image as soon as it shows it, and clicks arriving meanwhile
     /// wait only for the rest of this encode; setting a newer image cancels this one.
     pub fn set_image(&self, image: &ImageView<'_>) -> Result<(f64, f64)> {
-        check_size(image.width() as i64, image.height() as i64, self.options.max_pixels)?;
-        let setting = self.intensity.get();
-        let key = image_key(image, setting.as_ref());
-        let (_, stats) = self.embedding_for(Some(image), Some(key), true, setting.as_ref())?;
+        let call = self.call_image(Some(image))?;
+        let (_, stats) = self.embedding_for(&call, true)?;
         Ok((stats.encoder_preprocess_ms, stats.encoder_ms))
     }
 
-    /// The embedding of `image` (whose content hash is `key`), or with `None` of the image set
-    /// last: the cached one, the one another call is encoding (waited for), or encoded here.
-    /// `set_last` (a `set_image` call) makes the image the image set last, cancelling an encode of
-    /// another image set before; a call that carries its image never cancels another's encode, and
-    /// when the encode it waited for is cancelled it encodes its image itself.
-    /// `key` is the image's key under `setting` (`intensity::image_key`), the intensity setting the
-    /// call took at its start; the image set last (`image` None) serves only under the setting it
-    /// was encoded with.
-    pub(super) fn embedding_for(
-        &self,
-        image: Option<&ImageView<'_>>,
-        key: Option<u64>,
-        set_last: bool,
-        setting: Option<&Intensity>,
-    ) -> Result<(Arc<Embedding>, Sam2Stats)> {
-        let found = self.embedding_lookup(image, key, set_last, setting)?;
-        if image.is_none() && found.0.setting != setting_key(setting) {
+    /// What a call starts with (see `CallImage`), its image's size checked against `max_pixels`.
+    pub(super) fn call_image<'i>(&self, image: Option<&'i ImageView<'i>>) -> Result<CallImage<'i>> {
+        let setting = self.core.intensity();
+        let key = image.map(|img| {
+            check_size(img.width() as i64, img.height() as i64, self.options().max_pixels).map(|_| image_key(img, setting.as_ref()))
+        });
+        Ok(CallImage { image, key: key.transpose()?, setting })
+    }
+
+    /// The embedding of the call's image, or without one of the image set last: the cached one,
+    /// the one another call is encoding (waited for), or encoded here. `set_last` (a `set_image`
+    /// call) makes the image the image set last, cancelling an encode of another image set before;
+    /// a call that carries its image never cancels another's encode, and when the encode it waited
+    /// for is cancelled it encodes its image itself. The image set last serves only under the
+    /// intensity setting it was encoded with.
+    pub(super) fn embedding_for(&self, call: &CallImage<'_>, set_last: bool) -> Result<(Arc<Embedding>, Sam2Stats)> {
+        let found = self.embedding_lookup(call, set_last)?;
+        if call.image.is_none() && found.0.setting != setting_key(call.setting.as_ref()) {
             return Err(Error::invalid(
                 "the intensity setting changed since the image was set: pass the image again to encode it under the new setting",
             ));
@@ -70,13 +76,9 @@ impl Sam2Segmenter {
         Ok(found)
     }
 
-    fn embedding_lookup(
-        &self,
-        image: Option<&ImageView<'_>>,
-        key: Option<u64>,
-        set_last: bool,
-        setting: Option<&Intensity>,
-    ) -> Result<(Arc<Embedding>, Sam2Stats)> {
+    fn embedding_lookup(&self, call: &CallImage<'_>, set_last: bool) -> Result<(Arc<Embedding>, Sam2Stats)> {
+        let CallImage { image, key, setting } = call;
+        let (image, key, setting) = (*image, *key, setting.as_ref());
         let reused = Sam2Stats { encoder_reused: true, ..Sam2Stats::default() };
         loop {
             let started = {
@@ -184,27 +186,11 @@ impl Sam2Segmenter {
             }
         };
         let (element, norm) = match self.spec.encoder_input {
-            EncoderInput::NormalizedF32 => (
-                Element::F32,
-                Normalisation {
-                    scale: 1.0 / 255.0,
-                    mean: self.spec.pixel_mean,
-                    std: self.spec.pixel_std,
-                    channel_order: ChannelOrder::Rgb,
-                    filter: ResizeFilter::Bilinear,
-                    mapping: None,
-                },
-            ),
+            EncoderInput::NormalizedF32 => (Element::F32, Normalisation::rgb(1.0 / 255.0, self.spec.pixel_mean, self.spec.pixel_std)),
             EncoderInput::RawU8 => (
                 Element::U8,
-                Normalisation {
-                    scale: 1.0,
-                    mean: [0.0; 3],
-                    std: [1.0; 3],
-                    channel_order: ChannelOrder::Rgb,
-                    filter: ResizeFilter::Bilinear,
-                    mapping: None,
-                },
+                // Raw 0..255 values: the graph normalises.
+                Normalisation::rgb(1.0, [0.0; 3], [1.0; 3]),
             ),
         };
         (TensorFormat { channels: 3, layout: Layout::Nchw, element }, norm, fit)
@@ -214,7 +200,7 @@ impl Sam2Segmenter {
     pub fn encoder_tensor(&self, image: &ImageView<'_>) -> Result<TensorData> {
         let s = self.spec.image_size;
         let (format, norm, fit) = self.encoder_format((image.width(), image.height()));
-        let norm = norm.with_mapping(mapping_for(self.intensity.get().as_ref(), image)?);
+        let norm = norm.with_mapping(mapping_for(self.core.intensity().as_ref(), image)?);
         prepare(image, &format, (s, s), &norm, fit)
     }
 

@@ -17,11 +17,11 @@ use std::time::Instant;
 use crate::alloc;
 use crate::control::{self, Stage};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::intensity::image_key;
-use crate::image::{check_size, ImageView, MaskMut};
+use crate::image::{ImageView, MaskMut};
 
 use super::decode::choose;
 use super::prompt::{model_space, transformers_prompt, validate_prompt, Prompt};
+use super::spec::DecoderLayout;
 use super::{ms, no_image, Sam2Segmenter};
 
 /// Most prompts accepted in one call.
@@ -102,7 +102,7 @@ impl Sam2Segmenter {
     pub fn prompt_batch_size(&self, n: usize, (w, h): (usize, usize)) -> Result<usize> {
         let (per_prompt, kept) = self.prompt_bytes((w, h));
         let kept = kept.saturating_mul(n as u64);
-        let budget = self.options.max_memory_bytes;
+        let budget = self.options().max_memory_bytes;
         if kept.saturating_add(per_prompt) > budget {
             return Err(Error::new(
                 ErrorKind::OutOfMemory,
@@ -146,15 +146,11 @@ impl Sam2Segmenter {
             }
             self.prompt_batch_size(prompts.len(), (w, h))
         };
-        let setting = self.intensity();
-        let key = image.map(|img| {
-            check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| image_key(img, setting.as_ref()))
-        });
-        let key = key.transpose()?;
+        let call = self.call_image(image)?;
         // Check what can be checked before paying for (or waiting for) an encoder run.
         let size = image.map(|img| (img.width(), img.height())).or_else(|| self.cached_image_size()).ok_or_else(no_image)?;
         checks(size)?;
-        let (embedding, encoder_stats) = self.embedding_for(image, key, false, setting.as_ref())?;
+        let (embedding, encoder_stats) = self.embedding_for(&call, false)?;
         let (w, h) = (embedding.width, embedding.height);
         let batch = checks((w, h))?;
 
@@ -163,7 +159,7 @@ impl Sam2Segmenter {
         let spec = &self.spec;
         let mut groups: BTreeMap<(usize, bool), Vec<ModelPrompt>> = BTreeMap::new();
         for (i, p) in prompts.iter().enumerate() {
-            let m = if spec.input_boxes.is_some() {
+            let m = if spec.layout.is_transformers() {
                 let t = transformers_prompt(p, spec.image_size, (w, h));
                 ModelPrompt { index: i, coords: t.points, labels: t.labels, boxes: t.boxes }
             } else {
@@ -188,10 +184,14 @@ impl Sam2Segmenter {
             let labels: Vec<f32> = chunk.iter().flat_map(|p| p.labels.iter().copied()).collect();
             let boxes: Vec<f32> = chunk.iter().flat_map(|p| p.boxes.iter().copied()).collect();
             let t0 = Instant::now();
-            let (shape, logits, iou) = match spec.input_boxes {
+            let (shape, logits, iou) = match spec.layout {
                 // transformers' layout: the chunk's prompts as objects of one run.
-                Some(_) => self.decoder.with(|session, _| self.decode_object_batch(session, &embedding, (&coords, &labels, &boxes), b))?,
-                None => self.decoder.with(|session, _| self.decode_batch(session, &embedding, &coords, &labels, b))?,
+                DecoderLayout::Transformers { .. } => {
+                    self.decoder.with(|session, _| self.decode_object_batch(session, &embedding, (&coords, &labels, &boxes), b))?
+                }
+                DecoderLayout::PointsAndLabels => {
+                    self.decoder.with(|session, _| self.decode_batch(session, &embedding, &coords, &labels, b))?
+                }
             };
             stats.decoder_ms += ms(t0, Instant::now());
             stats.decoder_runs += 1;

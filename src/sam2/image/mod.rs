@@ -12,6 +12,7 @@ mod decode;
 mod embedding;
 mod encoding;
 pub mod everything;
+mod features;
 pub mod many;
 pub mod prompt;
 pub mod spec;
@@ -30,18 +31,19 @@ use crate::engine::declared_io::declared_io;
 use crate::engine::external_data::ExternalData;
 use crate::engine::io::{inputs_of, outputs_of, TensorInfo};
 use crate::engine::pool::Runs;
-use crate::engine::trt_profile::Derived;
+use crate::engine::providers::tensorrt::profile::Derived;
+use crate::engine::providers::PerModel;
 use crate::engine::{read_model_file, CacheReport, GraphSharing, PoolStats, ProviderReport, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::intensity::{Intensity, IntensitySetting};
 use crate::image::tensor::Preprocessor;
 use crate::options::Options;
-use crate::runtime::RuntimeInfo;
+use crate::session_core::{CoreInfo, SessionCore};
 
 pub use everything::{EverythingObject, EverythingOptions, EverythingResult, EverythingStats, MAX_OBJECTS};
+pub use features::{EmbedTensor, ImageFeatures};
 pub use many::{validate_prompts, ManyRun, ManyStats, MAX_PROMPTS};
 pub use prompt::{model_space, validate_prompt, BoxPrompt, Point, Prompt, MAX_POINTS};
-pub use spec::{EncoderInput, Family, Feature, NumberType, Sam2Spec};
+pub use spec::{DecoderLayout, EncoderInput, Family, Feature, NumberType, Sam2Spec};
 pub use trt_profile::{PROFILE_MAX_BATCH, PROFILE_MAX_POINTS};
 
 /// A prediction asked for without an image when none is set.
@@ -105,31 +107,32 @@ pub struct Sam2Stats {
 /// A SAM2 encoder/decoder pair, usable from any number of threads. The cached image embedding
 /// belongs to the segmenter: an image set on one thread serves clicks from another.
 pub struct Sam2Segmenter {
-    options: Options,
+    /// The options and the intensity setting.
+    core: SessionCore,
     spec: Sam2Spec,
     encoder: SessionPool<Preprocessor>,
     decoder: SessionPool,
     io: [Vec<TensorInfo>; 4],
     state: Mutex<State>,
-    intensity: IntensitySetting,
+    /// xxh3-128 of the encoder's and the decoder's bytes (see `model_identity`).
+    model_identity: u128,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Sam2Info<'a> {
     pub kind: &'static str,
     pub convention: &'a str,
-    /// The intensity stage in use (before the encoder's normalisation), as its formula.
-    pub intensity: String,
+    /// The intensity stage, the encoder's provider, the threads and ONNX Runtime (as every pipeline
+    /// reports them). The decoder's provider differs only with `GpuOptions::decoder_provider` or when
+    /// one of them fell back to the CPU.
+    #[serde(flatten)]
+    pub session: CoreInfo<'a>,
     pub encoder_inputs: &'a [TensorInfo],
     pub encoder_outputs: &'a [TensorInfo],
     pub decoder_inputs: &'a [TensorInfo],
     pub decoder_outputs: &'a [TensorInfo],
     pub interpretation: &'a Sam2Spec,
-    /// The encoder's provider, and the decoder's (they differ only with `GpuOptions::decoder_provider`
-    /// or when one of them fell back to the CPU).
-    pub provider: &'a ProviderReport,
     pub decoder_provider: &'a ProviderReport,
-    pub intra_threads: String,
     /// The encoder's and the decoder's sessions (see `PoolStats`).
     pub encoder_pool: PoolStats,
     pub decoder_pool: PoolStats,
@@ -139,7 +142,6 @@ pub struct Sam2Info<'a> {
     /// Resident memory the first encoder + decoder sessions added.
     pub bytes_first_sessions: Option<u64>,
     pub image_cached: bool,
-    pub onnxruntime: RuntimeInfo,
 }
 
 fn ms(a: Instant, b: Instant) -> f64 {
@@ -151,28 +153,30 @@ impl Sam2Segmenter {
         options.validate()?;
         let e = read_model_file(encoder, options.max_model_bytes).map_err(|e| e.context("encoder"))?;
         let d = read_model_file(decoder, options.max_model_bytes).map_err(|e| e.context("decoder"))?;
-        Self::build(e, d, Some((encoder, decoder)), options, None)
+        Self::build(e, d, Some((encoder, decoder)), options, Default::default())
     }
 
     pub fn from_memory(encoder: Vec<u8>, decoder: Vec<u8>, options: Options) -> Result<Self> {
-        Self::build(encoder, decoder, None, options, None)
+        Self::build(encoder, decoder, None, options, Default::default())
     }
 
-    /// [`Self::from_memory`] for models with side files: the encoder's in `options`, the decoder's apart.
-    pub fn from_memory_with(encoder: Vec<u8>, decoder: Vec<u8>, options: Options, decoder_files: Arc<ExternalData>) -> Result<Self> {
-        Self::build(encoder, decoder, None, options, Some(decoder_files))
+    /// [`Self::from_memory`] for models with side files (ONNX external data) given in memory: the
+    /// encoder's and the decoder's.
+    pub fn from_memory_with(encoder: Vec<u8>, decoder: Vec<u8>, options: Options, side_files: [Arc<ExternalData>; 2]) -> Result<Self> {
+        Self::build(encoder, decoder, None, options, side_files)
     }
 
     /// `paths`: the encoder's and the decoder's files, when read from files (for the model cache and
-    /// their side files); `decoder_files`: the decoder's side files given in memory.
+    /// their side files); `side_files`: the encoder's and the decoder's side files given in memory.
     fn build(
         encoder: Vec<u8>,
         decoder: Vec<u8>,
         paths: Option<(&Path, &Path)>,
         options: Options,
-        decoder_files: Option<Arc<ExternalData>>,
+        side_files: [Arc<ExternalData>; 2],
     ) -> Result<Self> {
         options.validate()?;
+        let model_identity = xxhash_rust::xxh3::xxh3_128(&encoder) ^ xxhash_rust::xxh3::xxh3_128(&decoder).rotate_left(1);
         // TensorRT's shape profiles come from the pair's declared inputs and outputs, read from
         // their bytes once, and only where a profile is wanted.
         let declared = std::cell::OnceCell::new();
@@ -186,12 +190,15 @@ impl Sam2Segmenter {
                 .as_ref()
                 .map_err(String::clone)
         };
-        let encoder_options =
-            options.with_shape_profile(|| Derived::new(pair().and_then(|(spec, io)| trt_profile::encoder_profile(spec, &io[0]))));
-        let mut decoder_options = options
-            .for_decoder()
-            .with_shape_profile(|| Derived::new(pair().and_then(|(spec, io)| trt_profile::decoder_profile(spec, &io[2], &io[1]))));
-        decoder_options.external_data = decoder_files.unwrap_or_default();
+        let [encoder_files, decoder_files] = side_files;
+        let encoder_model =
+            PerModel::derive(&options, || Derived::new(pair().and_then(|(spec, io)| trt_profile::encoder_profile(spec, &io[0]))))
+                .with_side_files(encoder_files);
+        let decoder_options = options.for_decoder();
+        let decoder_model = PerModel::derive(&decoder_options, || {
+            Derived::new(pair().and_then(|(spec, io)| trt_profile::decoder_profile(spec, &io[2], &io[1])))
+        })
+        .with_side_files(decoder_files);
         // The two sessions are built at once: cold start is the longer of the two, not their sum.
         // Each is cached on its own (its own key, its own file).
         let (encoder, decoder) = std::thread::scope(|scope| {
@@ -199,12 +206,12 @@ impl Sam2Segmenter {
             // different images at once) while saving its graph would add ~50 % to the first start.
             // Its runs are heavy ones (they give the arena's blocks back); the decoder's are light.
             let encoder = scope.spawn(|| {
-                SessionPool::new(encoder, paths.map(|p| p.0), &encoder_options, GraphSharing::AtFirstGrowth)
+                SessionPool::for_model(encoder, paths.map(|p| p.0), &options, encoder_model, GraphSharing::AtFirstGrowth)
                     .map(|pool| pool.with_runs(Runs::Heavy))
                     .map_err(|e| e.context("encoder"))
             });
-            let decoder =
-                SessionPool::new(decoder, paths.map(|p| p.1), &decoder_options, GraphSharing::AtCreation).map_err(|e| e.context("decoder"));
+            let decoder = SessionPool::for_model(decoder, paths.map(|p| p.1), &decoder_options, decoder_model, GraphSharing::AtCreation)
+                .map_err(|e| e.context("decoder"));
             let encoder = encoder.join().unwrap_or_else(|_| Err(Error::internal("building the encoder session panicked")));
             (encoder, decoder)
         });
@@ -213,13 +220,13 @@ impl Sam2Segmenter {
             .with(|e, _| decoder.with(|d, _| Ok((Sam2Spec::detect(e, d)?, [inputs_of(e), outputs_of(e), inputs_of(d), outputs_of(d)]))))?;
         spec.takes_zero_boxes = decoder.with(|d, _| zero_boxes::takes_zero_boxes(d, &spec, &io[2]))?;
         Ok(Sam2Segmenter {
-            options,
+            core: SessionCore::new(options),
             spec,
             encoder,
             decoder,
             io,
             state: Mutex::new(State::default()),
-            intensity: IntensitySetting::default(),
+            model_identity,
         })
     }
 
@@ -228,7 +235,7 @@ impl Sam2Segmenter {
     }
 
     /// The decoder's TensorRT shape profile runs are checked against, `None` when it got none.
-    pub fn decoder_trt_profile(&self) -> Option<crate::engine::trt_profile::ShapeProfile> {
+    pub fn decoder_trt_profile(&self) -> Option<crate::engine::providers::tensorrt::profile::ShapeProfile> {
         self.decoder.trt_profile_checked().map(|p| (*p).clone())
     }
 
@@ -254,17 +261,13 @@ impl Sam2Segmenter {
         }
         Ok(())
     }
+    /// The options and the intensity setting (`core().set_intensity(...)`, from any thread; the
+    /// cached embedding serves only calls under the setting it was encoded with).
+    pub fn core(&self) -> &SessionCore {
+        &self.core
+    }
     pub fn options(&self) -> &Options {
-        &self.options
-    }
-    /// The intensity stage for later calls (None = the default; see [`crate::image::intensity`]).
-    /// Any thread, any time: a call in progress keeps the setting it started with, and the cached
-    /// embedding serves only calls under the setting it was encoded with.
-    pub fn set_intensity(&self, intensity: Option<Intensity>) -> Result<()> {
-        self.intensity.set(intensity)
-    }
-    pub fn intensity(&self) -> Option<Intensity> {
-        self.intensity.get()
+        self.core.options()
     }
     pub fn provider(&self) -> &ProviderReport {
         &self.encoder.provider
@@ -283,15 +286,13 @@ impl Sam2Segmenter {
         Sam2Info {
             kind: "sam2",
             convention: &self.spec.convention,
-            intensity: crate::image::intensity::describe(self.intensity.get().as_ref()),
+            session: self.core.info(&self.encoder.provider),
             encoder_inputs: &self.io[0],
             encoder_outputs: &self.io[1],
             decoder_inputs: &self.io[2],
             decoder_outputs: &self.io[3],
             interpretation: &self.spec,
-            provider: &self.encoder.provider,
             decoder_provider: &self.decoder.provider,
-            intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
             encoder_pool: self.encoder.stats(),
             decoder_pool: self.decoder.stats(),
             encoder_cache: &self.encoder.cache,
@@ -303,7 +304,6 @@ impl Sam2Segmenter {
                 .zip(self.decoder.stats().bytes_first_session)
                 .map(|(a, b)| a + b),
             image_cached: self.state().embedding.is_some(),
-            onnxruntime: RuntimeInfo::current(),
         }
     }
 

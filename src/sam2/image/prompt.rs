@@ -82,12 +82,11 @@ pub fn validate_prompt(prompt: &Prompt, w: usize, h: usize) -> Result<()> {
 /// Model-space coordinates (x, y pairs) and labels for an image of `(w, h)` and a model input of
 /// `s` x `s`: box corners first (labels 2, 3), then the points.
 pub fn model_space(prompt: &Prompt, family: Family, s: usize, (w, h): (usize, usize)) -> (Vec<f32>, Vec<f32>) {
-    let s = s as f32;
     let (sx, sy) = match family {
-        Family::Sam2 => (s / w as f32, s / h as f32),
+        Family::Sam2 => (s as f32 / w as f32, s as f32 / h as f32),
         Family::Sam1 => {
-            let k = s / w.max(h) as f32;
-            (k, k)
+            let (kx, ky) = sam1_scales(s, (w, h));
+            (kx as f32, ky as f32)
         }
     };
     let mut coords = Vec::with_capacity(2 * prompt.points.len() + 6);
@@ -106,6 +105,15 @@ pub fn model_space(prompt: &Prompt, family: Family, s: usize, (w, h): (usize, us
         labels.push(-1.0);
     }
     (coords, labels)
+}
+
+/// SAM1's per-axis scales from image pixels to the encoder's frame (`ResizeLongestSide.apply_coords`):
+/// the long side becomes `s`, the short one `int(side * s / long + 0.5)` pixels (the image's part of the
+/// padded square), and each axis scales by its new size over its old one.
+pub fn sam1_scales(s: usize, (w, h): (usize, usize)) -> (f64, f64) {
+    let k = s as f64 / w.max(h) as f64;
+    let side = |v: usize| (v as f64 * k + 0.5).floor();
+    (side(w) / w as f64, side(h) / h as f64)
 }
 
 /// A prompt in Hugging Face transformers' decoder layout, for an image of `(w, h)` and a model
@@ -167,6 +175,10 @@ mod tests {
         let (coords, labels) = model_space(&prompt, Family::Sam1, 1024, (1920, 1080));
         assert_eq!(labels, vec![2.0, 3.0, 1.0]);
         assert_eq!(&coords[..4], &[0.0, 0.0, 1024.0, 576.0]);
+        // 451x300: the short side becomes int(300 * 1024 / 451 + 0.5) = 681, so y scales by 681/300
+        // (not by 1024/451, which would put the click 0.15 model pixels lower at the bottom).
+        let (kx, ky) = sam1_scales(1024, (451, 300));
+        assert_eq!((kx, ky), (1024.0 / 451.0, 681.0 / 300.0));
     }
 
     #[test]

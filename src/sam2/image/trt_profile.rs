@@ -1,9 +1,9 @@
 //! The TensorRT shape profiles of a SAM2 pair: the encoder's one input size, and the decoder's
-//! prompt axes as segrt feeds them (see `engine::trt_profile`). A decoder's profile binds, so under
+//! prompt axes as segrt feeds them (see `engine::providers::tensorrt::profile`). A decoder's profile binds, so under
 //! it segrt keeps prompts and prompt batches within `PROFILE_MAX_POINTS` and `PROFILE_MAX_BATCH`.
 
 use crate::engine::io::TensorInfo;
-use crate::engine::trt_profile::{AxisRange, ShapeProfile};
+use crate::engine::providers::tensorrt::profile::{AxisRange, ShapeProfile};
 
 use super::spec::{Feature, Sam2Spec};
 
@@ -32,12 +32,12 @@ pub fn decoder_profile(spec: &Sam2Spec, declared: &[TensorInfo], encoder_outputs
     let batch: AxisRange = if spec.prompt_batch { (1, 1, PROFILE_MAX_BATCH as i64) } else { (1, 1, 1) };
     let one: AxisRange = (1, 1, 1);
     // A box alone has no points in transformers' layout (its box is an input of its own).
-    let points: AxisRange = (if spec.input_boxes.is_some() { 0 } else { 1 }, 2, MAX_MODEL_POINTS);
+    let transformers = spec.layout.is_transformers();
+    let points: AxisRange = (if transformers { 0 } else { 1 }, 2, MAX_MODEL_POINTS);
     let fixed = |d: usize| Some((d as i64, d as i64, d as i64));
     let (mh, mw) = spec.mask_input_size;
     ShapeProfile::derive(declared, |input, axis| {
         let name = input.name.as_str();
-        let transformers = spec.input_boxes.is_some();
         if name == spec.point_coords || name == spec.point_labels {
             // [B, N, 2] / [B, N]; transformers' [1, obj, N, 2] / [1, obj, N].
             return match (transformers, axis) {
@@ -47,7 +47,7 @@ pub fn decoder_profile(spec: &Sam2Spec, declared: &[TensorInfo], encoder_outputs
                 _ => None,
             };
         }
-        if spec.input_boxes.as_deref() == Some(name) {
+        if spec.layout.input_boxes() == Some(name) {
             // [1, obj, 4]: a box per prompt, or none.
             return match axis {
                 0 => Some(one),

@@ -17,7 +17,7 @@ use super::spec::{NumberType, Sam2Spec};
 /// and the padding point, `input_boxes` [1,0,4]): a graph that handles "no box" gives the same finite
 /// masks both times.
 pub(super) fn takes_zero_boxes(session: &mut Session, spec: &Sam2Spec, decoder_inputs: &[TensorInfo]) -> Result<bool> {
-    let Some(boxes_name) = spec.input_boxes.as_deref() else { return Ok(true) };
+    let Some(boxes_name) = spec.layout.input_boxes() else { return Ok(true) };
     let wrap = |e: ort::Error| Error::internal(format!("cannot build a decoder input for the check run: {e}"));
     let s = spec.image_size as f32;
     let mut once = || -> Result<Vec<f32>> {
@@ -40,7 +40,7 @@ pub(super) fn takes_zero_boxes(session: &mut Session, spec: &Sam2Spec, decoder_i
         };
         inputs.push((spec.point_labels.clone(), labels));
         inputs.push((boxes_name.to_string(), Tensor::from_array(([1usize, 0, 4], Vec::<f32>::new())).map_err(wrap)?.into()));
-        engine::run(session, inputs, false, "SAM2 decoder check run", |outputs| {
+        engine::run(session, inputs, engine::ArenaRelease::Never, "SAM2 decoder check run", |outputs| {
             Ok(f32_output(outputs, &spec.masks_output, "SAM2 decoder")?.1)
         })
     };

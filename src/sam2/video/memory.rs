@@ -1,26 +1,22 @@
 //! The tracker's memory bank: per object, the outputs of conditioning (clicked) and tracked frames
-//! with their memories and object pointers, and what a frame selects from them.
+//! with their memories and object pointers, what a frame selects from them, and what may be
+//! forgotten under `keep_frames`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use ort::value::TensorRef;
-
 use crate::error::{Error, Result};
 
-use super::model::{input_error, owned, Array, Module};
+use super::metadata::VideoMetadata;
+use super::model::Array;
 use super::numeric::bf16_round;
-use super::tracker::{Direction, Tracker};
 
-/// The image encoder's outputs for one frame.
-pub(super) struct Features {
-    pub(super) image_embed: Array,
-    pub(super) vision_feat: Array,
-    pub(super) vision_pos_enc: Array,
-    pub(super) high_res_0: Array,
-    pub(super) high_res_1: Array,
-    /// When the tracker last used them (a volume evicts the least recently used).
-    pub(super) last_use: std::sync::atomic::AtomicU64,
+/// The direction frames are tracked in: in reverse, a frame's memory comes from the frames after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Direction {
+    #[default]
+    Forward,
+    Reverse,
 }
 
 /// One object's output on one frame (`FrameOut` of the specification).
@@ -30,6 +26,8 @@ pub(super) struct FrameOut {
     pub(super) pred_masks: Arc<[f32]>,
     pub(super) obj_ptr: Arc<[f32]>,
     pub(super) score: f32,
+    /// The decoder's predicted IoU of `pred_masks` (1 for a mask prompt, as the predictor's dummy).
+    pub(super) iou: f32,
     /// Memory features, once encoded.
     pub(super) maskmem: Option<Arc<MemoryFeatures>>,
 }
@@ -43,7 +41,16 @@ pub(super) enum MemoryFeatures {
 }
 
 impl MemoryFeatures {
-    fn shape(&self) -> &[i64] {
+    /// The memory encoder's features as stored: rounded to bfloat16 when `bf16`.
+    pub(super) fn stored(feat: Array, bf16: bool) -> MemoryFeatures {
+        if bf16 {
+            let bits = feat.data.iter().map(|v| (bf16_round(*v).to_bits() >> 16) as u16).collect();
+            return MemoryFeatures::Bf16 { shape: feat.shape, bits };
+        }
+        MemoryFeatures::F32(feat)
+    }
+
+    pub(super) fn shape(&self) -> &[i64] {
         match self {
             MemoryFeatures::Bf16 { shape, .. } => shape,
             MemoryFeatures::F32(a) => &a.shape,
@@ -51,7 +58,7 @@ impl MemoryFeatures {
     }
 
     /// Appends the features as float32 (the memory attention's input).
-    fn extend_f32(&self, out: &mut Vec<f32>) {
+    pub(super) fn extend_f32(&self, out: &mut Vec<f32>) {
         match self {
             MemoryFeatures::Bf16 { bits, .. } => out.extend(bits.iter().map(|b| f32::from_bits((*b as u32) << 16))),
             MemoryFeatures::F32(a) => out.extend_from_slice(&a.data),
@@ -74,237 +81,87 @@ impl ObjectState {
     pub(super) fn is_empty(&self) -> bool {
         self.cond.is_empty() && self.non_cond.is_empty() && self.temp_cond.is_empty() && self.temp_non_cond.is_empty()
     }
+
+    /// Per-frame outputs held, consolidated or pending.
+    pub(super) fn held_outputs(&self) -> usize {
+        self.cond.len() + self.non_cond.len() + self.temp_cond.len() + self.temp_non_cond.len()
+    }
 }
 
-impl Tracker {
-    /// Frames whose encoder outputs are pinned: pending clicks (the next consolidation encodes their
-    /// memory) and, for a volume, conditioning frames (clicked again most often).
-    fn pinned_frames(&self) -> BTreeSet<usize> {
-        let volume = self.options.volume;
-        self.objects
-            .iter()
-            .flat_map(|(_, o)| {
-                let cond = o.cond.keys().filter(move |_| volume);
-                o.temp_cond.keys().chain(o.temp_non_cond.keys()).chain(cond).copied()
-            })
-            .collect()
-    }
+/// Frames whose encoder outputs are pinned: pending clicks (the next consolidation encodes their
+/// memory) and, for a volume, conditioning frames (clicked again most often).
+pub(super) fn pinned_frames(objects: &[(i32, ObjectState)], volume: bool) -> BTreeSet<usize> {
+    objects
+        .iter()
+        .flat_map(|(_, o)| {
+            let cond = o.cond.keys().filter(move |_| volume);
+            o.temp_cond.keys().chain(o.temp_non_cond.keys()).chain(cond).copied()
+        })
+        .collect()
+}
 
-    /// Applies `keep_frames` (see the module documentation). A streamed track drops the encoder
-    /// outputs of all but the most recent frames, and the tracked outputs no reachable frame can
-    /// select; a volume keeps every output and evicts the least recently used encoder outputs
-    /// (their frames are encoded again when needed).
-    pub(super) fn release_old(&mut self) {
-        let Some(k) = self.options.keep_frames else { return };
-        let pinned = self.pinned_frames();
-        if self.options.volume {
-            while self.features.len() > k {
-                let victim = self
-                    .features
-                    .iter()
-                    .filter(|(t, _)| !pinned.contains(t))
-                    .min_by_key(|(_, f)| f.last_use.load(std::sync::atomic::Ordering::Relaxed));
-                let Some((&t, _)) = victim else { break };
-                self.features.remove(&t);
-            }
-            return;
-        }
-        let oldest = self.frames_added.saturating_sub(k);
-        self.features.retain(|t, _| *t >= oldest || pinned.contains(t));
-        let window = (self.meta().num_maskmem - 1).max(self.max_ptrs() - 1);
-        let keep_from = oldest.saturating_sub(window);
-        for (_, o) in &mut self.objects {
-            o.non_cond.retain(|t, _| *t >= keep_from);
-            o.tracked.retain(|t, _| *t >= keep_from);
-        }
+/// A streamed track forgets the tracked outputs before `keep_from`: no frame it can still reach
+/// selects them.
+pub(super) fn forget_before(objects: &mut [(i32, ObjectState)], keep_from: usize) {
+    for (_, o) in objects {
+        o.non_cond.retain(|t, _| *t >= keep_from);
+        o.tracked.retain(|t, _| *t >= keep_from);
     }
+}
 
-    /// `propagate_in_video_preflight`: clicked outputs get their memory (binarised mask) and move
-    /// to the consolidated outputs; a conditioning frame's non-conditioning output is dropped.
-    pub(super) fn preflight(&mut self) -> Result<()> {
-        if self.objects.is_empty() {
-            return Err(Error::invalid("no object to track: add points first"));
-        }
-        for k in 0..self.objects.len() {
-            for cond in [false, true] {
-                let temp = std::mem::take(if cond { &mut self.objects[k].1.temp_cond } else { &mut self.objects[k].1.temp_non_cond });
-                for (t, mut out) in temp {
-                    if out.maskmem.is_none() {
-                        let feats = self.features(t)?;
-                        out.maskmem = Some(self.encode_memory(&feats, &out.pred_masks, out.score, true)?);
-                    }
-                    let o = &mut self.objects[k].1;
-                    if cond {
-                        o.cond.insert(t, out)
-                    } else {
-                        o.non_cond.insert(t, out)
-                    };
-                }
-            }
-            let o = &mut self.objects[k].1;
-            let cond: Vec<usize> = o.cond.keys().copied().collect();
-            for t in cond {
-                o.non_cond.remove(&t);
-            }
-            if o.cond.is_empty() {
-                return Err(Error::invalid(format!(
-                    "object {} has no conditioning frame: click it on a frame it was not tracked on",
-                    self.objects[k].0
-                )));
-            }
-        }
-        self.release_old();
-        Ok(())
-    }
+/// What frame `t` selects from an object's memory (`_prepare_memory_conditioned_features`): the
+/// memories with their temporal positions and the object pointers with their signed distances.
+pub(super) struct Selection<'a> {
+    pub(super) memories: Vec<(&'a MemoryFeatures, i64)>,
+    pub(super) pointers: Vec<(i64, &'a [f32])>,
+}
 
-    /// `_encode_new_memory`: memory features (bfloat16-rounded) of a frame's chosen logits.
-    pub(super) fn encode_memory(&mut self, feats: &Features, logits: &[f32], score: f32, from_points: bool) -> Result<Arc<MemoryFeatures>> {
-        let l = self.meta().low_res_size as i64;
-        let m = self.model.clone();
-        let inputs = vec![
-            feats.vision_feat.view()?,
-            TensorRef::from_array_view((vec![1i64, 1, l, l], logits)).map_err(input_error)?.into(),
-            owned(vec![1, 1], vec![score])?,
-            owned(vec![1], vec![from_points as u8 as f32])?,
-        ];
-        let mut r = self.run(Module::MemoryEncoder, inputs)?;
-        if r.len() != 2 {
-            return Err(Error::unsupported_model("video memory encoder: expected 2 outputs"));
-        }
-        let pos = r.pop().expect("two outputs");
-        let feat = r.pop().expect("two outputs");
-        if self.maskmem_pos_enc.is_none() {
-            self.maskmem_pos_enc = Some(Arc::new(pos));
-        }
-        if m.metadata().maskmem_features_storage_dtype == "bfloat16" && !self.ablate_bf16 {
-            let bits = feat.data.iter().map(|v| (bf16_round(*v).to_bits() >> 16) as u16).collect();
-            return Ok(Arc::new(MemoryFeatures::Bf16 { shape: feat.shape, bits }));
-        }
-        Ok(Arc::new(MemoryFeatures::F32(feat)))
-    }
+/// Where the selection looks.
+pub(super) struct Reach {
+    /// Tracking in reverse: the previous frames are those after `t`, and pointer distances change
+    /// sign (`track_in_reverse` in `sam2_base.py`).
+    pub(super) reverse: bool,
+    /// Frames of the track (reverse tracking stops at its end).
+    pub(super) frames: usize,
+    /// `min(num_frames, max_obj_ptrs_in_encoder)`.
+    pub(super) max_ptrs: usize,
+}
 
-    /// `_prepare_memory_conditioned_features`: the memory attention over the selected memories and
-    /// object pointers of object `k` for frame `t`.
-    ///
-    /// Tracking in reverse, the previous frames are those after `t`, and pointer distances change sign
-    /// (`track_in_reverse` in `sam2_base.py`).
-    fn memory_conditioned(&self, t: usize, feats: &Features, k: usize, direction: Direction) -> Result<Array> {
-        let md = self.meta();
-        let o = &self.objects[k].1;
-        let nm = md.num_maskmem;
-        let pos_enc = self.maskmem_pos_enc.as_ref().ok_or_else(|| Error::internal("no memory position encoding yet"))?;
-        // Memories: every conditioning frame at t_pos 0, then the previous num_maskmem - 1 frames.
-        let mut mems: Vec<(&MemoryFeatures, i64)> = Vec::new();
-        for out in o.cond.values() {
-            mems.push((out.maskmem.as_deref().ok_or_else(|| Error::internal("conditioning frame without memory"))?, 0));
+impl ObjectState {
+    /// The memories and pointers frame `t` selects: every conditioning frame's memory at t_pos 0,
+    /// then those of the previous `num_maskmem - 1` frames; the pointers of the conditioning frames
+    /// up to `t` (in the tracking direction), then those of the previous `max_ptrs - 1` frames.
+    pub(super) fn select(&self, t: usize, meta: &VideoMetadata, reach: &Reach) -> Result<Selection<'_>> {
+        let nm = meta.num_maskmem;
+        let mut memories: Vec<(&MemoryFeatures, i64)> = Vec::new();
+        for out in self.cond.values() {
+            memories.push((out.maskmem.as_deref().ok_or_else(|| Error::internal("conditioning frame without memory"))?, 0));
         }
-        let reverse = direction == Direction::Reverse && !self.ablate_reverse_memory;
+        let reverse = reach.reverse;
         // The frame `d` frames before `t` in the tracking direction (None: outside the video).
-        let before = |d: usize| if reverse { Some(t + d).filter(|s| *s < self.frames_added) } else { t.checked_sub(d) };
+        let before = |d: usize| if reverse { Some(t + d).filter(|s| *s < reach.frames) } else { t.checked_sub(d) };
         for t_pos in 1..nm {
             let t_rel = nm - t_pos;
             let Some(prev) = before(t_rel) else { continue };
-            if let Some(m) = o.non_cond.get(&prev).and_then(|out| out.maskmem.as_deref()) {
-                mems.push((m, t_pos as i64));
+            if let Some(m) = self.non_cond.get(&prev).and_then(|out| out.maskmem.as_deref()) {
+                memories.push((m, t_pos as i64));
             }
         }
-        // Object pointers: conditioning frames up to t (in the tracking direction), then the
-        // previous max_ptrs - 1 frames.
-        let max_ptrs = self.max_ptrs();
         let sign = if reverse { -1 } else { 1 };
-        let mut ptrs: Vec<(i64, &[f32])> = Vec::new();
-        for (&s, out) in &o.cond {
+        let mut pointers: Vec<(i64, &[f32])> = Vec::new();
+        for (&s, out) in &self.cond {
             let in_the_past = if reverse { s >= t } else { s <= t };
-            if !md.only_obj_ptrs_in_the_past_for_eval || in_the_past {
+            if !meta.only_obj_ptrs_in_the_past_for_eval || in_the_past {
                 let d = t as i64 - s as i64;
-                ptrs.push((if md.use_signed_tpos_enc_to_obj_ptrs { d * sign } else { d.abs() }, &out.obj_ptr));
+                pointers.push((if meta.use_signed_tpos_enc_to_obj_ptrs { d * sign } else { d.abs() }, &out.obj_ptr));
             }
         }
-        for t_diff in 1..max_ptrs {
+        for t_diff in 1..reach.max_ptrs {
             let Some(s) = before(t_diff) else { break };
-            if let Some(out) = o.non_cond.get(&s) {
-                ptrs.push((t_diff as i64, &out.obj_ptr));
+            if let Some(out) = self.non_cond.get(&s) {
+                pointers.push((t_diff as i64, &out.obj_ptr));
             }
         }
-        if self.ablate_pointers {
-            ptrs.clear();
-        }
-        let c = md.hidden_dim;
-        let t_diff_max = (max_ptrs.max(2) - 1) as f32;
-        let ptr_data: Vec<f32> = ptrs.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-        let ptr_tpos: Vec<f32> = ptrs.iter().map(|(p, _)| *p as f32 / t_diff_max).collect();
-        let n = mems.len();
-        if n == 0 {
-            return Err(Error::internal(format!("frame {t}: no memory to condition on")));
-        }
-        let mut mem_shape = mems[0].0.shape().to_vec();
-        mem_shape[0] = n as i64;
-        let mut mem_feats: Vec<f32> = Vec::new();
-        mems.iter().for_each(|(m, _)| m.extend_f32(&mut mem_feats));
-        let mut pos_shape = pos_enc.shape.clone();
-        pos_shape[0] = n as i64;
-        let mem_pos: Vec<f32> = (0..n).flat_map(|_| pos_enc.data.iter().copied()).collect();
-        let t_pos: Vec<i64> = mems.iter().map(|(_, p)| *p).collect();
-        let inputs = vec![
-            feats.vision_feat.view()?,
-            feats.vision_pos_enc.view()?,
-            owned(mem_shape, mem_feats)?,
-            owned(pos_shape, mem_pos)?,
-            owned(vec![n as i64], t_pos)?,
-            owned(vec![ptrs.len() as i64, c as i64], ptr_data)?,
-            owned(vec![ptrs.len() as i64], ptr_tpos)?,
-        ];
-        let mut r = self.run(Module::MemoryAttention, inputs)?;
-        r.pop().ok_or_else(|| Error::unsupported_model("video memory attention: no output"))
-    }
-
-    /// `track_step` (+ `_forward_sam_heads`, `_encode_memory_in_output`) for object `k` on frame `t`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn track_step(
-        &mut self,
-        t: usize,
-        feats: &Features,
-        is_init_cond: bool,
-        points: Option<(&[f32], &[i32])>,
-        k: usize,
-        direction: Direction,
-        run_mem_encoder: bool,
-        prev_logits: Option<Vec<f32>>,
-    ) -> Result<FrameOut> {
-        let m = self.model.clone();
-        let md = m.metadata();
-        let pix = if is_init_cond { feats.image_embed.clone() } else { self.memory_conditioned(t, feats, k, direction)? };
-        let (coords, labels) = match points {
-            Some((c, l)) => (c.to_vec(), l.to_vec()),
-            None => (vec![0.0, 0.0], vec![-1]),
-        };
-        let n_points = points.map_or(0, |(_, l)| l.len());
-        let multimask = md.multimask_output_in_sam
-            && (is_init_cond || md.multimask_output_for_tracking)
-            && (md.multimask_min_pt_num..=md.multimask_max_pt_num).contains(&n_points);
-        let l = md.low_res_size;
-        let has_mask = prev_logits.is_some();
-        let mask_in = prev_logits.unwrap_or_else(|| vec![0.0; l * l]);
-        let n = labels.len() as i64;
-        let inputs = vec![
-            pix.view()?,
-            feats.high_res_0.view()?,
-            feats.high_res_1.view()?,
-            owned(vec![1, n, 2], coords)?,
-            owned(vec![1, n], labels)?,
-            owned(vec![1, 1, l as i64, l as i64], mask_in)?,
-            owned(vec![1], vec![has_mask as u8 as f32])?,
-            owned(vec![1], vec![multimask as u8 as f32])?,
-        ];
-        let d = self.run(Module::MaskDecoder, inputs)?;
-        if d.len() != 4 || d[0].data.len() != l * l || d[2].data.len() != md.hidden_dim || d[3].data.is_empty() {
-            return Err(Error::unsupported_model("video mask decoder: unexpected outputs"));
-        }
-        let score = d[3].data[0];
-        let mut out = FrameOut { pred_masks: d[0].data.clone().into(), obj_ptr: d[2].data.clone().into(), score, maskmem: None };
-        if run_mem_encoder {
-            out.maskmem = Some(self.encode_memory(feats, &d[0].data, score, points.is_some())?);
-        }
-        Ok(out)
+        Ok(Selection { memories, pointers })
     }
 }

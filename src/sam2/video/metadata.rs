@@ -29,6 +29,14 @@ pub struct VideoMetadata {
     pub no_obj_score: f32,
     pub mask_input_clamp: f32,
     pub maskmem_features_storage_dtype: String,
+    /// A mask prompt is taken as the frame's output without the decoder (sam2's configurations all
+    /// do; the mask prompt refuses models that do not).
+    #[serde(default)]
+    pub use_mask_input_as_output_without_sam: bool,
+    /// The convolution that turns a mask prompt into the decoder's mask input (absent from the
+    /// metadata of older exports: the mask prompt refuses them).
+    #[serde(default)]
+    pub mask_downsample: Option<MaskDownsample>,
     pub predictor: PredictorSettings,
     pub preprocessing: Preprocessing,
 }
@@ -54,6 +62,16 @@ pub struct VideoIo {
     pub memory_attention: ModuleIo,
     pub memory_encoder: ModuleIo,
     pub mask_decoder: ModuleIo,
+}
+
+/// `SAM2Base.mask_downsample`: a one-channel convolution, `kernel` x `kernel` weights (row-major)
+/// and a bias, applied with stride `stride`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MaskDownsample {
+    pub kernel: usize,
+    pub stride: usize,
+    pub weight: Vec<f32>,
+    pub bias: f32,
 }
 
 #[derive(Debug, Clone, Deserialize)]

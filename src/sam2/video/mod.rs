@@ -16,9 +16,18 @@
 //! Memory features are stored rounded to bfloat16, as the predictor stores them.
 //!
 //! Usage: [`VideoModel::from_dir`], then a [`Tracker`]: [`Tracker::add_frame`] for each frame in
-//! order, [`Tracker::add_points`] on any frame already added (and still held), then
-//! [`Tracker::propagate`] (the official `propagate_in_video`, forward, over the frames added so far)
-//! or, streaming, [`Tracker::track_frame`] for each new frame.
+//! order, [`Tracker::add_points`] (or [`Tracker::add_prompt`] with a box, or [`Tracker::add_mask`]
+//! with the object's mask) on any frame already added (and still held), then [`Tracker::propagate_with`] (the official `propagate_in_video`: from a
+//! start frame forward, in reverse or both ways, as far as asked; [`Tracker::propagate`] is forward
+//! from the earliest prompt to the last frame) or, streaming, [`Tracker::track_frame`] for each new
+//! frame. A volume ([`TrackerOptions::volume`]) keeps every frame reachable in both directions.
+//!
+//! The files: `metadata` (the JSON and the settings), `model` (the four sessions), `tracker` (the
+//! `Tracker`: frames in, prompts, masks out), `frames` (the frames and their encoder outputs),
+//! `memory` (the memory bank and what a frame selects from it), `step` (the decoder step, the memory
+//! attention and encoder around it), `propagation` (propagation order and consolidation),
+//! `mask_prompt` (a mask as the prompt), `conditioning` (conditioning frames taken out of a track,
+//! and a track made of them: reference-based segmentation's memory approach), `numeric`, `timings`.
 //!
 //! **Memory bound** ([`TrackerOptions::keep_frames`]): with `Some(k)` the tracker keeps the encoder
 //! outputs of the `k` most recently added frames only (plus frames whose clicks are not yet
@@ -28,15 +37,23 @@
 //! memory features, pointer, low-res logits) are always kept. With `None` (the default) everything
 //! is kept, as the official predictor does (which keeps every frame's pixels).
 
+mod conditioning;
+mod frames;
+mod mask_prompt;
 mod memory;
 mod metadata;
 mod model;
 mod numeric;
+mod propagation;
+mod step;
 mod timings;
 mod tracker;
 
-pub use metadata::{ModuleIo, PredictorSettings, Preprocessing, VideoFiles, VideoIo, VideoMetadata};
+pub use conditioning::{ConditioningMemory, MemoryParts};
+pub use memory::Direction;
+pub use metadata::{MaskDownsample, ModuleIo, PredictorSettings, Preprocessing, VideoFiles, VideoIo, VideoMetadata};
 pub use model::{VideoInfo, VideoModel};
 pub use numeric::{bf16_round, upsample_bilinear};
+pub use propagation::{Propagation, PropagationDirection};
 pub use timings::ModuleTimes;
-pub use tracker::{Direction, FrameMasks, ObjectMask, Propagation, PropagationDirection, Tracker, TrackerOptions, MAX_VIDEO_POINTS};
+pub use tracker::{FrameMasks, ObjectMask, Tracker, TrackerOptions, MAX_VIDEO_POINTS};

@@ -13,9 +13,8 @@ use crate::engine::pool::Runs;
 use crate::engine::providers::ProviderReport;
 use crate::engine::{self, read_model_file, GraphSharing, PoolStats, SessionPool};
 use crate::error::{Error, ErrorKind, Result};
-use crate::image::intensity::{Intensity, IntensitySetting};
 use crate::options::Options;
-use crate::runtime::RuntimeInfo;
+use crate::session_core::{CoreInfo, SessionCore};
 
 use super::metadata::{VideoFiles, VideoMetadata};
 
@@ -28,29 +27,30 @@ pub struct VideoInfo<'a> {
     pub num_maskmem: usize,
     pub max_obj_ptrs_in_encoder: usize,
     pub files: &'a VideoFiles,
-    /// The image encoder's and memory attention's provider, and the light modules' (mask decoder,
-    /// memory encoder), which differ only with `GpuOptions::decoder_provider` or after a fallback.
-    pub provider: &'a ProviderReport,
+    /// The intensity stage, the image encoder's and memory attention's provider, the threads and
+    /// ONNX Runtime (as every pipeline reports them).
+    #[serde(flatten)]
+    pub session: CoreInfo<'a>,
+    /// The light modules' provider (mask decoder, memory encoder), which differs only with
+    /// `GpuOptions::decoder_provider` or after a fallback.
     pub decoder_provider: &'a ProviderReport,
-    pub intra_threads: String,
-    /// The intensity stage in use, as its formula.
-    pub intensity: String,
     pub image_encoder_pool: PoolStats,
     pub memory_attention_pool: PoolStats,
     pub memory_encoder_pool: PoolStats,
     pub mask_decoder_pool: PoolStats,
-    pub onnxruntime: RuntimeInfo,
 }
 
 /// The four modules and their metadata; shareable between trackers (each tracker holds an `Arc`).
 pub struct VideoModel {
     meta: VideoMetadata,
-    options: Options,
+    /// The options and the intensity setting of the frames every track adds.
+    core: SessionCore,
     image_encoder: SessionPool,
     memory_attention: SessionPool,
     memory_encoder: SessionPool,
     mask_decoder: SessionPool,
-    intensity: IntensitySetting,
+    /// xxh3-128 of the metadata and the four modules' bytes (see `identity`).
+    identity: u128,
 }
 
 /// One module output: shape and values.
@@ -86,9 +86,11 @@ impl VideoModel {
             .map_err(|e| Error::new(ErrorKind::ModelNotFound, format!("cannot read '{}': {e}", meta_path.display())))?;
         let meta = VideoMetadata::parse(&json)?;
         let light = options.for_decoder();
+        let identity = std::cell::Cell::new(xxhash_rust::xxh3::xxh3_128(json.as_bytes()));
         let pool = |file: &str, what: &str, sharing: GraphSharing, runs: Runs| -> Result<SessionPool> {
             let path = dir.join(file);
             let bytes = read_model_file(&path, options.max_model_bytes).map_err(|e| e.context(what))?;
+            identity.set(identity.get().rotate_left(1) ^ xxhash_rust::xxh3::xxh3_128(&bytes));
             // The light modules run where a SAM2 decoder is asked to run.
             let options = if runs == Runs::Light { &light } else { &options };
             SessionPool::new(bytes, Some(&path), options, sharing).map(|pool| pool.with_runs(runs)).map_err(|e| e.context(what))
@@ -97,14 +99,18 @@ impl VideoModel {
         // The memory attention's inputs grow with the memory (up to num_maskmem frames and 16
         // pointers): each larger attention matrix (~470 MB at real size) needs a larger block, so
         // its runs, like the image encoder's, are heavy ones (they give the arena's blocks back).
+        let image_encoder = pool(&meta.files.image_encoder, "video image encoder", GraphSharing::AtFirstGrowth, Runs::Heavy)?;
+        let memory_attention = pool(&meta.files.memory_attention, "video memory attention", GraphSharing::AtCreation, Runs::Heavy)?;
+        let memory_encoder = pool(&meta.files.memory_encoder, "video memory encoder", GraphSharing::AtCreation, Runs::Light)?;
+        let mask_decoder = pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation, Runs::Light)?;
         Ok(VideoModel {
-            image_encoder: pool(&meta.files.image_encoder, "video image encoder", GraphSharing::AtFirstGrowth, Runs::Heavy)?,
-            memory_attention: pool(&meta.files.memory_attention, "video memory attention", GraphSharing::AtCreation, Runs::Heavy)?,
-            memory_encoder: pool(&meta.files.memory_encoder, "video memory encoder", GraphSharing::AtCreation, Runs::Light)?,
-            mask_decoder: pool(&meta.files.mask_decoder, "video mask decoder", GraphSharing::AtCreation, Runs::Light)?,
+            image_encoder,
+            memory_attention,
+            memory_encoder,
+            mask_decoder,
             meta,
-            options,
-            intensity: IntensitySetting::default(),
+            core: SessionCore::new(options),
+            identity: identity.get(),
         })
     }
 
@@ -112,17 +118,19 @@ impl VideoModel {
         &self.meta
     }
 
-    pub fn options(&self) -> &Options {
-        &self.options
+    /// A hash of the metadata and the four modules' bytes: what a saved reference must have been
+    /// made with.
+    pub fn identity(&self) -> u128 {
+        self.identity
     }
 
-    /// The intensity stage for frames added later by every track of this model (None = the
-    /// default). Any thread, any time.
-    pub fn set_intensity(&self, intensity: Option<Intensity>) -> Result<()> {
-        self.intensity.set(intensity)
+    /// The options and the intensity setting of the frames every track of this model adds later
+    /// (`core().set_intensity(...)`, from any thread).
+    pub fn core(&self) -> &SessionCore {
+        &self.core
     }
-    pub fn intensity(&self) -> Option<Intensity> {
-        self.intensity.get()
+    pub fn options(&self) -> &Options {
+        self.core.options()
     }
 
     /// The execution provider of the image encoder (and of the memory attention).
@@ -140,15 +148,12 @@ impl VideoModel {
             num_maskmem: m.num_maskmem,
             max_obj_ptrs_in_encoder: m.max_obj_ptrs_in_encoder,
             files: &m.files,
-            provider: self.provider(),
+            session: self.core.info(self.provider()),
             decoder_provider: &self.mask_decoder.provider,
-            intra_threads: crate::unet::intra_threads_text(self.options.intra_threads),
-            intensity: crate::image::intensity::describe(self.intensity.get().as_ref()),
             image_encoder_pool: self.image_encoder.stats(),
             memory_attention_pool: self.memory_attention.stats(),
             memory_encoder_pool: self.memory_encoder.stats(),
             mask_decoder_pool: self.mask_decoder.stats(),
-            onnxruntime: RuntimeInfo::current(),
         }
     }
 

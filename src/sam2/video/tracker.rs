@@ -1,21 +1,19 @@
-//! The tracker: frames in, prompts, tracking, masks out at the frame's size (the memory bank it
-//! keeps is in `memory`).
+//! The tracker: frames in, prompts, masks out at the frame's size. Its frames are kept by `frames`,
+//! its memory bank by `memory`; the decoder step is `step`, propagation `propagation`.
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use ort::session::SessionInputValue;
 
-use crate::control::{self, Stage};
 use crate::error::{Error, Result};
 use crate::image::intensity::{mapped_rgb8, mapping_for};
-use crate::image::resize::resize_pil_bicubic;
 use crate::image::ImageView;
 use crate::sam2::image::prompt::{validate_prompt, BoxPrompt, Point, Prompt};
 
-use super::memory::{Features, ObjectState};
+use super::frames::{self, Features, Frames, StoredFrame};
+use super::memory::{forget_before, pinned_frames, FrameOut, ObjectState};
 use super::metadata::VideoMetadata;
 use super::model::{Array, Module, VideoModel};
 use super::numeric::upsample_bilinear;
@@ -46,54 +44,6 @@ pub struct TrackerOptions {
     pub corrections_as_conditioning: bool,
 }
 
-/// The direction frames are tracked in: in reverse, a frame's memory comes from the frames after it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Direction {
-    #[default]
-    Forward,
-    Reverse,
-}
-
-/// Which way [`Tracker::propagate_with`] goes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum PropagationDirection {
-    #[default]
-    Forward,
-    Reverse,
-    /// Forward from the start frame, then in reverse from it (two `propagate_in_video` calls; the start
-    /// frame is delivered by both).
-    BothWays,
-}
-
-/// A propagation request: `propagate_in_video(start_frame_idx, max_frame_num_to_track, reverse)`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Propagation {
-    /// The frame to start from (`None`: the earliest conditioning frame of any object, as the predictor).
-    pub start_frame: Option<usize>,
-    pub direction: PropagationDirection,
-    /// Frames to track past the start in each direction (`None`: to the end of the track).
-    pub max_frames: Option<usize>,
-}
-
-/// A frame's pixels (after the intensity stage) at the size it is encoded from: 8-bit RGB, or one
-/// channel where the three are equal (a CT or MR slice: a third of the bytes a volume keeps).
-pub(super) struct StoredFrame {
-    pixels: Vec<u8>,
-    channels: usize,
-    width: usize,
-    height: usize,
-}
-
-impl StoredFrame {
-    fn new(rgb: Vec<u8>, width: usize, height: usize) -> StoredFrame {
-        if rgb.chunks_exact(3).all(|p| p[0] == p[1] && p[1] == p[2]) {
-            let gray = rgb.chunks_exact(3).map(|p| p[0]).collect();
-            return StoredFrame { pixels: gray, channels: 1, width, height };
-        }
-        StoredFrame { pixels: rgb, channels: 3, width, height }
-    }
-}
-
 /// One object on one frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectMask {
@@ -107,6 +57,9 @@ pub struct ObjectMask {
     pub score: Option<f32>,
     /// `score > 0`.
     pub present: bool,
+    /// The decoder's predicted IoU of the mask (`None` when the object has no output on this frame;
+    /// 1 on a frame prompted with a mask, as the predictor).
+    pub predicted_iou: Option<f32>,
 }
 
 /// Every object on one frame, in the order objects were first prompted.
@@ -125,14 +78,8 @@ pub struct FrameMasks {
 pub struct Tracker {
     pub(super) model: Arc<VideoModel>,
     pub(super) options: TrackerOptions,
-    /// (width, height) of the first frame; every frame must have it.
-    pub(super) size: Option<(usize, usize)>,
-    pub(super) frames_added: usize,
-    pub(super) features: BTreeMap<usize, Arc<Features>>,
-    /// A volume's frames (`TrackerOptions::volume`), to encode them when needed.
-    pub(super) pixels: BTreeMap<usize, Arc<StoredFrame>>,
-    /// Counts feature uses (least recently used eviction).
-    pub(super) clock: u64,
+    /// The frames added, their encoder outputs and (a volume) pixels.
+    pub(super) frames: Frames,
     /// Objects in the order they were first prompted.
     pub(super) objects: Vec<(i32, ObjectState)>,
     /// `_get_maskmem_pos_enc`: one constant for all frames and objects, from the first encoding.
@@ -162,11 +109,7 @@ impl Tracker {
         Ok(Tracker {
             model,
             options,
-            size: None,
-            frames_added: 0,
-            features: BTreeMap::new(),
-            pixels: BTreeMap::new(),
-            clock: 0,
+            frames: Frames::default(),
             objects: Vec::new(),
             maskmem_pos_enc: None,
             tracking_started: false,
@@ -221,12 +164,12 @@ impl Tracker {
 
     /// Frames added so far.
     pub fn num_frames(&self) -> usize {
-        self.frames_added
+        self.frames.added
     }
 
     /// (width, height) of the frames, once one was added.
     pub fn frame_size(&self) -> Option<(usize, usize)> {
-        self.size
+        self.frames.size
     }
 
     /// Object ids in the order they were first prompted.
@@ -236,51 +179,26 @@ impl Tracker {
 
     /// Per-frame outputs (conditioning and tracked, all objects) held in the memory bank.
     pub fn held_outputs(&self) -> usize {
-        self.objects.iter().map(|(_, o)| o.cond.len() + o.non_cond.len() + o.temp_cond.len() + o.temp_non_cond.len()).sum()
+        self.objects.iter().map(|(_, o)| o.held_outputs()).sum()
     }
 
     /// Frames whose encoder outputs are held.
     pub fn held_frames(&self) -> Vec<usize> {
-        self.features.keys().copied().collect()
+        self.frames.features.keys().copied().collect()
     }
 
-    /// `_load_img_as_tensor` (after the intensity stage, when it applies): the frame resized to S x S as PIL's default `resize` does (bicubic,
-    /// bit-exact: `resize_pil_bicubic`; no resize when the frame already is S x S), `u8 / 255`, then
-    /// ImageNet mean / std, NCHW float32.
+    /// `_load_img_as_tensor` (after the intensity stage, when it applies): see `frames::tensor`.
     pub fn preprocess(&self, image: &ImageView<'_>) -> Result<Vec<f32>> {
-        self.tensor(&StoredFrame::new(self.frame_rgb(image)?, image.width(), image.height()))
+        frames::tensor(&StoredFrame::new(self.frame_rgb(image)?, image.width(), image.height()), self.meta())
     }
 
     /// The frame through the intensity stage when it applies, rounded to 8 bits (the tracker's resize
     /// is PIL's 8-bit bicubic), RGB.
     fn frame_rgb(&self, image: &ImageView<'_>) -> Result<Vec<u8>> {
-        match mapping_for(self.model.intensity().as_ref(), image)? {
+        match mapping_for(self.model.core().intensity().as_ref(), image)? {
             Some(mapping) => mapped_rgb8(image, &mapping),
             None => image.try_to_rgb8(),
         }
-    }
-
-    /// The encoder's input tensor of an 8-bit RGB frame of `(w, h)`.
-    fn tensor(&self, frame: &StoredFrame) -> Result<Vec<f32>> {
-        let s = self.meta().image_size;
-        let (w, h, channels) = (frame.width, frame.height, frame.channels);
-        let resized;
-        let pixels = if (w, h) == (s, s) {
-            &frame.pixels
-        } else {
-            // Each channel is resized on its own: a gray frame resized once is each of its RGB planes.
-            resized = resize_pil_bicubic(&frame.pixels, (w, h), channels, (s, s))?;
-            &resized
-        };
-        let p = &self.meta().preprocessing;
-        let mut out = crate::alloc::vec_of(3 * s * s, 0f32, "a video frame tensor")?;
-        for (c, plane) in out.chunks_exact_mut(s * s).enumerate() {
-            for (o, px) in plane.iter_mut().zip(pixels.chunks_exact(channels)) {
-                let x = (px[c.min(channels - 1)] as f64 / 255.0) as f32;
-                *o = (x - p.mean[c]) / p.std[c];
-            }
-        }
-        Ok(out)
     }
 
     /// Adds the next frame (encodes it now); returns its index. Every frame must have the first
@@ -306,14 +224,8 @@ impl Tracker {
     }
 
     /// Refuses a next frame of `(w, h)` when the track's frames have another size.
-    pub fn check_frame_size(&self, (w, h): (usize, usize)) -> Result<()> {
-        match self.size {
-            Some((fw, fh)) if (fw, fh) != (w, h) => Err(Error::invalid(format!(
-                "frame {} is {w}x{h} but the track's frames are {fw}x{fh}: every frame must have the first frame's size",
-                self.frames_added
-            ))),
-            _ => Ok(()),
-        }
+    pub fn check_frame_size(&self, size: (usize, usize)) -> Result<()> {
+        self.frames.check_size(size)
     }
 
     fn add_frame_sized(&mut self, image: &ImageView<'_>, (w, h): (usize, usize)) -> Result<usize> {
@@ -321,16 +233,16 @@ impl Tracker {
         let start = Instant::now();
         let frame = StoredFrame::new(self.frame_rgb(image)?, image.width(), image.height());
         self.add_time(|t| &mut t.preprocess_ms, start);
-        let t = self.frames_added;
+        let t = self.frames.added;
         if self.options.volume {
             // Encoded when first needed.
-            self.pixels.insert(t, Arc::new(frame));
+            self.frames.pixels.insert(t, Arc::new(frame));
         } else {
             let features = self.encode(&frame)?;
-            self.features.insert(t, Arc::new(features));
+            self.frames.features.insert(t, Arc::new(features));
         }
-        self.size = Some((w, h));
-        self.frames_added += 1;
+        self.frames.size = Some((w, h));
+        self.frames.added += 1;
         self.release_old();
         Ok(t)
     }
@@ -339,37 +251,18 @@ impl Tracker {
     fn encode(&self, frame: &StoredFrame) -> Result<Features> {
         let s = self.meta().image_size as i64;
         let start = Instant::now();
-        let tensor = Array { shape: vec![1, 3, s, s], data: self.tensor(frame)? };
+        let tensor = Array { shape: vec![1, 3, s, s], data: frames::tensor(frame, self.meta())? };
         self.add_time(|t| &mut t.preprocess_ms, start);
-        let mut o = self.run(Module::ImageEncoder, vec![tensor.view()?])?;
-        if o.len() != 5 {
-            return Err(Error::unsupported_model("video image encoder: expected 5 outputs"));
-        }
-        let mut take = || o.remove(0);
-        Ok(Features {
-            image_embed: take(),
-            vision_feat: take(),
-            vision_pos_enc: take(),
-            high_res_0: take(),
-            high_res_1: take(),
-            last_use: Default::default(),
-        })
+        Features::from_outputs(self.run(Module::ImageEncoder, vec![tensor.view()?])?)
     }
 
     /// Frame `t`'s encoder outputs: held, or (a volume) encoded now.
     pub(super) fn features(&mut self, t: usize) -> Result<Arc<Features>> {
         self.check_reachable(t)?;
-        let feats = match self.features.get(&t) {
-            Some(f) => f.clone(),
-            None => {
-                let frame = self.pixels.get(&t).cloned().ok_or_else(|| Error::internal(format!("frame {t} has no pixels")))?;
-                let f = Arc::new(self.encode(&frame)?);
-                self.features.insert(t, f.clone());
-                f
-            }
-        };
-        self.clock += 1;
-        feats.last_use.store(self.clock, std::sync::atomic::Ordering::Relaxed);
+        let mut frames = std::mem::take(&mut self.frames);
+        let feats = frames.features(t, |frame| self.encode(frame));
+        self.frames = frames;
+        let feats = feats?;
         if self.options.volume {
             self.release_old();
         }
@@ -378,17 +271,20 @@ impl Tracker {
 
     /// Refuses a frame never added, or one a streamed track no longer holds.
     pub fn check_reachable(&self, t: usize) -> Result<()> {
-        if t >= self.frames_added {
-            return Err(Error::invalid(format!("frame {t} was never added ({} frames so far)", self.frames_added)));
+        self.frames.check_reachable(t, self.options.keep_frames)
+    }
+
+    /// Applies `keep_frames` (see the module documentation). A streamed track drops the encoder
+    /// outputs of all but the most recent frames, and the tracked outputs no reachable frame can
+    /// select; a volume keeps every output and evicts the least recently used encoder outputs
+    /// (their frames are encoded again when needed).
+    pub(super) fn release_old(&mut self) {
+        let Some(k) = self.options.keep_frames else { return };
+        let pinned = pinned_frames(&self.objects, self.options.volume);
+        if let Some(oldest) = self.frames.release(k, self.options.volume, &pinned) {
+            let window = (self.meta().num_maskmem - 1).max(self.max_ptrs() - 1);
+            forget_before(&mut self.objects, oldest.saturating_sub(window));
         }
-        if !self.features.contains_key(&t) && !self.pixels.contains_key(&t) {
-            return Err(Error::invalid(format!(
-                "frame {t} is no longer held: a streamed track keeps only its {} most recent frames \
-                 (make the track a volume to reach every frame in both directions)",
-                self.options.keep_frames.unwrap_or(0)
-            )));
-        }
-        Ok(())
     }
 
     /// `min(num_frames, max_obj_ptrs_in_encoder)`.
@@ -425,7 +321,7 @@ impl Tracker {
         bbox: Option<[f32; 4]>,
     ) -> Result<FrameMasks> {
         self.check_reachable(frame)?;
-        let (w, h) = self.size.ok_or_else(|| Error::internal("no frame size"))?;
+        let (w, h) = self.frames.size.ok_or_else(|| Error::internal("no frame size"))?;
         if points.len() != labels.len() || points.len() > MAX_VIDEO_POINTS {
             return Err(Error::invalid(format!(
                 "{} points and {} labels: give a box or 1 to {MAX_VIDEO_POINTS} points, one label each",
@@ -446,30 +342,47 @@ impl Tracker {
             labels.splice(0..0, [2, 3]);
         }
         let feats = self.features(frame)?;
-        let k = match self.object_index(object_id) {
+        let k = self.object_slot(object_id);
+        // normalize_coords: x / W * S, y / H * S in float32.
+        let s = self.meta().image_size as f32;
+        let coords: Vec<f32> = points.iter().flat_map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect();
+        let labels = labels.as_slice();
+        let (is_cond, is_init_cond, direction) = self.prompt_kind(frame, k);
+        let o = &self.objects[k].1;
+        let temp = if is_cond { &o.temp_cond } else { &o.temp_non_cond };
+        let prev = temp.get(&frame).or_else(|| o.cond.get(&frame)).or_else(|| o.non_cond.get(&frame));
+        let clamp = self.meta().mask_input_clamp;
+        let prev_logits: Option<Vec<f32>> = prev.map(|p| p.pred_masks.iter().map(|v| v.clamp(-clamp, clamp)).collect());
+        let out = self.track_step(frame, &feats, is_init_cond, Some((&coords, labels)), k, direction, false, prev_logits);
+        self.store_prompted(frame, k, is_cond, out)
+    }
+
+    /// The object (index) for `object_id`, added when new.
+    pub(super) fn object_slot(&mut self, object_id: i32) -> usize {
+        match self.object_index(object_id) {
             Some(k) => k,
             None => {
                 self.objects.push((object_id, ObjectState::default()));
                 self.objects.len() - 1
             }
-        };
-        // normalize_coords: x / W * S, y / H * S in float32.
-        let s = self.meta().image_size as f32;
-        let coords: Vec<f32> = points.iter().flat_map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect();
-        let labels = labels.as_slice();
-        let o = &self.objects[k].1;
-        let tracked = o.tracked.get(&frame).copied();
+        }
+    }
+
+    /// Whether a prompt on `frame` makes object `k`'s output there a conditioning one, and whether
+    /// it is an initial conditioning frame (not tracked yet: no memory), with the direction it was
+    /// tracked in.
+    pub(super) fn prompt_kind(&self, frame: usize, k: usize) -> (bool, bool, super::memory::Direction) {
+        let tracked = self.objects[k].1.tracked.get(&frame).copied();
         let is_init_cond = tracked.is_none();
-        let is_cond = is_init_cond || self.corrections_as_conditioning();
-        let temp = if is_cond { &o.temp_cond } else { &o.temp_non_cond };
-        let prev = temp.get(&frame).or_else(|| o.cond.get(&frame)).or_else(|| o.non_cond.get(&frame));
-        let clamp = self.meta().mask_input_clamp;
-        let prev_logits: Option<Vec<f32>> = prev.map(|p| p.pred_masks.iter().map(|v| v.clamp(-clamp, clamp)).collect());
-        let direction = tracked.unwrap_or_default();
-        let out = match self.track_step(frame, &feats, is_init_cond, Some((&coords, labels)), k, direction, false, prev_logits) {
+        (is_init_cond || self.corrections_as_conditioning(), is_init_cond, tracked.unwrap_or_default())
+    }
+
+    /// Keeps a prompt's output as pending (`temp_output_dict`) and returns every object on its frame;
+    /// on an error an object created by this prompt and never predicted is forgotten again.
+    pub(super) fn store_prompted(&mut self, frame: usize, k: usize, is_cond: bool, out: Result<FrameOut>) -> Result<FrameMasks> {
+        let out = match out {
             Ok(out) => out,
             Err(e) => {
-                // An object created by this call and never predicted is forgotten again.
                 if self.objects[k].1.is_empty() {
                     self.objects.remove(k);
                 }
@@ -485,111 +398,8 @@ impl Tracker {
         Ok(self.frame_masks(frame, Some(is_cond)))
     }
 
-    fn corrections_as_conditioning(&self) -> bool {
+    pub(super) fn corrections_as_conditioning(&self) -> bool {
         self.options.corrections_as_conditioning || self.meta().predictor.add_all_frames_to_correct_as_cond
-    }
-
-    /// `propagate_in_video` (forward, from the earliest conditioning frame to the last frame added);
-    /// returns each frame's masks. See [`Tracker::propagate_with`].
-    pub fn propagate(&mut self) -> Result<Vec<FrameMasks>> {
-        let mut frames = Vec::new();
-        self.propagate_with(Propagation::default(), |_, fm| {
-            frames.push(fm.clone());
-            Ok(())
-        })?;
-        Ok(frames)
-    }
-
-    /// The frames `request` visits, in order, with their direction (checked before anything runs:
-    /// the start inside the track, every frame reachable).
-    pub fn propagation_order(&self, request: Propagation) -> Result<Vec<(usize, Direction)>> {
-        if self.objects.is_empty() {
-            return Err(Error::invalid("no object to track: add points first"));
-        }
-        let n = self.frames_added;
-        let start = match request.start_frame {
-            Some(t) if t >= n => {
-                return Err(Error::invalid(format!("start frame {t}: the track has {n} frames (0 to {})", n.saturating_sub(1))))
-            }
-            Some(t) => t,
-            // The earliest conditioning frame of any object, its pending prompts included (the
-            // predictor consolidates them into conditioning frames first, then takes the minimum).
-            None => self
-                .objects
-                .iter()
-                .flat_map(|(_, o)| o.cond.keys().chain(o.temp_cond.keys()))
-                .min()
-                .copied()
-                .ok_or_else(|| Error::invalid("no conditioning frame: prompt an object on a frame it was not tracked on"))?,
-        };
-        let max = request.max_frames.unwrap_or(n);
-        let forward = (start..=start.saturating_add(max).min(n - 1)).map(|t| (t, Direction::Forward));
-        // Reverse from frame 0 tracks nothing, as the predictor.
-        let reverse = (start.saturating_sub(max)..=start).rev().filter(|_| start > 0).map(|t| (t, Direction::Reverse));
-        let order: Vec<(usize, Direction)> = match request.direction {
-            PropagationDirection::Forward => forward.collect(),
-            PropagationDirection::Reverse => reverse.collect(),
-            PropagationDirection::BothWays => forward.chain(reverse).collect(),
-        };
-        for (t, _) in &order {
-            self.check_reachable(*t)?;
-        }
-        Ok(order)
-    }
-
-    /// `propagate_in_video(start_frame_idx, max_frame_num_to_track, reverse)` (both ways: forward,
-    /// then in reverse from the same start): consolidates pending prompts, then tracks each frame
-    /// of the request for every object (re-tracking frames tracked before, as the predictor does;
-    /// conditioning frames keep their output) and hands each frame's masks to `on_frame`, which may
-    /// stop the propagation by returning an error. On an error (a failed run, a cancelled control,
-    /// `on_frame`'s) the frames handed over stay tracked and the frame in progress is as before.
-    /// Progress: [`Stage::Propagation`], the fraction of the request's frames done.
-    pub fn propagate_with(&mut self, request: Propagation, mut on_frame: impl FnMut(&Tracker, &FrameMasks) -> Result<()>) -> Result<()> {
-        let order = self.propagation_order(request)?;
-        control::progress(Stage::Propagation, 0.0)?;
-        self.preflight()?;
-        for (i, (t, direction)) in order.iter().enumerate() {
-            // A copy is cheap (frames and outputs are shared): it puts back a frame that failed halfway.
-            let before = self.clone();
-            let fm = match self.track_frame_in(*t, *direction) {
-                Ok(fm) => fm,
-                Err(e) => {
-                    *self = before;
-                    return Err(e);
-                }
-            };
-            on_frame(self, &fm)?;
-            drop(fm);
-            // Each frame leaves long-lived outputs above its freed temporaries (the encoder's
-            // tensors, the masks): glibc keeps those holes resident unless asked, and over hundreds
-            // of slices they outgrow what the track holds.
-            crate::engine::arena::trim_malloc();
-            control::progress(Stage::Propagation, (i + 1) as f32 / order.len() as f32)?;
-        }
-        Ok(())
-    }
-
-    /// Tracks one frame forward (consolidating pending clicks first): every object without a
-    /// conditioning output on it gets a memory-conditioned prediction, stored (with its memory) as a
-    /// non-conditioning output. Streaming use: `add_frame` then `track_frame` on its index.
-    pub fn track_frame(&mut self, frame: usize) -> Result<FrameMasks> {
-        self.check_reachable(frame)?;
-        self.preflight()?;
-        self.track_frame_in(frame, Direction::Forward)
-    }
-
-    /// One frame of `propagate_in_video` in `direction` (pending prompts already consolidated).
-    fn track_frame_in(&mut self, frame: usize, direction: Direction) -> Result<FrameMasks> {
-        let feats = self.features(frame)?;
-        self.tracking_started = true;
-        for k in 0..self.objects.len() {
-            if !self.objects[k].1.cond.contains_key(&frame) {
-                let out = self.track_step(frame, &feats, false, None, k, direction, true, None)?;
-                self.objects[k].1.non_cond.insert(frame, out);
-            }
-            self.objects[k].1.tracked.insert(frame, direction);
-        }
-        Ok(self.frame_masks(frame, None))
     }
 
     /// `remove_object(strict=True)`: forgets the object and everything tracked for it; the other
@@ -609,8 +419,8 @@ impl Tracker {
     /// there becomes a non-conditioning one (and the frame counts as not tracked for the object).
     /// Returns every object on that frame.
     pub fn clear_prompts(&mut self, frame: usize, object_id: i32) -> Result<FrameMasks> {
-        if frame >= self.frames_added {
-            return Err(Error::invalid(format!("frame {frame} was never added ({} frames so far)", self.frames_added)));
+        if frame >= self.frames.added {
+            return Err(Error::invalid(format!("frame {frame} was never added ({} frames so far)", self.frames.added)));
         }
         let k = self.object_index(object_id).ok_or_else(|| self.unknown_object(object_id))?;
         let o = &mut self.objects[k].1;
@@ -630,9 +440,9 @@ impl Tracker {
 
     /// `_consolidate_temp_output_across_obj` + `_get_orig_video_res_output` for frame `t`; with
     /// `temp` (Some(is_cond)) pending clicks of that kind come first.
-    fn frame_masks(&self, t: usize, temp: Option<bool>) -> FrameMasks {
+    pub(super) fn frame_masks(&self, t: usize, temp: Option<bool>) -> FrameMasks {
         let start = Instant::now();
-        let (w, h) = self.size.unwrap_or((0, 0));
+        let (w, h) = self.frames.size.unwrap_or((0, 0));
         let l = self.meta().low_res_size;
         let objects = self
             .objects
@@ -650,32 +460,11 @@ impl Tracker {
                 };
                 let mask = upsample_bilinear(&low_res, (l, l), (w, h)).iter().map(|v| if *v > 0.0 { 255 } else { 0 }).collect();
                 let score = out.map(|o| o.score);
-                ObjectMask { object_id: *id, low_res, mask, score, present: score.is_some_and(|s| s > 0.0) }
+                let predicted_iou = out.map(|o| o.iou);
+                ObjectMask { object_id: *id, low_res, mask, score, present: score.is_some_and(|s| s > 0.0), predicted_iou }
             })
             .collect();
         self.add_time(|t| &mut t.postprocess_ms, start);
         FrameMasks { frame: t, width: w, height: h, objects }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A gray frame kept as one channel gives the encoder exactly the tensor of its RGB form.
-    #[test]
-    fn a_gray_frame_kept_as_one_channel_gives_the_rgb_frames_tensor() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/sam2/video");
-        let model = Arc::new(VideoModel::from_dir(&dir, crate::Options::default()).unwrap());
-        let tracker = Tracker::new(model, TrackerOptions::default()).unwrap();
-        let (w, h) = (97, 61);
-        let rgb: Vec<u8> = (0..w * h).flat_map(|i| [((i * 37) % 251) as u8; 3]).collect();
-        let gray = StoredFrame::new(rgb.clone(), w, h);
-        assert_eq!((gray.channels, gray.pixels.len()), (1, w * h));
-        let as_rgb = StoredFrame { pixels: rgb, channels: 3, width: w, height: h };
-        assert!(tracker.tensor(&gray).unwrap() == tracker.tensor(&as_rgb).unwrap());
-        let mut colour = as_rgb.pixels.clone();
-        colour[4] = 1;
-        assert_eq!(StoredFrame::new(colour, w, h).channels, 3, "one coloured pixel keeps RGB");
     }
 }

@@ -4,15 +4,17 @@
 //
 //   SegrtDemo.SelfTest.exe shot.png [--image PATH] [--sam2-encoder PATH --sam2-decoder PATH] [--check-click-centroid]
 //                          [--video-model DIR] [--frames DIR] [--check-tracking] [--real-sam DIR --real-photo PATH]
+//                          [--find-encoder PATH]
 //
 // Bundled image + UNet ("Run UNet"), SAM2 mode and one left click through the mouse handlers on the zoomed
 // PictureBox, "Segment everything", then "Track frames...": the clip's folder, one click through the mouse handlers,
 // then encoding ahead (two images opened in a row, a click at once), the play through the Timer and
 // Sam2Tracker.Next to the last frame, then "Open > Volume..." on the same frames as slices: a click on the middle
 // slice, "Propagate both ways", a correction on another slice, propagate again; with --real-sam, the Windows zip's
-// first view (the trained pair on a photo) and a click on the cat; last, every toolbar and status bar
-// item in view in a 1024-pixel-wide window. Screenshots: shot-unet.png, shot.png,
-// shot-everything.png, shot-track.png, shot-volume.png, shot-1024.png. Exit 0 when every check passed.
+// first view (the trained pair on a photo) and a click on the cat; with --find-encoder, "Teach" from a click's mask
+// and "Find" on other pictures; last, every toolbar and status bar item in view in a 1024-pixel-wide window.
+// Screenshots: shot-unet.png, shot.png, shot-everything.png, shot-track.png, shot-volume.png, shot-find.png,
+// shot-1024.png. Exit 0 when every check passed.
 using System;
 using System.Drawing;
 using System.Drawing.Imaging;
@@ -70,6 +72,7 @@ static class SampleSelfTest
         // UNet through the "Run UNet" button's code.
         await form.RunUnetAsync();
         Expect(form.LastMask != null, "UNet produced a mask");
+        CheckOutlines(form, "UNet");
         await Settle(form);
         SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-unet.png");
 
@@ -83,6 +86,7 @@ static class SampleSelfTest
         form.SimulateClick(control, MouseButtons.Left);
         await form.Pending;
         Expect(form.LastMask != null, "SAM2 produced a mask");
+        CheckOutlines(form, "SAM2 click");
         PointF centroid = Centroid(form.LastMask, form.ImageSize.Width);
         Console.WriteLine(string.Format("selftest: clicked image point ({0:F1}, {1:F1}) through control point ({2}, {3}) of a {4}x{5} PictureBox; mask centroid ({6:F1}, {7:F1})",
             target.X, target.Y, control.X, control.Y, form.Picture.ClientSize.Width, form.Picture.ClientSize.Height, centroid.X, centroid.Y));
@@ -105,6 +109,8 @@ static class SampleSelfTest
         var ids = new System.Collections.Generic.HashSet<int>();
         foreach (ushort l in form.LastLabels) if (l != 0) ids.Add(l);
         Console.WriteLine("selftest: segment everything coloured " + ids.Count + " objects");
+        CheckOutlines(form, "segment everything");
+        Expect(form.LastRegions.Select(r => r.Label).Distinct().Count() == ids.Count, "every object coloured has an outline");
         if (Array.IndexOf(args, "--check-click-centroid") >= 0) Expect(ids.Count == 16, "16 oracle discs coloured, not " + ids.Count);
         await Settle(form);
         SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-everything.png");
@@ -113,6 +119,7 @@ static class SampleSelfTest
         await TrackFrames(form, models, shot, args);
         await VolumeWorkflow(form, models, shot, args);
         await RealPairOnAPhoto(form, shot, args);
+        await TeachAndFind(form, shot, args);
         await FitsNarrowWindow(form, shot);
     }
 
@@ -142,6 +149,102 @@ static class SampleSelfTest
         Expect(form.LastMask[150 * 451 + 150] != 0 && share > 0.5 && share < 0.9, "the mask is the cat's (" + (share * 100).ToString("F1") + " %)");
         await Settle(form);
         SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-real.png");
+    }
+
+    /// <summary>
+    /// "Teach" and "Find" with --find-encoder (the colour oracle encoder, beside --sam2-decoder's geometric oracle
+    /// decoder: objects are located by colour and decoded as discs): a left click on the red disc of one picture
+    /// through the mouse handlers, "Teach", then another picture where the red disc moved: "Find" must show a mask,
+    /// the moved disc's (IoU &gt; 0.8), with its outline and score; on a picture without it, "not found" and no mask.
+    /// </summary>
+    static async Task TeachAndFind(MainForm form, string shot, string[] args)
+    {
+        string encoder = Option(args, "--find-encoder", null), decoder = Option(args, "--sam2-decoder", null);
+        if (encoder == null || decoder == null)
+        {
+            Console.WriteLine("selftest: no --find-encoder/--sam2-decoder: Teach and Find are not tried");
+            return;
+        }
+        string dir = Path.Combine(Path.GetTempPath(), "segrt-selftest-find-" + System.Diagnostics.Process.GetCurrentProcess().Id);
+        Directory.CreateDirectory(dir);
+        try
+        {
+            string teach = Path.Combine(dir, "teach.png"), next = Path.Combine(dir, "next.png"), without = Path.Combine(dir, "without.png");
+            SaveDiscs(teach, new[] { new Point(150, 150), new Point(380, 380) });
+            SaveDiscs(next, new[] { new Point(340, 300), new Point(120, 400) });
+            SaveDiscs(without, new[] { new Point(-100, -100), new Point(120, 400) });
+            form.UseSam2Models(encoder, decoder);
+            form.SetMode(MainForm.Mode.Sam2);
+            await form.Pending;
+            await form.OpenImageAsync(teach);
+            form.SimulateClick(ZoomMapping.ToControl(new PointF(150, 150), form.Picture.ClientSize, form.ImageSize), MouseButtons.Left);
+            await form.Pending;
+            Expect(form.LastMask != null && IoU(form.LastMask, Disc(150, 150)) > 0.8, "the click on the red disc gave its mask to teach");
+            await form.TeachAsync();
+            Expect(form.Reference != null, "Teach made a reference (" + form.StatusText + ")");
+
+            await form.OpenImageAsync(next);
+            await form.FindAsync();
+            Expect(form.LastFind != null && form.LastMask != null && Area(form.LastMask) > 0, "Find produced a mask (" + form.StatusText + ")");
+            double iou = IoU(form.LastMask, Disc(340, 300));
+            Console.WriteLine("selftest: Find on the next picture: IoU " + iou.ToString("F3") + " with the moved disc; status: " + form.StatusText);
+            Expect(form.LastFind.Present && iou > 0.8, "Find's mask is the moved disc (IoU " + iou.ToString("F3") + ")");
+            CheckOutlines(form, "Find");
+            Expect(form.StatusText.Contains("found, score "), "the status bar shows the score (" + form.StatusText + ")");
+            await Settle(form);
+            SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-find.png");
+
+            await form.OpenImageAsync(without);
+            await form.FindAsync();
+            Expect(form.LastFind != null && !form.LastFind.Present && Area(form.LastMask) == 0, "without the red disc Find shows no mask (" + form.StatusText + ")");
+            CheckOutlines(form, "Find without the object");
+            Expect(form.StatusText.Contains("not found"), "the status bar says not found (" + form.StatusText + ")");
+        }
+        finally
+        {
+            Directory.Delete(dir, true);
+        }
+    }
+
+    /// <summary>A gray 512x512 picture with a red disc (radius 40) at discs[0] and a blue one at discs[1].</summary>
+    static void SaveDiscs(string path, Point[] discs)
+    {
+        var px = new byte[512 * 512 * 3];
+        for (int i = 0; i < 512 * 512; i++)
+        {
+            int x = i % 512, y = i / 512;
+            byte r = 128, g = 128, b = 128;   // BGR order below
+            if (InDisc(x, y, discs[0])) { r = 220; g = 30; b = 30; }
+            else if (InDisc(x, y, discs[1])) { r = 30; g = 40; b = 220; }
+            px[3 * i] = b; px[3 * i + 1] = g; px[3 * i + 2] = r;
+        }
+        using (var bmp = new Bitmap(512, 512, PixelFormat.Format24bppRgb))
+        {
+            var data = bmp.LockBits(new Rectangle(0, 0, 512, 512), ImageLockMode.WriteOnly, PixelFormat.Format24bppRgb);
+            for (int y = 0; y < 512; y++) System.Runtime.InteropServices.Marshal.Copy(px, y * 512 * 3, data.Scan0 + y * data.Stride, 512 * 3);
+            bmp.UnlockBits(data);
+            bmp.Save(path, ImageFormat.Png);
+        }
+    }
+
+    static bool InDisc(int x, int y, Point c) { return (x - c.X) * (x - c.X) + (y - c.Y) * (y - c.Y) <= 40 * 40; }
+
+    static byte[] Disc(int cx, int cy)
+    {
+        var m = new byte[512 * 512];
+        for (int i = 0; i < m.Length; i++) if (InDisc(i % 512, i / 512, new Point(cx, cy))) m[i] = 255;
+        return m;
+    }
+
+    static double IoU(byte[] a, byte[] b)
+    {
+        long both = 0, any = 0;
+        for (int i = 0; i < a.Length && i < b.Length; i++)
+        {
+            if (a[i] != 0 && b[i] != 0) both++;
+            if (a[i] != 0 || b[i] != 0) any++;
+        }
+        return any == 0 ? 0 : (double)both / any;
     }
 
     /// <summary>
@@ -325,6 +428,39 @@ static class SampleSelfTest
         }
         await Settle(form);
         SaveScreenshot(form, Path.ChangeExtension(shot, null) + "-track.png");
+    }
+
+    /// <summary>
+    /// The sample draws the outlines of the mask shown from segrt's Regions API and shows their area: the regions'
+    /// areas add up to the mask's (or label image's) pixels, the picture shown has the outline colour on their
+    /// outlines' points, and the status bar names the area.
+    /// </summary>
+    static void CheckOutlines(MainForm form, string what)
+    {
+        var regions = form.LastRegions;
+        long pixels = form.LastLabels != null ? form.LastLabels.LongCount(l => l != 0) : Area(form.LastMask);
+        Expect(regions != null, what + ": the regions of the mask shown are there");
+        if (pixels == 0)
+        {
+            // (The bundled random-weights pair may find no object at all.)
+            Expect(regions.Count == 0 && form.StatusText.Contains("no outline"), what + ": an empty mask, no outline");
+            Console.WriteLine("selftest: " + what + ": an empty mask, no outline");
+            return;
+        }
+        Expect(regions.Count > 0, what + ": outlines drawn");
+        long area = regions.Sum(r => r.Area);
+        Expect(area == pixels, what + ": the regions' area " + area + " is the mask's " + pixels + " px");
+        var shown = (Bitmap)form.Picture.Image;
+        int points = 0, onOutline = 0;
+        foreach (var r in regions)
+            foreach (Point p in r.Outer.Concat(r.Holes.SelectMany(h => h)))
+            {
+                points++;
+                if (shown.GetPixel(p.X, p.Y).ToArgb() == OutlineOverlay.OutlineColor.ToArgb()) onOutline++;
+            }
+        Expect(points > 0 && onOutline >= 0.95 * points, what + ": " + onOutline + " of " + points + " outline points drawn in the outline colour");
+        Expect(form.StatusText.Contains(" " + area + " px"), what + ": the status bar shows the area " + area + " px (" + form.StatusText + ")");
+        Console.WriteLine("selftest: " + what + ": " + regions.Count + " regions, " + area + " px, " + onOutline + "/" + points + " outline points drawn");
     }
 
     static long Area(byte[] mask)

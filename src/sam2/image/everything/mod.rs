@@ -22,10 +22,15 @@
 //!
 //! Masks are kept as row runs, so thousands of candidates cost little memory. Crop layers
 //! (`crop_n_layers > 0`) are not supported: they need an encoder run per crop.
+//!
+//! SAM1-family pairs (segment_anything's `SamAutomaticMaskGenerator`, the same steps without the
+//! low-res clean-up) differ in the grid's mapping, the prompt's padding point and the masks the
+//! decoder returns: `sam1.rs`.
 
 mod grid;
 mod options;
 mod postprocess;
+mod sam1;
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -37,8 +42,7 @@ use crate::alloc;
 use crate::control::{self, Stage};
 use crate::engine::{Batch, Budget};
 use crate::error::{Error, Result};
-use crate::image::intensity::image_key;
-use crate::image::{check_size, ImageView};
+use crate::image::ImageView;
 
 use super::embedding::setting_key;
 use super::spec::Family;
@@ -156,20 +160,17 @@ impl Sam2Segmenter {
     pub fn everything(&self, image: Option<&ImageView<'_>>, options: &EverythingOptions) -> Result<(Arc<EverythingResult>, bool)> {
         options.validate()?;
         if self.spec.family == Family::Sam1 {
-            return Err(Error::unsupported_model("segment-everything needs a SAM2 pair; this one follows SAM1's conventions"));
+            sam1::check_options(options)?;
         }
-        let setting = self.intensity();
-        let key = image.map(|img| {
-            check_size(img.width() as i64, img.height() as i64, self.options.max_pixels).map(|_| image_key(img, setting.as_ref()))
-        });
-        let key = key.transpose()?;
+        let call = self.call_image(image)?;
+        let key = call.key;
         let cached = {
             let state = self.state();
             // While the image set last is being encoded, the cached one is not "the image set last".
             let embedding =
                 state.embedding.clone().filter(|e| key.is_none_or(|k| k == e.key)).filter(|_| key.is_some() || state.encoding.is_none());
             // The image set last serves only under the intensity setting it was encoded with.
-            let embedding = embedding.filter(|e| key.is_some() || e.setting == setting_key(setting.as_ref()));
+            let embedding = embedding.filter(|e| key.is_some() || e.setting == setting_key(call.setting.as_ref()));
             let result = match (&embedding, &state.everything) {
                 (Some(e), Some((k, o, r))) if *k == e.key && o == options => Some(r.clone()),
                 _ => None,
@@ -179,7 +180,7 @@ impl Sam2Segmenter {
         if let (_, Some(result)) = &cached {
             return Ok((result.clone(), true));
         }
-        let (embedding, encoder_stats) = self.embedding_for(image, key, false, setting.as_ref())?;
+        let (embedding, encoder_stats) = self.embedding_for(&call, false)?;
         let mut result = self.run_everything(&embedding, options)?;
         result.stats.encoder_reused = encoder_stats.encoder_reused;
         result.stats.encoder_ms = encoder_stats.encoder_preprocess_ms + encoder_stats.encoder_ms;
@@ -192,8 +193,11 @@ impl Sam2Segmenter {
         let (w, h) = (embedding.width, embedding.height);
         let s = self.spec.image_size as f32;
         let points = prompt_points(options.points_per_side, (w, h));
-        // The reference's transform_coords(normalize=True): x / W * S in f32.
-        let model: Vec<[f32; 2]> = points.iter().map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect();
+        let model: Vec<[f32; 2]> = match self.spec.family {
+            // The reference's transform_coords(normalize=True): x / W * S in f32.
+            Family::Sam2 => points.iter().map(|p| [p[0] / w as f32 * s, p[1] / h as f32 * s]).collect(),
+            Family::Sam1 => sam1::model_points(options.points_per_side, (w, h), self.spec.image_size),
+        };
         let batch = if self.spec.prompt_batch { options.points_per_batch.min(self.max_prompt_batch()) } else { 1 };
         let mut stats = EverythingStats { prompts: points.len(), batch, ..EverythingStats::default() };
         let (t_mask, t_off) = (options.mask_threshold, options.stability_score_offset);
@@ -203,9 +207,17 @@ impl Sam2Segmenter {
         // Prompts per run: as many as the memory budget holds once a run measured ONNX Runtime's cost
         // of one (its outputs: 3 or 4 low-res masks per prompt, and the decoder's activations).
         let (mh, mw) = self.spec.mask_input_size;
-        let own_per_prompt = (4 * mh * mw * 4 + mh * mw * 4) as u64;
-        let budget =
-            Budget { max_memory_bytes: self.options.max_memory_bytes, fixed_bytes: 0, own_bytes_per_item: own_per_prompt, item: "prompt" };
+        let own_per_prompt = match self.spec.family {
+            Family::Sam2 => (4 * mh * mw * 4 + mh * mw * 4) as u64,
+            // one mask at the image's size, and the low-res one
+            Family::Sam1 => (w * h * 4 + mh * mw * 4) as u64,
+        };
+        let budget = Budget {
+            max_memory_bytes: self.options().max_memory_bytes,
+            fixed_bytes: 0,
+            own_bytes_per_item: own_per_prompt,
+            item: "prompt",
+        };
         let costs = self.decoder.costs();
         const ONE_PROMPT: (usize, usize) = (0, 0);
         let mut done = 0;
@@ -306,7 +318,11 @@ impl Sam2Segmenter {
     fn decode_points(&self, session: &mut Session, embedding: &Embedding, points: &[[f32; 2]]) -> Result<([usize; 4], Vec<f32>, Vec<f32>)> {
         let spec = &self.spec;
         let b = points.len();
-        if spec.input_boxes.is_none() {
+        if spec.family == Family::Sam1 {
+            let (coords, labels) = sam1::prompts(points);
+            return self.decode_batch(session, embedding, &coords, &labels, b);
+        }
+        if !spec.layout.is_transformers() {
             let coords: Vec<f32> = points.iter().flat_map(|p| [p[0], p[1]]).collect();
             return self.decode_batch(session, embedding, &coords, &vec![1f32; b], b);
         }
