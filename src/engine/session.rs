@@ -61,6 +61,10 @@ pub(super) fn prepare_builder(options: &Options, per_model: &PerModel) -> Result
     // of a run's tensors, beside the blocks its first run left free in the arena, which stay there:
     // +550 MB at the SAM2.1 hiera-tiny encoder's second image, +150 MB at a base-32 UNet's.
     builder = builder.with_memory_pattern(false).map_err(ort_err)?;
+    // Before 1.28, ONNX Runtime's constant folding can leave a folded weight pointing at freed memory.
+    if runtime::loaded().is_some_and(|rt| rt.lacks(&runtime::release::SOUND_CONSTANT_FOLDING)) {
+        builder = builder.with_config_entry("optimization.disable_specified_optimizers", "ConstantFolding").map_err(ort_err)?;
+    }
 
     // ONNX Runtime keeps where it placed each node, for the session info (see `placement`).
     builder = builder.with_config_entry(placement::RECORD_CONFIG_KEY, "1").map_err(ort_err)?;

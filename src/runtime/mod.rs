@@ -51,6 +51,13 @@ pub struct Runtime {
     pub environment: ort::environment::Environment,
 }
 
+impl Runtime {
+    /// Whether the loaded release is too old for `capability` (see `release::CAPABILITIES`).
+    pub fn lacks(&self, capability: &release::Capability) -> bool {
+        self.missing.contains(capability)
+    }
+}
+
 /// The loaded library's version, path and build, as `seg_session_info` reports them.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RuntimeInfo {

@@ -74,15 +74,30 @@ impl Capability {
     }
 }
 
-/// Every capability with a minimum above the C API level ort is compiled at. Empty above the floor
-/// today: everything segrt calls exists in 1.24 (checked by grepping `ort::api()` uses and the
-/// OrtApi slots read by number; see the ortbuilds notes). Kept as a table so a later feature that
-/// needs, say, 1.27 degrades on 1.24 instead of raising the floor.
-pub const CAPABILITIES: &[Capability] = &[Capability {
-    name: "node placement report",
-    since: OrtRelease::new(1, 24, 0),
-    without: "where ONNX Runtime placed the nodes is not reported",
-}];
+/// ONNX Runtime's ConstantFolding optimizer as 1.28 fixed it. From 1.24.1 to 1.27 it folds a Reshape,
+/// Squeeze or Flatten of a weight into a constant that points into the weight's buffer, which the same
+/// pass then frees (microsoft/onnxruntime#29788, fixed by #29789): the model's outputs are NaN or wrong
+/// in some sessions and right in others. Seen here in every SAM2 hiera image encoder (the tracker's
+/// went wrong in about half of the processes on 1.24.4, never with the optimizer off).
+pub const SOUND_CONSTANT_FOLDING: Capability = Capability {
+    name: "constant folding",
+    since: OrtRelease::new(1, 28, 0),
+    without: "ONNX Runtime's ConstantFolding optimizer is off in every session, since this release's can leave a \
+              folded weight pointing at freed memory (NaN or wrong masks); constants a graph computes are computed \
+              at every run, and OpenVINO cannot compile SAM2's hiera image encoders",
+};
+
+/// Every capability with a minimum above the floor. Kept as a table so a feature that needs, say,
+/// 1.27 degrades on 1.24 instead of raising the floor; the session info lists what the loaded
+/// release lacks.
+pub const CAPABILITIES: &[Capability] = &[
+    Capability {
+        name: "node placement report",
+        since: OrtRelease::new(1, 24, 0),
+        without: "where ONNX Runtime placed the nodes is not reported",
+    },
+    SOUND_CONSTANT_FOLDING,
+];
 
 /// Whether segrt loads `version`, and what it then lacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,8 +165,15 @@ mod tests {
     }
 
     #[test]
-    fn nothing_in_the_range_lacks_a_capability_today() {
-        assert_eq!(judge("1.24.1"), Verdict::Accepted { release: OrtRelease::new(1, 24, 1), missing: vec![] });
+    fn releases_before_1_28_lack_sound_constant_folding_and_nothing_else() {
+        for old in ["1.24.1", "1.24.4", "1.27.0"] {
+            let Verdict::Accepted { missing, .. } = judge(old) else { panic!("{old} refused") };
+            assert_eq!(missing, vec![SOUND_CONSTANT_FOLDING], "{old}");
+        }
+        for new in ["1.28.0", "1.31.1"] {
+            assert_eq!(judge(new), Verdict::Accepted { release: OrtRelease::parse(new).unwrap(), missing: vec![] });
+        }
+        assert!(SOUND_CONSTANT_FOLDING.describe().contains("(needs ONNX Runtime 1.28)"));
         assert!(CAPABILITIES.iter().all(|c| c.since >= OLDEST), "a capability below the floor is no capability");
     }
 }

@@ -5,8 +5,11 @@
 //! What it cannot run, seen with 1.24.1 on a CPU: a SAM2 tracker's image and memory encoders
 //! (session creation fails: "vision_pos_enc node not found in graph cache", "maskmem_pos_enc ...":
 //! a constant output OpenVINO folds away), transformers' SAM2/SAM3 vision encoders ("doesn't support
-//! Reshape operation with dynamic rank"). Those failures reach the provider policy with the plain
-//! reason `unsupported_model` gives (errors.rs).
+//! Reshape operation with dynamic rank"), and on 1.24.1 SAM2's hiera image encoders too: segrt turns
+//! ONNX Runtime's constant folding off before 1.28 (runtime/release.rs), and unfolded, their window
+//! Reshapes have no static rank (folded, OpenVINO compiled them but their masks changed from session to
+//! session). Those failures reach the provider policy with the plain reason `unsupported_model` gives
+//! (errors.rs).
 
 pub mod options;
 
@@ -42,7 +45,8 @@ pub fn unsupported_model(message: &str) -> Option<&'static str> {
     } else if message.contains("Reshape operation with dynamic rank") {
         Some(
             "OpenVINO cannot compile this model (a Reshape of dynamic rank, as in transformers' SAM2/SAM3 vision \
-             encoders): run it on the CPU (fallback policy, or the CPU provider for this model)",
+             encoders, and in SAM2's hiera image encoders under ONNX Runtime before 1.28, whose constant folding \
+             segrt turns off): run it on the CPU (fallback policy, or the CPU provider for this model)",
         )
     } else {
         None
