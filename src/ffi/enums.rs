@@ -436,7 +436,6 @@ mod tests {
 
     #[test]
     fn c_constants_equal_the_library_defaults() {
-        assert_eq!(super::super::options::SEG_DEFAULT_MAX_PIXELS, crate::options::DEFAULT_MAX_PIXELS);
         assert_eq!(SegProvider::ALL.len(), Provider::ALL.len());
         for (c, lib) in SegProvider::ALL.iter().zip(Provider::ALL) {
             assert_eq!(*c, SegProvider::from(lib));

@@ -11,16 +11,15 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::control::CallControl;
 use crate::error::{Error, ErrorKind, Result};
 use crate::log::LogLevel;
+use crate::sam2::reference::{MemoryReference, Reference};
 use crate::sam2::video::{Tracker, VideoModel};
 use crate::sam2::Sam2Segmenter;
 use crate::unet::UnetSegmenter;
-
-use super::reference::Slot;
 
 /// An opaque call control: cancellation and progress of the calls that can take long, given as their
 /// last parameter `control` (NULL: the call cannot be cancelled and reports no progress). Create with
@@ -59,6 +58,18 @@ impl Opaque for SegTrack {
 impl Opaque for SegCallControl {
     const NOUN: &'static str = "call control";
     const OUT: &'static str = "out_control";
+}
+
+/// What a reference handle holds: nothing until the first example, then the taught object.
+pub(crate) type Slot = RwLock<Option<Arc<AnyReference>>>;
+
+/// A reference of either approach: the session its first example was taught on decides (its calls
+/// are in `reference.rs`).
+pub(crate) enum AnyReference {
+    /// On a SAM2 image session: the location prior and refinement (`sam2::reference`).
+    Image(Reference),
+    /// On a SAM2 video session: the memory approach (`MemoryReference`).
+    Memory(MemoryReference),
 }
 
 /// What a handle refers to.

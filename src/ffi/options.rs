@@ -382,6 +382,11 @@ impl SegOptions {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_c_default_pixel_limit_is_the_librarys() {
+        assert_eq!(SEG_DEFAULT_MAX_PIXELS, crate::options::DEFAULT_MAX_PIXELS);
+    }
+
     /// Bytes of a caller's options struct: the current layout, followed by what a newer header might add.
     #[repr(C)]
     struct NewerOptions {

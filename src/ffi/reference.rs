@@ -11,23 +11,12 @@ use crate::sam2::Sam2Segmenter;
 
 use super::boundary::{required, utf8_path};
 use super::enums::SegStatus;
-use super::handles::{lookup, Handle, SegCallControl, SegSession};
+use super::handles::{lookup, AnyReference, Handle, SegCallControl, SegSession, Slot};
 use super::images::{rows, SegImage, SegMask};
 use super::prologue::{create, on, on_controlled, release, run};
 use super::reference_types::{SegFindInfo, SegFindOptions, SegFound, SegReference, SegRefinement};
 use super::sam2_types::SegLabelImage;
 use super::versioned::{fill_defaults, out_size, record_array, write_records, write_versioned};
-
-/// What a reference handle holds: nothing until the first example, then the taught object.
-pub(crate) type Slot = RwLock<Option<Arc<AnyReference>>>;
-
-/// A reference of either approach: the session its first example was taught on decides.
-pub(crate) enum AnyReference {
-    /// On a SAM2 image session: the location prior and refinement (`sam2::reference`).
-    Image(Reference),
-    /// On a SAM2 video session: the memory approach (`MemoryReference`).
-    Memory(MemoryReference),
-}
 
 /// The model behind a session a reference is used with.
 #[derive(Clone, Copy)]
