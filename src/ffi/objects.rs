@@ -4,7 +4,7 @@
 //! changing those frozen records: the label image or an object's mask goes through this call.
 
 use crate::contours::{self, ObjectFigures};
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 use super::enums::SegStatus;
 use super::images::SegMask;
@@ -12,7 +12,7 @@ use super::prologue::run;
 use super::regions_input::{found, read_cells, Cells};
 use super::regions_types::SegRegionOptions;
 use super::sam2_types::SegLabelImage;
-use super::versioned::{record_array, write_records};
+use super::versioned::{record_array, report_count, write_records};
 
 /// One object's figures, its parts together (a record: pass `sizeof(SegObjectFigures)` as
 /// `object_size`). Angles in degrees, counter-clockwise from the x axis as seen on screen, in
@@ -145,17 +145,9 @@ pub unsafe extern "C" fn seg_mask_objects(
             Cells::U16(v) => found(&v, &options, hull)?,
         };
         let records: Vec<SegObjectFigures> = contours::objects(&found.regions).iter().map(SegObjectFigures::of).collect();
-        if !out_count.is_null() {
-            // SAFETY: not NULL, so writable (the contract).
-            unsafe { out_count.write(records.len()) };
-        }
+        // SAFETY: `out_count` is NULL or writable (the contract).
+        unsafe { report_count(out_count, records.len(), "out_objects", !out_objects.is_null(), objects_capacity, "objects")? };
         if !out_objects.is_null() {
-            if objects_capacity < records.len() {
-                return Err(Error::new(
-                    ErrorKind::BufferTooSmall,
-                    format!("{} objects found, the array holds {objects_capacity}: nothing written", records.len()),
-                ));
-            }
             // SAFETY: `objects_capacity` >= count records of `stride` bytes (checked above).
             unsafe { write_records(out_objects, stride, &records) };
         }

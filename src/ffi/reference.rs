@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 use std::sync::{Arc, RwLock};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::image::ImageView;
 use crate::sam2::reference::{FindMode, FindOptions, FindResult, MemoryReference, Reference};
 use crate::sam2::video::VideoModel;
@@ -16,7 +16,7 @@ use super::images::{rows, SegImage, SegMask};
 use super::prologue::{create, on, on_controlled, release, run};
 use super::reference_types::{SegFindInfo, SegFindOptions, SegFound, SegReference, SegRefinement};
 use super::sam2_types::SegLabelImage;
-use super::versioned::{fill_defaults, out_size, record_array, write_records, write_versioned};
+use super::versioned::{fill_defaults, out_size, record_array, report_count, write_records, write_versioned};
 
 /// The model behind a session a reference is used with.
 #[derive(Clone, Copy)]
@@ -279,16 +279,8 @@ pub unsafe extern "C" fn seg_reference_find(
         }
         let result = taught.find(model, &view, &options)?;
         let n = result.instances.len();
-        if !out_count.is_null() {
-            // SAFETY: not NULL, so writable (the contract).
-            unsafe { out_count.write(n) };
-        }
-        if !out_found.is_null() && found_capacity < n {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                format!("out_found holds {found_capacity} records, {n} matches were found (the count is in *out_count)"),
-            ));
-        }
+        // SAFETY: `out_count` is NULL or writable (the contract).
+        unsafe { report_count(out_count, n, "out_found", !out_found.is_null(), found_capacity, "matches were")? };
         if let Some(m) = &mut mask {
             for y in 0..h {
                 m.row_mut(y).copy_from_slice(&result.mask[y * w..(y + 1) * w]);

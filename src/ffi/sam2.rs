@@ -17,7 +17,7 @@ use super::sam2_types::{
     mask_input_from, prompt_from, SegBox, SegEverythingInfo, SegEverythingObject, SegEverythingOptions, SegLabelImage, SegPoint,
     SegSam2Prompt, SegSam2PromptsInfo, SegSam2Result, SEG_SAM2_REFINE,
 };
-use super::versioned::{fill_defaults, out_size, read_records, record_array, write_records, write_versioned};
+use super::versioned::{fill_defaults, out_size, read_records, record_array, report_count, write_records, write_versioned};
 
 /// Creates a SAM2 session from an image-encoder and a prompt-decoder ONNX file (UTF-8 paths).
 /// The export convention (samexporter, sam2-onnx, osam/ryouchinsa, uint8 encoders, SAM1-style) is
@@ -378,16 +378,8 @@ pub unsafe extern "C" fn seg_sam2_everything(
         let labels = unsafe { out_labels.as_ref() }.map(|l| unsafe { l.target((w, h)) }).transpose()?;
         let (result, cached) = sam.everything(view.as_ref(), &options)?;
         let n = result.objects.len();
-        if !out_count.is_null() {
-            // SAFETY: not NULL, so writable (the contract).
-            unsafe { out_count.write(n) };
-        }
-        if !out_objects.is_null() && objects_capacity < n {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall,
-                format!("out_objects holds {objects_capacity} records, {n} objects were found (the count is in *out_count)"),
-            ));
-        }
+        // SAFETY: `out_count` is NULL or writable (the contract).
+        unsafe { report_count(out_count, n, "out_objects", !out_objects.is_null(), objects_capacity, "objects were")? };
         if let Some((labels, stride)) = labels {
             result.paint(labels, stride);
         }

@@ -15,7 +15,7 @@
 
 use std::mem::size_of;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// A `#[repr(C)]` struct of the C ABI whose first field is `struct_size: u32`.
 ///
@@ -173,6 +173,26 @@ pub(crate) unsafe fn write_records<T: Copy>(dst: *mut T, record_size: usize, rec
         // SAFETY: record `i` starts `i * record_size` bytes in and holds `n` writable bytes.
         unsafe { std::ptr::copy_nonoverlapping((r as *const T).cast::<u8>(), dst.cast::<u8>().add(i * record_size), n) };
     }
+}
+
+/// The two-call pattern's count: writes `n` into `*out_count` when given, then refuses an array
+/// (`array`, `capacity` records; `given` false when NULL) too small for `n` records, before anything
+/// else is written, naming the `found` things.
+///
+/// # Safety
+/// `out_count` must be NULL or writable.
+pub(crate) unsafe fn report_count(out_count: *mut usize, n: usize, array: &str, given: bool, capacity: usize, found: &str) -> Result<()> {
+    if !out_count.is_null() {
+        // SAFETY: not NULL, so writable (the caller's contract).
+        unsafe { out_count.write(n) };
+    }
+    if given && capacity < n {
+        return Err(Error::new(
+            ErrorKind::BufferTooSmall,
+            format!("{array} holds {capacity} records, {n} {found} found: nothing written (the count is in *out_count)"),
+        ));
+    }
+    Ok(())
 }
 
 /// Reads a caller's array of `count` input records of `record_size` bytes (from `record_array`):
