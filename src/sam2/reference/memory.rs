@@ -77,11 +77,7 @@ impl MemoryReference {
     }
 
     fn check_model(&self, model: &VideoModel) -> Result<()> {
-        if model.identity() != self.model_identity {
-            return Err(Error::unsupported_model(
-                "the reference was taught with another video model (metadata or module files): teach it again on this one",
-            ));
-        }
+        store::check_identity(self.model_identity, model.identity(), "video model (metadata or module files)")?;
         if setting_of(model) != self.setting {
             return Err(Error::invalid(
                 "the reference was taught under another intensity setting than the session's now: set the same one, or teach again",

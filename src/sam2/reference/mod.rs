@@ -133,12 +133,7 @@ impl Reference {
     }
 
     fn check_model(&self, sam: &Sam2Segmenter) -> Result<()> {
-        if sam.model_identity() != self.model_identity {
-            return Err(Error::unsupported_model(
-                "the reference was taught with another model (encoder/decoder files): teach it again on this one",
-            ));
-        }
-        Ok(())
+        store::check_identity(self.model_identity, sam.model_identity(), "model (encoder/decoder files)")
     }
 
     /// Finds the object in `image` (see [`FindOptions`] and [`FindResult`]), on `sam`'s cached

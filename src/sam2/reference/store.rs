@@ -32,6 +32,14 @@ pub fn damaged(why: impl Into<String>) -> Error {
     Error::new(ErrorKind::ModelInvalid, format!("not a usable reference file: {}", why.into()))
 }
 
+/// Refuses a model other than the one a reference was taught with (`model`: what differs, in words).
+pub fn check_identity(taught_with: u128, identity: u128, model: &str) -> Result<()> {
+    if identity != taught_with {
+        return Err(Error::unsupported_model(format!("the reference was taught with another {model}: teach it again on this one")));
+    }
+    Ok(())
+}
+
 /// The file's bytes for a payload.
 pub fn seal(kind: Kind, model_identity: u128, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len() + CHECKSUM);
