@@ -19,6 +19,8 @@ pub mod options;
 pub mod runtime;
 pub mod sam2;
 pub mod session_core;
+#[cfg(test)]
+mod test_random;
 pub mod unet;
 
 pub use error::{Error, ErrorKind, Result};

@@ -5,8 +5,7 @@
 use super::*;
 
 fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *seed >> 33
+    crate::test_random::next(seed) >> 33
 }
 
 fn random_mask(w: usize, h: usize, density: u64, seed: u64) -> Vec<u8> {

@@ -169,10 +169,7 @@ mod tests {
     fn upsampled_mask_equals_thresholding_the_upsampled_map() {
         // A smooth random field with many boundaries, upsampled by integer and odd factors.
         let mut seed = 12345u64;
-        let mut noise = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut noise = || crate::test_random::unit(&mut seed);
         let sizes = [((16, 16), (64, 64)), ((37, 23), (1000, 333)), ((5, 7), (5, 700)), ((64, 48), (1920, 1080)), ((1, 3), (10, 10))];
         // Noise puts most spans on a boundary (rows interpolated whole); a disc, few (span by span).
         let fields: [&mut dyn FnMut(usize, usize, usize, usize) -> f32; 2] = [&mut |_, _, _, _| noise(), &mut |x, y, sw, sh| {

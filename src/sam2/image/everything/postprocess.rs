@@ -181,10 +181,7 @@ mod tests {
     #[test]
     fn scan_counts_and_runs_equal_thresholding_the_upsampled_map() {
         let mut seed = 7u64;
-        let mut noise = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32 * 8.0 - 4.0
-        };
+        let mut noise = || crate::test_random::unit(&mut seed) * 8.0 - 4.0;
         for ((sw, sh), (w, h)) in [((16, 16), (64, 64)), ((37, 23), (300, 101)), ((64, 64), (50, 40)), ((8, 8), (8, 8))] {
             let plane: Vec<f32> = (0..sw * sh).map(|_| noise()).collect();
             let full = resize_f32(&plane, (sw, sh), (w, h), ResizeFilter::Bilinear).unwrap();
