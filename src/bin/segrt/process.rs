@@ -56,23 +56,6 @@ mod windows {
     use super::{Figures, MIB};
     use std::ffi::c_void;
 
-    /// PROCESS_MEMORY_COUNTERS_EX of psapi.h.
-    #[repr(C)]
-    #[derive(Default)]
-    struct ProcessMemoryCountersEx {
-        cb: u32,
-        page_fault_count: u32,
-        peak_working_set_size: usize,
-        working_set_size: usize,
-        quota_peak_paged_pool_usage: usize,
-        quota_paged_pool_usage: usize,
-        quota_peak_non_paged_pool_usage: usize,
-        quota_non_paged_pool_usage: usize,
-        pagefile_usage: usize,
-        peak_pagefile_usage: usize,
-        private_usage: usize,
-    }
-
     /// THREADENTRY32 of tlhelp32.h.
     #[repr(C)]
     #[derive(Default)]
@@ -93,8 +76,6 @@ mod windows {
     extern "system" {
         fn GetCurrentProcess() -> *mut c_void;
         fn GetCurrentProcessId() -> u32;
-        // kernel32's name for psapi's GetProcessMemoryInfo (Windows 7 and later): no psapi.dll import.
-        fn K32GetProcessMemoryInfo(process: *mut c_void, counters: *mut ProcessMemoryCountersEx, cb: u32) -> i32;
         fn GetProcessHandleCount(process: *mut c_void, count: *mut u32) -> i32;
         fn CreateToolhelp32Snapshot(flags: u32, process_id: u32) -> *mut c_void;
         fn Thread32First(snapshot: *mut c_void, entry: *mut ThreadEntry32) -> i32;
@@ -103,9 +84,9 @@ mod windows {
     }
 
     pub fn sample() -> Figures {
-        let mut c = ProcessMemoryCountersEx { cb: size_of::<ProcessMemoryCountersEx>() as u32, ..Default::default() };
-        // SAFETY: this process's pseudo-handle and a counters struct of the size given in `cb`.
-        let memory_ok = unsafe { K32GetProcessMemoryInfo(GetCurrentProcess(), &mut c, c.cb) } != 0;
+        let counters = segrt::engine::memory::windows::counters();
+        let memory_ok = counters.is_some();
+        let c = counters.unwrap_or_default();
         let mut handles = 0u32;
         // SAFETY: this process's pseudo-handle and a writable count.
         let handles_ok = unsafe { GetProcessHandleCount(GetCurrentProcess(), &mut handles) } != 0;
