@@ -5,9 +5,10 @@
 use crate::error::Error;
 use crate::image::intensity::{check_window, short};
 
+use super::enums::SegIntensityRange;
 use super::enums::SegStatus;
 use super::handles::{Handle, SegSession};
-use super::intensity_types::{SegIntensity, SegIntensityRange};
+use super::intensity_types::SegIntensity;
 use super::prologue::{on, run};
 use super::versioned::{fill_defaults, out_size, read_versioned, write_versioned};
 

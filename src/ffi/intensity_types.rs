@@ -1,33 +1,12 @@
-//! The C types of the intensity stage (`intensity.rs`): `SegIntensityRange` and `SegIntensity`, read
-//! and checked into the library's `Intensity` here. The formulas live in `image::intensity`.
+//! The C types of the intensity stage (`intensity.rs`): `SegIntensity` (its range kind,
+//! `SegIntensityRange`, is with the other C enums), read and checked into the library's `Intensity`
+//! here. The formulas live in `image::intensity`.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::image::intensity::{Intensity, Range};
 
-use super::c_enum::c_enum;
+use super::enums::SegIntensityRange;
 use super::versioned::{read_versioned, Versioned};
-
-/// Which values of an image map onto `out_low..out_high`.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SegIntensityRange {
-    /// No mapping: values (after the rescale) pass through unchanged (float models that take raw HU).
-    SEG_INTENSITY_NONE = 0,
-    /// The fixed window `low..high` (rescaled units); values outside are clipped.
-    SEG_INTENSITY_WINDOW = 1,
-    /// The image's own minimum..maximum, over all its channels (HALCON's per-image min-max).
-    SEG_INTENSITY_MIN_MAX = 2,
-    /// The image's `percentile_low`..`percentile_high` percentiles (numpy's linear interpolation),
-    /// over all its channels; values outside are clipped.
-    SEG_INTENSITY_PERCENTILES = 3,
-}
-c_enum!(SegIntensityRange, ErrorKind::InvalidArgument, "SegIntensityRange value", {
-    SEG_INTENSITY_NONE,
-    SEG_INTENSITY_WINDOW,
-    SEG_INTENSITY_MIN_MAX,
-    SEG_INTENSITY_PERCENTILES,
-});
 
 /// The intensity stage, applied to each image before the model's scale/mean/std:
 ///

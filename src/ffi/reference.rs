@@ -10,11 +10,12 @@ use crate::sam2::video::VideoModel;
 use crate::sam2::Sam2Segmenter;
 
 use super::boundary::{required, utf8_path};
+use super::enums::SegRefinement;
 use super::enums::SegStatus;
 use super::handles::{lookup, AnyReference, Handle, SegCallControl, SegSession, Slot};
 use super::images::{rows, SegImage, SegMask};
 use super::prologue::{create, on, on_controlled, release, run};
-use super::reference_types::{SegFindInfo, SegFindOptions, SegFound, SegReference, SegRefinement};
+use super::reference_types::{SegFindInfo, SegFindOptions, SegFound, SegReference};
 use super::sam2_types::SegLabelImage;
 use super::versioned::{fill_defaults, out_size, record_array, report_count, write_records, write_versioned};
 

@@ -1,10 +1,10 @@
 //! The C types of reference-based segmentation (`reference.rs`): the reference handle, find
 //! options, per-match records and per-call figures.
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::sam2::reference::{FindMode, FindOptions, Refinement};
+use crate::error::{Error, Result};
+use crate::sam2::reference::{FindMode, FindOptions};
 
-use super::c_enum::c_enum;
+use super::enums::SegFindMode;
 use super::handles::Opaque;
 use super::versioned::{read_versioned, Versioned};
 
@@ -17,45 +17,6 @@ pub struct SegReference {
 impl Opaque for SegReference {
     const NOUN: &'static str = "reference";
     const OUT: &'static str = "out_reference";
-}
-
-/// What `seg_reference_find` looks for.
-#[repr(i32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
-pub enum SegFindMode {
-    /// The single best match, with its presence decision.
-    SEG_FIND_BEST = 0,
-    /// Every instance whose score reaches the threshold.
-    SEG_FIND_ALL = 1,
-}
-c_enum!(SegFindMode <=> FindMode, ErrorKind::InvalidArgument, "SegFindMode value", {
-    SEG_FIND_BEST <=> Best,
-    SEG_FIND_ALL <=> All,
-});
-
-/// Whether the refinement ran (`SegFindInfo::refinement`).
-#[repr(i32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(non_camel_case_types)]
-pub enum SegRefinement {
-    /// Each match was decoded again with its own box and logits.
-    SEG_REFINEMENT_DONE = 0,
-    /// Turned off in the options (every-instance finds: each mask is decoded once).
-    SEG_REFINEMENT_OFF = 1,
-    /// The decoder takes no mask input (transformers' layout), or the reference was taught on a
-    /// SAM2 video session (a find is one tracking step): skipped.
-    SEG_REFINEMENT_NOT_SUPPORTED = 2,
-}
-
-impl From<Refinement> for SegRefinement {
-    fn from(r: Refinement) -> Self {
-        match r {
-            Refinement::Done => SegRefinement::SEG_REFINEMENT_DONE,
-            Refinement::Off => SegRefinement::SEG_REFINEMENT_OFF,
-            Refinement::NotSupported => SegRefinement::SEG_REFINEMENT_NOT_SUPPORTED,
-        }
-    }
 }
 
 /// Options of `seg_reference_find`: `SegFindOptions o = { .struct_size = sizeof o }; seg_find_options_default(&o);`.

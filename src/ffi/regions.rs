@@ -10,11 +10,12 @@ use crate::contours::{self, MaskKind, Region, Rle};
 use crate::error::{Error, ErrorKind, Result};
 
 use super::boundary::utf8_str;
+use super::enums::SegRingKind;
 use super::enums::SegStatus;
 use super::images::SegMask;
 use super::prologue::run;
 use super::regions_input::{found, read_cells, rows, Cells};
-use super::regions_types::{SegContourPoint, SegRegion, SegRegionOptions, SegRing, SegRingKind};
+use super::regions_types::{SegContourPoint, SegRegion, SegRegionOptions, SegRing};
 use super::sam2_types::SegLabelImage;
 use super::versioned::{fill_defaults, record_array, write_records};
 

@@ -2,40 +2,10 @@
 //! outline points.
 
 use crate::contours::{Connectivity, Region, RegionOptions};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 
-use super::c_enum::c_enum;
+use super::enums::SegConnectivity;
 use super::versioned::{read_versioned, Versioned};
-
-/// Which neighbours join pixels into one region (values are the neighbour counts).
-#[repr(i32)]
-#[allow(non_camel_case_types)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SegConnectivity {
-    /// Pixels sharing a side.
-    SEG_CONNECTIVITY_4 = 4,
-    /// Pixels sharing a side or a corner (OpenCV's `findContours` and `connectedComponents` default).
-    SEG_CONNECTIVITY_8 = 8,
-}
-
-c_enum!(SegConnectivity <=> Connectivity, ErrorKind::InvalidArgument, "SegConnectivity value", {
-    SEG_CONNECTIVITY_4 <=> Four,
-    SEG_CONNECTIVITY_8 <=> Eight,
-});
-
-/// What a ring of points is.
-#[repr(i32)]
-#[allow(non_camel_case_types)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SegRingKind {
-    /// The region's outer outline, counter-clockwise as seen on screen.
-    SEG_RING_OUTER = 0,
-    /// A hole's outline (the region's pixels around it), clockwise as seen on screen.
-    SEG_RING_HOLE = 1,
-    /// The convex hull of the region's pixel centres, counter-clockwise as seen on screen.
-    SEG_RING_HULL = 2,
-}
-c_enum!(SegRingKind, ErrorKind::InvalidArgument, "SegRingKind value", { SEG_RING_OUTER, SEG_RING_HOLE, SEG_RING_HULL });
 
 /// What `seg_mask_regions` finds and returns. Set `struct_size = sizeof(SegRegionOptions)`, then
 /// `seg_region_options_default`.
