@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::image::intensity::{Intensity, Range};
 
 use super::enums::SegIntensityRange;
-use super::versioned::{read_versioned, Versioned};
+use super::versioned::{read_versioned, versioned};
 
 /// The intensity stage, applied to each image before the model's scale/mean/std:
 ///
@@ -51,10 +51,7 @@ pub struct SegIntensity {
     pub out_high: f64,
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout.
-unsafe impl Versioned for SegIntensity {
-    const NAME: &'static str = "SegIntensity";
-}
+versioned!(SegIntensity);
 
 impl SegIntensity {
     pub fn defaults() -> Self {

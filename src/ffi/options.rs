@@ -14,7 +14,7 @@ use super::enums::{
     SegArena, SegCacheMode, SegChannelOrder, SegConvSearch, SegDecoderProvider, SegOvPrecision, SegProvider, SegProviderPolicy,
     SegResizeFilter, SegSigmoid, SegThresholdMode, SegTileMode, SegTrtProfiles,
 };
-use super::versioned::{read_versioned, Versioned};
+use super::versioned::{read_versioned, versioned};
 
 /// Default limit on the pixels of one image (`SegOptions::max_pixels`): refuses absurd sizes
 /// before anything is allocated.
@@ -180,11 +180,9 @@ const _: () = assert!(
         && size_of::<SegOptions>() == SEG_OPTIONS_SIZE_TRT_PROFILES + 32
 );
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; the layouts: ABI 1's first
-// release, that with the reserved block (all zero: nothing new), the GPU fields appended, then
-// `trt_profiles`, then the OpenVINO fields, the last being the whole struct.
-unsafe impl Versioned for SegOptions {
-    const NAME: &'static str = "SegOptions";
+// The layouts: ABI 1's first release, that with the reserved block (all zero: nothing new), the GPU
+// fields appended, then `trt_profiles`, then the OpenVINO fields, the last being the whole struct.
+versioned!(SegOptions {
     const LAYOUTS: &'static [usize] = &[
         SEG_OPTIONS_SIZE_V1_0,
         SEG_OPTIONS_SIZE_V1_0 + 16,
@@ -193,7 +191,7 @@ unsafe impl Versioned for SegOptions {
         std::mem::size_of::<SegOptions>(),
     ];
     const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(SEG_OPTIONS_SIZE_V1_0..SEG_OPTIONS_SIZE_V1_0 + 16);
-}
+});
 
 impl SegOptions {
     pub fn defaults() -> Self {

@@ -6,7 +6,7 @@ use crate::sam2::reference::{FindMode, FindOptions};
 
 use super::enums::SegFindMode;
 use super::handles::Opaque;
-use super::versioned::{read_versioned, Versioned};
+use super::versioned::{read_versioned, versioned};
 
 /// An opaque reference handle: a taught object (embeddings, no image). Create with
 /// `seg_reference_create` or `seg_reference_load`, release with `seg_reference_free`.
@@ -132,11 +132,5 @@ pub struct SegFindInfo {
     pub postprocess_ms: f64,
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegFindOptions {
-    const NAME: &'static str = "SegFindOptions";
-}
-// SAFETY: as above.
-unsafe impl Versioned for SegFindInfo {
-    const NAME: &'static str = "SegFindInfo";
-}
+versioned!(SegFindOptions);
+versioned!(SegFindInfo);

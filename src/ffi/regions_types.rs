@@ -5,7 +5,7 @@ use crate::contours::{Connectivity, Region, RegionOptions};
 use crate::error::{Error, Result};
 
 use super::enums::SegConnectivity;
-use super::versioned::{read_versioned, Versioned};
+use super::versioned::{read_versioned, versioned};
 
 /// What `seg_mask_regions` finds and returns. Set `struct_size = sizeof(SegRegionOptions)`, then
 /// `seg_region_options_default`.
@@ -33,10 +33,7 @@ pub struct SegRegionOptions {
     pub min_hole_area: u64,
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout.
-unsafe impl Versioned for SegRegionOptions {
-    const NAME: &'static str = "SegRegionOptions";
-}
+versioned!(SegRegionOptions);
 
 impl SegRegionOptions {
     pub fn defaults() -> Self {

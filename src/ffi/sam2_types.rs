@@ -6,7 +6,7 @@ use crate::sam2::{BoxPrompt, EverythingObject, EverythingResult, ManyStats, Poin
 
 use super::boundary::caller_slice;
 use super::images::rows;
-use super::versioned::{read_versioned, write_versioned, Versioned};
+use super::versioned::{read_versioned, versioned, write_versioned};
 
 /// A click in original image pixels. `label`: 1 = foreground (include), 0 = background (exclude).
 #[repr(C)]
@@ -234,22 +234,10 @@ impl SegEverythingOptions {
     }
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegSam2Result {
-    const NAME: &'static str = "SegSam2Result";
-}
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegEverythingOptions {
-    const NAME: &'static str = "SegEverythingOptions";
-}
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegEverythingInfo {
-    const NAME: &'static str = "SegEverythingInfo";
-}
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegSam2PromptsInfo {
-    const NAME: &'static str = "SegSam2PromptsInfo";
-}
+versioned!(SegSam2Result);
+versioned!(SegEverythingOptions);
+versioned!(SegEverythingInfo);
+versioned!(SegSam2PromptsInfo);
 
 /// The clicks and the box of a prompt (`seg_run_sam2_points`, a `SegSam2Prompt`), checked.
 ///

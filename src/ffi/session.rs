@@ -13,7 +13,7 @@ use super::handles::{Handle, SegCallControl, SegSession};
 use super::images::{SegImage, SegMask};
 use super::options::SegOptions;
 use super::prologue::{create, on, on_controlled, release, run};
-use super::versioned::{fill_defaults, out_size, write_versioned, Versioned};
+use super::versioned::{fill_defaults, out_size, versioned, write_versioned};
 
 /// What one run measured. Set `struct_size = sizeof(SegRunInfo)`; segrt writes no more than that.
 #[repr(C)]
@@ -36,10 +36,7 @@ pub struct SegRunInfo {
     pub foreground_pixels: u64,
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegRunInfo {
-    const NAME: &'static str = "SegRunInfo";
-}
+versioned!(SegRunInfo);
 
 impl From<&UnetRun> for SegRunInfo {
     fn from(run: &UnetRun) -> Self {

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::sam2::video::{Propagation, PropagationDirection, Tracker};
 
-use super::versioned::{read_versioned, Versioned};
+use super::versioned::{read_versioned, versioned};
 
 /// Options of `seg_track_create`: `SegTrackOptions o = { .struct_size = sizeof o }; seg_track_options_default(&o);`.
 #[repr(C)]
@@ -227,29 +227,19 @@ pub(crate) fn frame_index(tracker: &Tracker, frame: i64) -> Result<usize> {
     Ok(t as usize)
 }
 
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
-unsafe impl Versioned for SegPropagation {
-    const NAME: &'static str = "SegPropagation";
-}
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
-unsafe impl Versioned for SegTrackOptions {
-    const NAME: &'static str = "SegTrackOptions";
+versioned!(SegPropagation);
+versioned!(SegTrackOptions {
     /// 1.0's (to `reserved`), that with the reserved block (all zero: nothing new), then with
     /// `volume` and `corrections_as_conditioning`.
     const LAYOUTS: &'static [usize] = &[16, 32, size_of::<Self>()];
     const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(16..32);
-}
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; one published layout (ABI 1).
-unsafe impl Versioned for SegTrackInfo {
-    const NAME: &'static str = "SegTrackInfo";
-}
-// SAFETY: repr(C), its first field the caller's `u32` struct_size; published layouts only grow (ABI 1).
-unsafe impl Versioned for SegTrackState {
-    const NAME: &'static str = "SegTrackState";
+});
+versioned!(SegTrackInfo);
+versioned!(SegTrackState {
     /// 1.0's (to `reserved`), that with the reserved block, then with `volume` and
     /// `corrections_as_conditioning`.
     const LAYOUTS: &'static [usize] = &[48, 64, size_of::<Self>()];
     const RESERVED_TAIL: Option<std::ops::Range<usize>> = Some(48..64);
-}
+});
 
 const _: () = assert!(size_of::<SegTrackOptions>() == 40 && size_of::<SegTrackState>() == 72 && size_of::<SegPropagation>() == 32);

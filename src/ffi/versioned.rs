@@ -34,6 +34,26 @@ pub(crate) unsafe trait Versioned: Copy {
     const RESERVED_TAIL: Option<std::ops::Range<usize>> = None;
 }
 
+/// Declares a C struct versioned: implements [`Versioned`], named after the type, and checks at
+/// compile time the part of the trait's contract the compiler can see, a `u32` `struct_size` as the
+/// first field. The braces, when given, hold the struct's published layouts (`LAYOUTS`,
+/// `RESERVED_TAIL`); without them it has one. Use it beside the struct's `#[repr(C)]` definition
+/// (cbindgen writes only `#[repr(C)]` structs out field by field, so `bindings --check` would catch one
+/// that lost it).
+macro_rules! versioned {
+    ($t:ident $({ $($layouts:tt)* })?) => {
+        const _: () = assert!(::std::mem::offset_of!($t, struct_size) == 0, concat!(stringify!($t), ": struct_size must come first"));
+        const _: fn(&$t) -> u32 = |s| s.struct_size;
+        // SAFETY: a `#[repr(C)]` struct (the macro's contract) whose `u32` `struct_size` is at offset 0
+        // (checked above), with the published layouts given here (or the one, its own size).
+        unsafe impl $crate::ffi::versioned::Versioned for $t {
+            const NAME: &'static str = stringify!($t);
+            $($($layouts)*)?
+        }
+    };
+}
+pub(crate) use versioned;
+
 /// Bytes segrt may read or write of the caller's struct at `p` (not NULL): its `struct_size`,
 /// checked against the contract, capped at the layout this build knows.
 ///
@@ -235,11 +255,10 @@ mod tests {
         a: u32,
         b: u64,
     }
-    // SAFETY: repr(C), starts with the u32 size; two published layouts (a, then b appended).
-    unsafe impl Versioned for Demo {
-        const NAME: &'static str = "Demo";
+    // Two published layouts: `a`, then `b` appended.
+    versioned!(Demo {
         const LAYOUTS: &'static [usize] = &[8, 16];
-    }
+    });
     const DEFAULTS: Demo = Demo { struct_size: 16, a: 1, b: 2 };
 
     /// A caller's bytes: the struct, then what a newer header appended.
