@@ -77,7 +77,7 @@ impl MemoryReference {
     }
 
     fn check_model(&self, model: &VideoModel) -> Result<()> {
-        store::check_identity(self.model_identity, model.identity(), "video model (metadata or module files)")?;
+        store::check_identity(store::Kind::Video, self.model_identity, model.identity())?;
         if setting_of(model) != self.setting {
             return Err(Error::invalid(
                 "the reference was taught under another intensity setting than the session's now: set the same one, or teach again",

@@ -133,7 +133,7 @@ impl Reference {
     }
 
     fn check_model(&self, sam: &Sam2Segmenter) -> Result<()> {
-        store::check_identity(self.model_identity, sam.model_identity(), "model (encoder/decoder files)")
+        store::check_identity(store::Kind::Image, self.model_identity, sam.model_identity())
     }
 
     /// Finds the object in `image` (see [`FindOptions`] and [`FindResult`]), on `sam`'s cached

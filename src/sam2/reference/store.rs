@@ -32,9 +32,13 @@ pub fn damaged(why: impl Into<String>) -> Error {
     Error::new(ErrorKind::ModelInvalid, format!("not a usable reference file: {}", why.into()))
 }
 
-/// Refuses a model other than the one a reference was taught with (`model`: what differs, in words).
-pub fn check_identity(taught_with: u128, identity: u128, model: &str) -> Result<()> {
+/// Refuses a model other than the one a reference of `kind` was taught with (or its file made with).
+pub fn check_identity(kind: Kind, taught_with: u128, identity: u128) -> Result<()> {
     if identity != taught_with {
+        let model = match kind {
+            Kind::Image => "model (encoder/decoder files)",
+            Kind::Video => "video model (metadata or module files)",
+        };
         return Err(Error::unsupported_model(format!("the reference was taught with another {model}: teach it again on this one")));
     }
     Ok(())
@@ -80,12 +84,7 @@ pub fn open(bytes: &[u8], kind: Kind, model_identity: u128) -> Result<&[u8]> {
         };
         return Err(Error::invalid(format!("the file is a reference taught on {}, not on {}", what(stored_kind), what(kind as u32))));
     }
-    let identity = u128::from_le_bytes(bytes[16..32].try_into().expect("16 bytes"));
-    if identity != model_identity {
-        return Err(Error::unsupported_model(
-            "the reference file was made with another model (its encoder/decoder files differ): teach it again on this one",
-        ));
-    }
+    check_identity(kind, u128::from_le_bytes(bytes[16..32].try_into().expect("16 bytes")), model_identity)?;
     let len = u64::from_le_bytes(bytes[32..40].try_into().expect("8 bytes"));
     if len != (body.len() - HEADER) as u64 {
         return Err(damaged("its length field does not match its size"));
