@@ -5,8 +5,7 @@
 use crate::error::Error;
 use crate::image::intensity::{check_window, short};
 
-use super::enums::SegIntensityRange;
-use super::enums::SegStatus;
+use super::enums::{SegIntensityRange, SegStatus};
 use super::handles::{Handle, SegSession};
 use super::intensity_types::SegIntensity;
 use super::prologue::{on, run};

@@ -10,8 +10,7 @@ use crate::sam2::video::VideoModel;
 use crate::sam2::Sam2Segmenter;
 
 use super::boundary::{required, utf8_path};
-use super::enums::SegRefinement;
-use super::enums::SegStatus;
+use super::enums::{SegRefinement, SegStatus};
 use super::handles::{lookup, AnyReference, Handle, SegCallControl, SegSession, Slot};
 use super::images::{rows, SegImage, SegMask};
 use super::prologue::{create, on, on_controlled, release, run};
@@ -281,7 +280,7 @@ pub unsafe extern "C" fn seg_reference_find(
         let result = taught.find(model, &view, &options)?;
         let n = result.instances.len();
         // SAFETY: `out_count` is NULL or writable (the contract).
-        unsafe { report_count(out_count, n, "out_found", !out_found.is_null(), found_capacity, "matches were")? };
+        unsafe { report_count(out_count, n, "out_found", !out_found.is_null(), found_capacity, "matches")? };
         if let Some(m) = &mut mask {
             for y in 0..h {
                 m.row_mut(y).copy_from_slice(&result.mask[y * w..(y + 1) * w]);

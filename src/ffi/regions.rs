@@ -10,8 +10,7 @@ use crate::contours::{self, MaskKind, Region, Rle};
 use crate::error::{Error, ErrorKind, Result};
 
 use super::boundary::utf8_str;
-use super::enums::SegRingKind;
-use super::enums::SegStatus;
+use super::enums::{SegRingKind, SegStatus};
 use super::images::SegMask;
 use super::prologue::run;
 use super::regions_input::{found, read_cells, rows, Cells};

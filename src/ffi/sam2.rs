@@ -379,7 +379,7 @@ pub unsafe extern "C" fn seg_sam2_everything(
         let (result, cached) = sam.everything(view.as_ref(), &options)?;
         let n = result.objects.len();
         // SAFETY: `out_count` is NULL or writable (the contract).
-        unsafe { report_count(out_count, n, "out_objects", !out_objects.is_null(), objects_capacity, "objects were")? };
+        unsafe { report_count(out_count, n, "out_objects", !out_objects.is_null(), objects_capacity, "objects")? };
         if let Some((labels, stride)) = labels {
             result.paint(labels, stride);
         }

@@ -196,8 +196,8 @@ pub(crate) unsafe fn write_records<T: Copy>(dst: *mut T, record_size: usize, rec
 }
 
 /// The two-call pattern's count: writes `n` into `*out_count` when given, then refuses an array
-/// (`array`, `capacity` records; `given` false when NULL) too small for `n` records, before anything
-/// else is written, naming the `found` things.
+/// (`array`, `capacity` records; `given` false when NULL) too small for the `n` things `found`
+/// (a plural noun), before anything else is written.
 ///
 /// # Safety
 /// `out_count` must be NULL or writable.
