@@ -35,6 +35,27 @@ def sam1_shape(h, w, long=1024):
     return int(h * scale + 0.5), int(w * scale + 0.5)
 
 
+def sam1_prompt(points, box, h, w):
+    """The SAM1 decoder's point_coords and point_labels (float32) for clicks [(x, y, label)] and a box
+    (x1, y1, x2, y2) in image pixels: box corners first (labels 2, 3), the padding point only without a
+    box, coordinates scaled as ResizeLongestSide.apply_coords."""
+    coords, labels = [], []
+    if box is not None:
+        coords += [[box[0], box[1]], [box[2], box[3]]]
+        labels += [2, 3]
+    for x, y, label in points:
+        coords.append([x, y])
+        labels.append(label)
+    if box is None:
+        coords.append([0.0, 0.0])
+        labels.append(-1)
+    nh, nw = sam1_shape(h, w)
+    c = np.array(coords, np.float32)
+    c[:, 0] *= nw / w
+    c[:, 1] *= nh / h
+    return c, np.array(labels, np.float32)
+
+
 def sam1_encoder_input(rgb: np.ndarray) -> np.ndarray:
     """HxWx3 uint8 RGB -> the encoder's [1,3,1024,1024] float32."""
     h, w = rgb.shape[:2]
@@ -58,24 +79,11 @@ class Sam1:
     def predict(self, embedding, points=(), box=None):
         """Mask (bool HxW) and predicted IoU; points [(x, y, label)], box (x1, y1, x2, y2)."""
         emb, (h, w) = embedding
-        coords, labels = [], []
-        if box is not None:
-            coords += [[box[0], box[1]], [box[2], box[3]]]
-            labels += [2, 3]
-        for x, y, label in points:
-            coords.append([x, y])
-            labels.append(label)
-        if box is None:
-            coords.append([0.0, 0.0])
-            labels.append(-1)
-        nh, nw = sam1_shape(h, w)
-        c = np.array(coords, np.float32)
-        c[:, 0] *= nw / w
-        c[:, 1] *= nh / h
+        c, labels = sam1_prompt(points, box, h, w)
         masks, iou, _ = self.dec.run(None, {
             "image_embeddings": emb,
-            "point_coords": c[None].astype(np.float32),
-            "point_labels": np.array(labels, np.float32)[None],
+            "point_coords": c[None],
+            "point_labels": labels[None],
             "mask_input": np.zeros((1, 1, 256, 256), np.float32),
             "has_mask_input": np.zeros(1, np.float32),
             "orig_im_size": np.array([h, w], np.float32),

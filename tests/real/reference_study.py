@@ -19,7 +19,7 @@ from PIL import Image
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reference_set as R  # noqa: E402
-from reference import Sam1, iou, sam1_shape  # noqa: E402
+from reference import Sam1, iou, sam1_prompt, sam1_shape  # noqa: E402
 
 GRID = 64  # the encoder's feature grid (1024 / 16)
 CELL = 16
@@ -70,24 +70,11 @@ class Decoder:
 
     def __call__(self, emb, h, w, points=(), box=None, mask_input=None):
         """(mask, predicted IoU, low-res logits); points [(x, y, label)] in image pixels."""
-        coords, labels = [], []
-        if box is not None:
-            coords += [[box[0], box[1]], [box[2], box[3]]]
-            labels += [2, 3]
-        for x, y, label in points:
-            coords.append([x, y])
-            labels.append(label)
-        if box is None:
-            coords.append([0.0, 0.0])
-            labels.append(-1)
-        nh, nw = sam1_shape(h, w)
-        c = np.array(coords, np.float32)
-        c[:, 0] *= nw / w
-        c[:, 1] *= nh / h
+        c, labels = sam1_prompt(points, box, h, w)
         masks, scores, low = self.dec.run(None, {
             "image_embeddings": emb[None],
             "point_coords": c[None],
-            "point_labels": np.array(labels, np.float32)[None],
+            "point_labels": labels[None],
             "mask_input": (np.zeros((1, 1, 256, 256), np.float32) if mask_input is None else mask_input[None, None]),
             "has_mask_input": np.array([0.0 if mask_input is None else 1.0], np.float32),
             "orig_im_size": np.array([h, w], np.float32),
