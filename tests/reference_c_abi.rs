@@ -9,36 +9,13 @@ use std::ptr;
 use common::*;
 use segrt::ffi::*;
 
-const W: usize = 512;
-const H: usize = 512;
+const W: usize = DISC_SCENE;
+const H: usize = DISC_SCENE;
 const RED: [u8; 3] = [220, 30, 30];
 const BLUE: [u8; 3] = [30, 40, 220];
 
 fn oracle() -> Session {
     create_sam2("sam2_colour_oracle_encoder.onnx", "sam2_oracle_decoder.onnx").unwrap()
-}
-
-fn scene(discs: &[((usize, usize), [u8; 3])]) -> Vec<u8> {
-    let mut px = vec![128u8; W * H * 3];
-    for y in 0..H {
-        for x in 0..W {
-            for ((cx, cy), colour) in discs {
-                if (x as f32 - *cx as f32).powi(2) + (y as f32 - *cy as f32).powi(2) <= 40f32.powi(2) {
-                    px[(y * W + x) * 3..(y * W + x) * 3 + 3].copy_from_slice(colour);
-                }
-            }
-        }
-    }
-    px
-}
-
-fn disc_mask((cx, cy): (usize, usize)) -> Vec<u8> {
-    (0..W * H)
-        .map(|i| {
-            let (x, y) = ((i % W) as f32, (i / W) as f32);
-            ((x - cx as f32).powi(2) + (y - cy as f32).powi(2) <= 40f32.powi(2)) as u8 * 255
-        })
-        .collect()
 }
 
 fn rgb(px: &[u8]) -> SegImage {

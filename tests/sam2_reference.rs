@@ -8,14 +8,14 @@
 
 mod common;
 
-use common::sam2_dir;
+use common::{disc_mask, sam2_dir, scene, DISC_SCENE};
 use segrt::error::ErrorKind;
 use segrt::image::{ImageView, PixelFormat};
 use segrt::sam2::reference::{FindMode, FindOptions, Reference};
 use segrt::sam2::Sam2Segmenter;
 
-const W: usize = 512;
-const H: usize = 512;
+const W: usize = DISC_SCENE;
+const H: usize = DISC_SCENE;
 const RED: [u8; 3] = [220, 30, 30];
 const BLUE: [u8; 3] = [30, 40, 220];
 
@@ -28,32 +28,8 @@ fn oracle() -> Sam2Segmenter {
     .unwrap()
 }
 
-/// A gray image with discs of radius 40 (the oracle decoder's disc at this size) of the given colours.
-fn scene(discs: &[((usize, usize), [u8; 3])]) -> Vec<u8> {
-    let mut px = vec![128u8; W * H * 3];
-    for y in 0..H {
-        for x in 0..W {
-            for ((cx, cy), colour) in discs {
-                if (x as f32 - *cx as f32).powi(2) + (y as f32 - *cy as f32).powi(2) <= 40f32.powi(2) {
-                    px[(y * W + x) * 3..(y * W + x) * 3 + 3].copy_from_slice(colour);
-                }
-            }
-        }
-    }
-    px
-}
-
 fn view(px: &[u8]) -> ImageView<'_> {
     ImageView::new(px, W, H, (W * 3) as isize, PixelFormat::Rgb24).unwrap()
-}
-
-fn disc_mask((cx, cy): (usize, usize)) -> Vec<u8> {
-    (0..W * H)
-        .map(|i| {
-            let (x, y) = ((i % W) as f32, (i / W) as f32);
-            ((x - cx as f32).powi(2) + (y - cy as f32).powi(2) <= 40f32.powi(2)) as u8 * 255
-        })
-        .collect()
 }
 
 fn iou(a: &[u8], b: &[u8]) -> f64 {

@@ -253,3 +253,34 @@ pub fn record_array_expectation(record: usize, record_size: usize, capacity: usi
         Some(_) => None,
     }
 }
+
+/// The side of the reference tests' scenes: 512x512, where the geometric oracle decoder's disc has a
+/// radius of 40 pixels.
+pub const DISC_SCENE: usize = 512;
+
+/// A gray `DISC_SCENE`-square RGB image with discs of radius 40 of the given colours.
+pub fn scene(discs: &[((usize, usize), [u8; 3])]) -> Vec<u8> {
+    const N: usize = DISC_SCENE;
+    let mut px = vec![128u8; N * N * 3];
+    for y in 0..N {
+        for x in 0..N {
+            for ((cx, cy), colour) in discs {
+                if (x as f32 - *cx as f32).powi(2) + (y as f32 - *cy as f32).powi(2) <= 40f32.powi(2) {
+                    px[(y * N + x) * 3..(y * N + x) * 3 + 3].copy_from_slice(colour);
+                }
+            }
+        }
+    }
+    px
+}
+
+/// The 0/255 mask of one disc of `scene`.
+pub fn disc_mask((cx, cy): (usize, usize)) -> Vec<u8> {
+    const N: usize = DISC_SCENE;
+    (0..N * N)
+        .map(|i| {
+            let (x, y) = ((i % N) as f32, (i / N) as f32);
+            ((x - cx as f32).powi(2) + (y - cy as f32).powi(2) <= 40f32.powi(2)) as u8 * 255
+        })
+        .collect()
+}
